@@ -1,0 +1,195 @@
+"""Talk to arXiv: the search API (through the `arxiv` package) and PDF downloads.
+
+arXiv's terms allow one request every three seconds over one connection, so every request here
+goes through one `RateLimiter` and one `HttpSession`, both passed in by the caller.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from typing import Any
+
+import arxiv
+import requests
+
+from . import __version__
+from .errors import ArxivError, PdfTextError
+from .models import Paper
+
+log = logging.getLogger(__name__)
+
+USER_AGENT = f"research-digest/{__version__} (periodic research digests; +https://pypi.org/)"
+
+_WS_RE = re.compile(r"\s+")
+
+
+class HttpSession(requests.Session):
+    """A requests session with a default timeout and our User-Agent, so nothing can hang."""
+
+    def __init__(self, timeout: float, user_agent: str = USER_AGENT) -> None:
+        super().__init__()
+        self.timeout = timeout
+        self.headers["User-Agent"] = user_agent
+
+    def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("timeout", self.timeout)
+        return super().request(method, url, *args, **kwargs)
+
+
+class RateLimiter:
+    """Spaces requests to one host at least `delay` seconds apart (start to start)."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        self._last: float | None = None
+        self._lock = threading.Lock()
+
+    def wait(self) -> None:
+        with self._lock:
+            if self._last is not None:
+                remaining = self._last + self.delay - time.monotonic()
+                if remaining > 0:
+                    log.debug("waiting %.1fs before the next arXiv request", remaining)
+                    time.sleep(remaining)
+            self._last = time.monotonic()
+
+    def mark(self) -> None:
+        """Record that a request was just made by someone else (the `arxiv` package)."""
+        with self._lock:
+            self._last = time.monotonic()
+
+
+def clean_text(text: str) -> str:
+    """Collapse the hard wraps and indents of arXiv's Atom fields into single spaces."""
+    return _WS_RE.sub(" ", text).strip()
+
+
+def cut(text: str, limit: int) -> str:
+    """Cut `text` to at most `limit` characters at a word boundary, marking the cut."""
+    if len(text) <= limit:
+        return text
+    head = text[: max(limit - 1, 0)]
+    space = head.rfind(" ")
+    if space > limit * 0.6:
+        head = head[:space]
+    return head.rstrip() + "…"
+
+
+class ArxivSource:
+    """Searches arXiv's API, newest submissions first."""
+
+    def __init__(
+        self,
+        session: requests.Session,
+        api_url: str,
+        limiter: RateLimiter,
+        *,
+        num_retries: int = 3,
+    ) -> None:
+        self.api_url = api_url
+        self._limiter = limiter
+        self._num_retries = num_retries
+        self._session = session
+
+    def _client(self, page_size: int) -> arxiv.Client:
+        client = arxiv.Client(
+            page_size=page_size, delay_seconds=self._limiter.delay, num_retries=self._num_retries
+        )
+        # The package's own session has no timeout; ours does, and carries our User-Agent.
+        client._session = self._session
+        client.query_url_format = self.api_url + "?{}"
+        return client
+
+    def search(self, query: str, max_papers: int, max_abstract_chars: int) -> list[Paper]:
+        """The first `max_papers` results of `query`, newest submission first."""
+        search = arxiv.Search(
+            query=query,
+            max_results=max_papers,
+            sort_by=arxiv.SortCriterion.SubmittedDate,
+            sort_order=arxiv.SortOrder.Descending,
+        )
+        self._limiter.wait()
+        try:
+            results = list(self._client(min(max_papers, 2000)).results(search))
+        except arxiv.HTTPError as err:
+            raise ArxivError(
+                f"arXiv answered HTTP {err.status} to {err.url} (after {err.retry + 1} tries); "
+                "check [arxiv] query and api_url in config.toml"
+            ) from err
+        except arxiv.UnexpectedEmptyPageError as err:
+            raise ArxivError(f"arXiv returned an unexpected empty page for {err.url}") from err
+        except requests.RequestException as err:
+            raise ArxivError(
+                f"could not reach arXiv at {self.api_url}: {_reason(err)}; check your network "
+                "and [arxiv] api_url in config.toml"
+            ) from err
+        finally:
+            # The package may have sent several requests (pages, retries): count from the last.
+            self._limiter.mark()
+        papers = [self._paper(r, max_abstract_chars) for r in results]
+        log.info("arXiv returned %d paper(s) for %r", len(papers), query)
+        return papers
+
+    @staticmethod
+    def _paper(result: arxiv.Result, max_abstract_chars: int) -> Paper:
+        arxiv_id = result.get_short_id()
+        return Paper(
+            arxiv_id=arxiv_id,
+            title=clean_text(result.title),
+            authors=tuple(clean_text(a.name) for a in result.authors),
+            published=result.published.date().isoformat(),
+            updated=result.updated.date().isoformat(),
+            abstract=cut(clean_text(result.summary), max_abstract_chars),
+            categories=tuple(result.categories),
+            abs_url=f"https://arxiv.org/abs/{arxiv_id}",
+            pdf_url=result.pdf_url,
+        )
+
+
+class PdfDownloader:
+    """Downloads one PDF at a time through the shared rate limiter, with a size cap."""
+
+    def __init__(self, session: requests.Session, limiter: RateLimiter, max_bytes: int) -> None:
+        self._session = session
+        self._limiter = limiter
+        self.max_bytes = max_bytes
+
+    def download(self, url: str) -> bytes:
+        """The PDF's bytes; PdfTextError (with a reason for the reader) on any failure."""
+        self._limiter.wait()
+        try:
+            with self._session.get(url, stream=True) as response:
+                if response.status_code != 200:
+                    raise PdfTextError(f"the PDF download failed: HTTP {response.status_code} from {url}")
+                declared = response.headers.get("Content-Length")
+                if declared and declared.isdigit() and int(declared) > self.max_bytes:
+                    raise PdfTextError(self._too_big(int(declared)))
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in response.iter_content(chunk_size=1 << 16):
+                    size += len(chunk)
+                    if size > self.max_bytes:
+                        raise PdfTextError(self._too_big(size))
+                    chunks.append(chunk)
+        except requests.RequestException as err:
+            raise PdfTextError(f"the PDF download failed: {_reason(err)} ({url})") from err
+        data = b"".join(chunks)
+        if b"%PDF-" not in data[:1024]:
+            kind = "an HTML page" if b"<html" in data[:2048].lower() else "something else"
+            raise PdfTextError(f"the server sent {kind} instead of a PDF ({url})")
+        return data
+
+    def _too_big(self, size: int) -> str:
+        return (f"the PDF is larger than the {self.max_bytes / 1e6:g} MB cap "
+                f"([arxiv] max_pdf_mb): {size / 1e6:.1f} MB or more")
+
+
+def _reason(err: requests.RequestException) -> str:
+    if isinstance(err, requests.Timeout):
+        return "the connection timed out"
+    if isinstance(err, requests.ConnectionError):
+        return "the connection failed"
+    return type(err).__name__

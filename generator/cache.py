@@ -1,0 +1,163 @@
+"""The on-disk cache that makes runs resumable: PDFs, extracted text, completions, stage records.
+
+Every write goes to a temporary file in the same folder and is renamed into place, so a killed
+run never leaves a half-written entry that a later run would read back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .errors import LockedError
+from .models import Completion, FetchResult, FullText, PromptRequest, paper_slug
+
+log = logging.getLogger(__name__)
+
+# Bump when the meaning of a cached completion changes, so old entries are not reused.
+_COMPLETION_FORMAT = 1
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write `data` to `path` so that readers see either the old file or the whole new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def write_json(path: Path, data: Any) -> None:
+    atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def read_json(path: Path) -> Any | None:
+    """The parsed file, or None if it is missing or unreadable (then it is simply recomputed)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as err:
+        log.warning("ignoring unreadable cache entry %s: %s", path, err)
+        return None
+
+
+def completion_key(model: str, request: PromptRequest) -> str:
+    """A digest of everything that determines the answer: model, messages and parameters."""
+    payload = {
+        "format": _COMPLETION_FORMAT,
+        "model": model,
+        "messages": [[m.role, m.content] for m in request.messages],
+        "max_tokens": request.max_tokens,
+        "temperature": request.temperature,
+        "thinking": request.thinking,
+        "extra_body": json.loads(request.extra_body_json),
+    }
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()
+
+
+class Cache:
+    """Files under one workspace's cache folder."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    # PDFs and their text are keyed by arXiv id with version: a new version is a new file.
+    def pdf_path(self, arxiv_id: str) -> Path:
+        return self.root / "pdf" / f"{paper_slug(arxiv_id)}.pdf"
+
+    def get_pdf(self, arxiv_id: str) -> bytes | None:
+        try:
+            return self.pdf_path(arxiv_id).read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def put_pdf(self, arxiv_id: str, data: bytes) -> None:
+        atomic_write_bytes(self.pdf_path(arxiv_id), data)
+
+    def _text_path(self, arxiv_id: str, max_chars: int) -> Path:
+        return self.root / "text" / f"{paper_slug(arxiv_id)}.{max_chars}.json"
+
+    def get_text(self, arxiv_id: str, max_chars: int) -> FullText | None:
+        data = read_json(self._text_path(arxiv_id, max_chars))
+        return FullText.from_dict(data) if isinstance(data, dict) else None
+
+    def put_text(self, arxiv_id: str, max_chars: int, text: FullText) -> None:
+        write_json(self._text_path(arxiv_id, max_chars), text.to_dict())
+
+    def _completion_path(self, key: str) -> Path:
+        return self.root / "completions" / key[:2] / f"{key}.json"
+
+    def get_completion(self, key: str) -> Completion | None:
+        data = read_json(self._completion_path(key))
+        if not isinstance(data, dict):
+            return None
+        try:
+            return Completion.from_dict(data, from_cache=True)
+        except (KeyError, TypeError) as err:
+            log.warning("ignoring malformed cached completion %s: %s", key, err)
+            return None
+
+    def put_completion(self, key: str, completion: Completion) -> None:
+        if not completion.ok:
+            raise ValueError("failed completions are never cached: a rerun must retry them")
+        write_json(self._completion_path(key), completion.to_dict())
+
+    # Stage records: what `fetch` found for an edition, so later stages and reruns reuse it.
+    def _fetch_path(self, edition: str) -> Path:
+        return self.root / "editions" / edition / "fetch.json"
+
+    def get_fetch(self, edition: str) -> FetchResult | None:
+        data = read_json(self._fetch_path(edition))
+        return FetchResult.from_dict(data) if isinstance(data, dict) else None
+
+    def put_fetch(self, edition: str, result: FetchResult) -> None:
+        write_json(self._fetch_path(edition), result.to_dict())
+
+    def synthesis_path(self, edition: str) -> Path:
+        return self.root / "editions" / edition / "synthesis.json"
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the workspace lock for a run; a second run at once is refused, not interleaved."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        path = self.root / "digest.lock"
+        with open(path, "a+") as handle:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as err:
+                if err.errno in (errno.EAGAIN, errno.EACCES):
+                    raise LockedError(
+                        f"another digest run is using this workspace (lock: {path}); "
+                        "wait for it to finish and run again"
+                    ) from err
+                raise
+            try:
+                handle.seek(0)
+                handle.truncate()
+                handle.write(f"{os.getpid()}\n")
+                handle.flush()
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

@@ -1,0 +1,247 @@
+"""The `digest` command line: thin commands over the pipeline, errors mapped to exit codes.
+
+Exit codes: 0 done, 1 the run failed (in whole or in part), 2 bad usage or configuration.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import __version__, pipeline
+from .config import Config, load_config
+from .errors import DigestError, UsageError
+from .models import Completion, PromptRequest
+
+log = logging.getLogger(__name__)
+
+CONFIG_HELP = "Workspace configuration file; paths in it are relative to its folder."
+
+
+@contextlib.contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn our exceptions into one red line (plus details) and the right exit code."""
+    try:
+        yield
+    except DigestError as err:
+        click.secho(f"Error: {err}", fg="red", err=True)
+        sys.exit(err.exit_code)
+    except KeyboardInterrupt:
+        click.secho("Interrupted. Run the same command again to resume: finished work is cached.",
+                    fg="yellow", err=True)
+        sys.exit(130)
+
+
+def _setup_logging(verbose: int) -> None:
+    level = logging.DEBUG if verbose > 1 else logging.INFO if verbose else logging.WARNING
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", force=True)
+    # pypdf warns about every font it cannot fully parse; the text comes out all the same.
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    for noisy in ("httpx", "httpx2", "openai", "urllib3", "arxiv", "mkdocs"):
+        logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
+
+
+def _config(path: str) -> Config:
+    return load_config(path)
+
+
+def _edition(edition: str | None) -> str:
+    return pipeline.check_edition(edition or pipeline.today())
+
+
+def _on_done(request: PromptRequest, completion: Completion) -> None:
+    if not completion.ok:
+        click.secho(f"  failed  {request.name}: {completion.error}", fg="red", err=True)
+        return
+    where = "cached" if completion.from_cache else f"{completion.latency_s:.1f} s"
+    note = ", truncated" if completion.truncated else ""
+    click.echo(f"  done    {request.name} ({completion.usage.completion_tokens:,} tokens, "
+               f"{where}{note})", err=True)
+
+
+config_option = click.option("--config", "config_path", default="config.toml", show_default=True,
+                             type=click.Path(dir_okay=False), help=CONFIG_HELP)
+edition_option = click.option("--edition", default=None,
+                              help="Edition name, a date (default: today, UTC).")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="digest")
+@click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
+def cli(verbose: int) -> None:
+    """Turn an arXiv query into a browsable, LLM-synthesized research digest.
+
+    \b
+    Example:
+        digest init my-digest
+        digest build --config my-digest/config.toml
+        digest serve --config my-digest/config.toml
+    """
+    _setup_logging(verbose)
+
+
+@cli.command()
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+def init(directory: Path) -> None:
+    """Create a workspace: DIRECTORY/config.toml and DIRECTORY/mkdocs.yml, ready to edit.
+
+    \b
+    Example:
+        digest init my-digest
+    """
+    with user_errors():
+        directory.mkdir(parents=True, exist_ok=True)
+        skeleton = pipeline.skeleton_dir()
+        for name in ("config.toml", "mkdocs.yml"):
+            target = directory / name
+            if target.exists():
+                raise UsageError(f"{target} already exists; not overwriting it")
+        for name in ("config.toml", "mkdocs.yml"):
+            shutil.copyfile(skeleton / name, directory / name)
+        click.echo(f"Created {directory / 'config.toml'} and {directory / 'mkdocs.yml'}.")
+        click.echo(f"Edit the query in config.toml, then: digest build --config "
+                   f"{directory / 'config.toml'}")
+
+
+@cli.command()
+@config_option
+@edition_option
+@click.option("--refresh", is_flag=True, help="Query arXiv again even if this edition was fetched.")
+def build(config_path: str, edition: str | None, refresh: bool) -> None:
+    """Run every stage: fetch, synthesize, render and build the site.
+
+    A rerun of the same edition reuses everything cached: no PDF is downloaded and no prompt
+    is sent twice.
+
+    \b
+    Example:
+        digest build --config my-digest/config.toml --edition 2026-12-02
+    """
+    with user_errors():
+        config = _config(config_path)
+        name = _edition(edition)
+        services = pipeline.make_services(config, os.environ)
+        click.echo(f"Building edition {name} of {config.digest.title!r}", err=True)
+        report = pipeline.run(config, services, name, refresh=refresh, on_done=_on_done)
+        click.echo(
+            f"Edition {report.edition}: {report.papers} papers ({report.full_text} with full "
+            f"text, {report.missing_full_text} missing), {report.sent_prompts} prompt(s) sent. "
+            f"Site: {report.site_dir}"
+        )
+        if report.failed_prompts:
+            click.secho(
+                f"{len(report.failed_prompts)} prompt(s) failed: {', '.join(report.failed_prompts)}."
+                " Their pages say so; run the same command again to retry them.",
+                fg="red", err=True,
+            )
+            sys.exit(1)
+
+
+@cli.command()
+@config_option
+@edition_option
+@click.option("--refresh", is_flag=True, help="Query arXiv again even if this edition was fetched.")
+def fetch(config_path: str, edition: str | None, refresh: bool) -> None:
+    """Search arXiv and download and extract the first PDFs into the cache.
+
+    \b
+    Example:
+        digest fetch --config my-digest/config.toml
+    """
+    with user_errors():
+        config = _config(config_path)
+        name = _edition(edition)
+        services = pipeline.make_services(config, os.environ)
+        with services.cache.lock():
+            result = pipeline.fetch_stage(config, services, name, refresh=refresh)
+        for source in result.sources:
+            status = source.full_text.status
+            detail = f" ({source.full_text.reason})" if status == "missing" else ""
+            click.echo(f"{source.paper.arxiv_id:>22}  {status:<13} {source.paper.title[:70]}{detail}")
+        click.echo(f"{len(result.sources)} paper(s) recorded for edition {name}.")
+
+
+@cli.command()
+@config_option
+@edition_option
+def synthesize(config_path: str, edition: str | None) -> None:
+    """Run every synthesis prompt of a fetched edition (cached answers are reused).
+
+    \b
+    Example:
+        digest synthesize --config my-digest/config.toml --edition 2026-12-02
+    """
+    with user_errors():
+        config = _config(config_path)
+        name = _edition(edition)
+        services = pipeline.make_services(config, os.environ)
+        with services.cache.lock():
+            result = pipeline.synthesize_stage(config, services, name, on_done=_on_done)
+        failed = [c.name for c in result.completions if not c.ok]
+        click.echo(f"{len(result.completions) - len(failed)} of {len(result.completions)} "
+                   f"prompt(s) answered in {result.wall_time_s:.1f} s.")
+        if failed:
+            sys.exit(1)
+
+
+@cli.command()
+@config_option
+@edition_option
+def render(config_path: str, edition: str | None) -> None:
+    """Write the Markdown pages of a synthesized edition into docs_dir.
+
+    \b
+    Example:
+        digest render --config my-digest/config.toml --edition 2026-12-02
+    """
+    with user_errors():
+        config = _config(config_path)
+        name = _edition(edition)
+        services = pipeline.make_services(config, os.environ)
+        with services.cache.lock():
+            pipeline.render_stage(config, services.cache, name)
+        click.echo(f"Pages of edition {name} written to {config.docs_dir}.")
+
+
+@cli.command()
+@config_option
+def site(config_path: str) -> None:
+    """Build the static site from docs_dir with MkDocs (strict: broken links fail).
+
+    \b
+    Example:
+        digest site --config my-digest/config.toml
+    """
+    with user_errors():
+        config = _config(config_path)
+        click.echo(f"Site: {pipeline.site_stage(config)}")
+
+
+@cli.command()
+@config_option
+@click.option("--dev-addr", default=None, metavar="IP:PORT", help="Address to serve on.")
+def serve(config_path: str, dev_addr: str | None) -> None:
+    """Preview the site with live reload (mkdocs serve).
+
+    \b
+    Example:
+        digest serve --config my-digest/config.toml --dev-addr 127.0.0.1:8000
+    """
+    from .site import serve_site
+
+    with user_errors():
+        config = _config(config_path)
+        serve_site(config.mkdocs_yml, config.docs_dir, config.digest.title,
+                   fallback_yml=pipeline.skeleton_dir() / "mkdocs.yml", dev_addr=dev_addr)
+
+
+def main(argv: list[str] | None = None) -> Any:
+    return cli.main(args=argv, prog_name="digest")

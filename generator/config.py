@@ -1,0 +1,330 @@
+"""Load config.toml into frozen dataclasses, reporting every problem at once.
+
+The schema is the dataclasses below: each field's type and default is declared once, and the
+loader checks every table against them, naming each bad key by its dotted path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import tomllib
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from . import default_prompts
+from .errors import ConfigError
+
+
+@dataclass(frozen=True)
+class DigestSettings:
+    title: str = "Efficient LLM Inference"
+    description: str = "A periodic, LLM-synthesized digest of new arXiv papers."
+
+
+@dataclass(frozen=True)
+class ArxivSettings:
+    query: str = (
+        'ti:"LLM inference" OR ti:"efficient inference" OR ti:"speculative decoding" OR '
+        'ti:"continuous batching" OR ti:"KV cache" OR ti:"paged attention"'
+    )
+    max_papers: int = 20
+    full_text_papers: int = 5
+    max_abstract_chars: int = 2000
+    max_pdf_chars: int = 30000
+    api_url: str = "https://export.arxiv.org/api/query"
+    delay_seconds: float = 3.0
+    timeout_seconds: float = 30.0
+    max_pdf_mb: float = 50.0
+
+
+@dataclass(frozen=True)
+class LlmSettings:
+    base_url: str = "http://localhost:30000/v1"
+    model: str = "deepseek-ai/DeepSeek-V4-Flash"
+    api_key_env: str = "SGLANG_API_KEY"
+    timeout_seconds: float = 600.0
+    max_retries: int = 2
+    max_concurrency: int = 4
+    # How this server turns thinking on; merged into the top level of the request JSON.
+    thinking_extra_body: dict[str, Any] = field(
+        default_factory=lambda: {"chat_template_kwargs": {"thinking": True}}
+    )
+
+
+@dataclass(frozen=True)
+class PathSettings:
+    docs_dir: str = "site_src"
+    site_dir: str = "site"
+    cache_dir: str = ".cache"
+
+
+@dataclass(frozen=True)
+class ResearchMapPrompt:
+    title: str = "Research map"
+    instruction: str = default_prompts.RESEARCH_MAP
+    max_tokens: int = 3000
+    temperature: float = 0.3
+
+
+@dataclass(frozen=True)
+class DeepDivePrompt:
+    label: str
+    question: str
+    max_tokens: int = 1200
+    temperature: float = 0.2
+
+
+@dataclass(frozen=True)
+class ThinkingPrompt:
+    title: str = "Thinking comparison"
+    question: str = default_prompts.THINKING
+    max_tokens: int = 1500
+    temperature: float = 0.2
+    thinking_max_tokens: int = 4000
+    thinking_temperature: float = 0.6
+
+
+def _default_deep_dives() -> tuple[DeepDivePrompt, ...]:
+    return tuple(DeepDivePrompt(label, q) for label, q in default_prompts.DEEP_DIVES)
+
+
+@dataclass(frozen=True)
+class PromptSettings:
+    system: str = default_prompts.SYSTEM
+    research_map: ResearchMapPrompt = field(default_factory=ResearchMapPrompt)
+    deep_dives: tuple[DeepDivePrompt, ...] = field(default_factory=_default_deep_dives)
+    thinking: ThinkingPrompt = field(default_factory=ThinkingPrompt)
+
+
+@dataclass(frozen=True)
+class Config:
+    """A validated workspace configuration; paths are resolved against the config's folder."""
+
+    path: Path
+    digest: DigestSettings = field(default_factory=DigestSettings)
+    arxiv: ArxivSettings = field(default_factory=ArxivSettings)
+    llm: LlmSettings = field(default_factory=LlmSettings)
+    paths: PathSettings = field(default_factory=PathSettings)
+    prompts: PromptSettings = field(default_factory=PromptSettings)
+
+    @property
+    def workspace(self) -> Path:
+        return self.path.parent
+
+    @property
+    def docs_dir(self) -> Path:
+        return (self.workspace / self.paths.docs_dir).resolve()
+
+    @property
+    def site_dir(self) -> Path:
+        return (self.workspace / self.paths.site_dir).resolve()
+
+    @property
+    def cache_dir(self) -> Path:
+        return (self.workspace / self.paths.cache_dir).resolve()
+
+    @property
+    def mkdocs_yml(self) -> Path:
+        return self.workspace / "mkdocs.yml"
+
+
+_SECTIONS: dict[str, type] = {
+    "digest": DigestSettings,
+    "arxiv": ArxivSettings,
+    "llm": LlmSettings,
+    "paths": PathSettings,
+    "prompts": PromptSettings,
+}
+
+
+def load_config(path: str | Path) -> Config:
+    """Read and validate a config file; raise ConfigError listing every problem found."""
+    path = Path(path)
+    shown = str(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(shown, [f"file not found (create one with `digest init {path.parent}`)"])
+    except UnicodeDecodeError as err:
+        raise ConfigError(shown, [f"not UTF-8 text: {err}"]) from err
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(shown, [f"TOML syntax error: {err}"]) from err
+
+    problems: list[str] = []
+    sections: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key not in _SECTIONS:
+            problems.append(_unknown(key, _SECTIONS))
+            continue
+        if not isinstance(value, dict):
+            problems.append(f"{key}: expected a table ([{key}]), got {_describe(value)}")
+            continue
+        sections[key] = _build(_SECTIONS[key], value, key, problems)
+
+    config = Config(path=path.resolve(), **{k: v for k, v in sections.items() if v is not None})
+    problems.extend(_check_values(config))
+    if problems:
+        raise ConfigError(shown, problems)
+    return config
+
+
+def _build(cls: type, table: dict[str, Any], prefix: str, problems: list[str]) -> Any:
+    """Make a `cls` from a TOML table, appending one problem per bad key; None if any failed."""
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    kwargs: dict[str, Any] = {}
+    ok = True
+    for key, value in table.items():
+        dotted = f"{prefix}.{key}"
+        if key not in fields:
+            problems.append(_unknown(dotted, fields))
+            ok = False
+            continue
+        converted = _convert(hints[key], value, dotted, problems)
+        if converted is _INVALID:
+            ok = False
+        else:
+            kwargs[key] = converted
+    for name, f in fields.items():
+        if name not in kwargs and f.default is dataclasses.MISSING and (
+            f.default_factory is dataclasses.MISSING
+        ):
+            problems.append(f"{prefix}.{name}: required key is missing")
+            ok = False
+    return cls(**kwargs) if ok else None
+
+
+_INVALID = object()
+
+
+def _convert(hint: Any, value: Any, dotted: str, problems: list[str]) -> Any:
+    origin = typing.get_origin(hint)
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+    elif hint is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif hint is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif hint is str:
+        if isinstance(value, str):
+            return value
+    elif origin is dict:
+        if isinstance(value, dict):
+            return value
+    elif origin is tuple:
+        (item_type, _) = typing.get_args(hint)
+        if isinstance(value, list) and all(isinstance(v, dict) for v in value):
+            items = [_build(item_type, v, f"{dotted}[{i}]", problems) for i, v in enumerate(value)]
+            return _INVALID if any(i is None for i in items) else tuple(items)
+        problems.append(f"{dotted}: expected an array of tables ([[{dotted}]]), got {_describe(value)}")
+        return _INVALID
+    elif dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        if isinstance(value, dict):
+            built = _build(hint, value, dotted, problems)
+            return _INVALID if built is None else built
+        problems.append(f"{dotted}: expected a table ([{dotted}]), got {_describe(value)}")
+        return _INVALID
+    elif isinstance(hint, types.UnionType):
+        raise TypeError(f"unsupported schema type for {dotted}")
+    problems.append(f"{dotted}: expected {_type_name(hint)}, got {_describe(value)}")
+    return _INVALID
+
+
+def _type_name(hint: Any) -> str:
+    names = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+    if hint in names:
+        return names[hint]
+    if typing.get_origin(hint) is dict:
+        return "a table"
+    return str(hint)
+
+
+def _describe(value: Any) -> str:
+    kinds = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+             list: "an array", dict: "a table"}
+    kind = kinds.get(type(value), type(value).__name__)
+    text = json.dumps(value, default=str)
+    if len(text) > 40:
+        text = text[:37] + "..."
+    return f"{kind} ({text})"
+
+
+def _unknown(dotted: str, known: typing.Iterable[str]) -> str:
+    *parent, key = dotted.split(".")
+    message = f"{dotted}: unknown key"
+    close = difflib.get_close_matches(key, list(known), n=1)
+    if close:
+        message += f" (did you mean '{'.'.join([*parent, close[0]])}'?)"
+    return message
+
+
+def _check_values(config: Config) -> list[str]:
+    """Range and consistency checks that types alone cannot express."""
+    problems: list[str] = []
+    a, llm, p = config.arxiv, config.llm, config.prompts
+
+    def at_least(dotted: str, value: float, low: float) -> None:
+        if value < low:
+            problems.append(f"{dotted}: must be at least {low:g}, got {value:g}")
+
+    at_least("arxiv.max_papers", a.max_papers, 1)
+    if a.max_papers > 2000:
+        problems.append(f"arxiv.max_papers: arXiv serves at most 2000 a page, got {a.max_papers}")
+    at_least("arxiv.full_text_papers", a.full_text_papers, 0)
+    at_least("arxiv.max_abstract_chars", a.max_abstract_chars, 1)
+    at_least("arxiv.max_pdf_chars", a.max_pdf_chars, 0)
+    at_least("arxiv.timeout_seconds", a.timeout_seconds, 0.1)
+    at_least("arxiv.max_pdf_mb", a.max_pdf_mb, 0.1)
+    at_least("arxiv.delay_seconds", a.delay_seconds, 0)
+    host = urlparse(a.api_url).hostname or ""
+    if urlparse(a.api_url).scheme not in ("http", "https") or not host:
+        problems.append(f"arxiv.api_url: expected an http(s) URL, got {a.api_url!r}")
+    elif (host == "arxiv.org" or host.endswith(".arxiv.org")) and a.delay_seconds < 3.0:
+        problems.append(
+            f"arxiv.delay_seconds: arXiv's terms allow one request every 3 seconds, "
+            f"got {a.delay_seconds:g}"
+        )
+    if not a.query.strip():
+        problems.append("arxiv.query: must not be empty")
+
+    if urlparse(llm.base_url).scheme not in ("http", "https"):
+        problems.append(f"llm.base_url: expected an http(s) URL, got {llm.base_url!r}")
+    if not llm.model.strip():
+        problems.append("llm.model: must not be empty")
+    at_least("llm.timeout_seconds", llm.timeout_seconds, 1)
+    at_least("llm.max_retries", llm.max_retries, 0)
+    at_least("llm.max_concurrency", llm.max_concurrency, 1)
+
+    specs: list[tuple[str, int, float]] = [
+        ("prompts.research_map", p.research_map.max_tokens, p.research_map.temperature),
+        ("prompts.thinking", p.thinking.max_tokens, p.thinking.temperature),
+    ]
+    specs += [(f"prompts.deep_dives[{i}]", d.max_tokens, d.temperature)
+              for i, d in enumerate(p.deep_dives)]
+    for dotted, max_tokens, temperature in specs:
+        at_least(f"{dotted}.max_tokens", max_tokens, 1)
+        if not 0.0 <= temperature <= 2.0:
+            problems.append(f"{dotted}.temperature: must be between 0 and 2, got {temperature:g}")
+    at_least("prompts.thinking.thinking_max_tokens", p.thinking.thinking_max_tokens, 1)
+    if not 0.0 <= p.thinking.thinking_temperature <= 2.0:
+        problems.append("prompts.thinking.thinking_temperature: must be between 0 and 2")
+    labels = [d.label for d in p.deep_dives]
+    for label in {x for x in labels if labels.count(x) > 1}:
+        problems.append(f"prompts.deep_dives: the label {label!r} is used more than once")
+
+    docs, cache, site = config.docs_dir, config.cache_dir, config.site_dir
+    if cache == docs or cache.is_relative_to(docs):
+        problems.append("paths.cache_dir: must not be inside paths.docs_dir (it holds full text, "
+                        "which must never be published)")
+    if site == docs or site.is_relative_to(docs) or docs.is_relative_to(site):
+        problems.append("paths.site_dir: must be separate from paths.docs_dir")
+    return problems

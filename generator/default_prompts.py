@@ -1,0 +1,62 @@
+"""The prompts a new workspace starts with; config.toml's [prompts] tables override any of them."""
+
+from __future__ import annotations
+
+SYSTEM = (
+    "You are a careful research analyst writing for engineers who build production systems. "
+    "You are given a research bundle of numbered papers (Paper 1 ... Paper N) with their "
+    "metadata, abstracts and, for some, full-text excerpts. Ground every claim in the bundle: "
+    "cite papers by number and title, for example 'Paper 3 (FlashDecoding)'. Never cite a paper "
+    "number that is not in the bundle and never invent results; say so when the bundle does not "
+    "answer a question. Quote figures exactly as the papers report them. Answer in Markdown."
+)
+
+RESEARCH_MAP = """Write a research map of the papers in the bundle, with exactly these five sections:
+
+## Field overview
+3-5 sentences on what this body of work is about and why it matters now.
+
+## Research themes
+4-6 themes. For each: a short name as a bold line, the papers that belong to it (by number and \
+title), and the key insight the theme contributes.
+
+## Chronological progression
+How the ideas developed over the papers' submission dates: what built on what, and which \
+approaches were superseded.
+
+## Open problems
+3-5 problems the papers leave open, each tied to the papers that expose it.
+
+## Ready to deploy
+The 3 ideas most ready for a practitioner to deploy today, with the paper behind each and what \
+it takes to adopt it."""
+
+DEEP_DIVES: tuple[tuple[str, str], ...] = (
+    (
+        "Memory management",
+        "Compare the memory-management strategies across the papers (KV-cache layout, paging, "
+        "eviction, compression, offloading). Which approaches do they share, and which are "
+        "genuine departures? Name the specific papers by number and title for each point.",
+    ),
+    (
+        "Benchmarks and metrics",
+        "Which benchmarks, workloads and metrics recur across the papers? Which real-world "
+        "performance dimensions (tail latency, cost, energy, multi-tenant fairness, long "
+        "contexts, failure behaviour) are missing or under-measured? Cite papers by number and "
+        "title.",
+    ),
+    (
+        "Engineering roadmap",
+        "Write a prioritized engineering roadmap for a small team building a production LLM "
+        "inference system, drawing on these papers: what to build first, second and third, "
+        "what each step buys, and which papers (by number and title) justify it.",
+    ),
+)
+
+THINKING = (
+    "When does speculative decoding win and when does continuous batching win? Are the two "
+    "complementary or in tension (consider batch size, acceptance rates, memory bandwidth and "
+    "compute saturation)? For a service with mixed, bursty traffic, which would you pick and "
+    "how would you combine them? Support each step with papers from the bundle by number and "
+    "title, and say where the bundle is silent."
+)

@@ -1,0 +1,58 @@
+"""Exceptions whose messages are written for the person running `digest`.
+
+Library code raises these; only the CLI turns them into a red line and an exit code.
+"""
+
+from __future__ import annotations
+
+
+class DigestError(Exception):
+    """Base class: a problem the user can act on. ``str(err)`` is the user-facing message."""
+
+    exit_code = 1
+
+
+class ConfigError(DigestError):
+    """config.toml is unreadable or invalid; carries one line per problem."""
+
+    exit_code = 2
+
+    def __init__(self, path: str, problems: list[str]) -> None:
+        self.path = path
+        self.problems = problems
+        lines = "\n".join(f"  {p}" for p in problems)
+        super().__init__(f"{path}: {len(problems)} problem(s) in the configuration:\n{lines}")
+
+
+class UsageError(DigestError):
+    """The command line asks for something impossible (bad edition name, missing stage output)."""
+
+    exit_code = 2
+
+
+class ArxivError(DigestError):
+    """The arXiv API could not be queried."""
+
+
+class ServerUnavailableError(DigestError):
+    """The LLM server did not answer, so nothing was sent or written."""
+
+
+class LlmRequestError(DigestError):
+    """One completion failed; the edition reports it and goes on."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        self.status = status
+        super().__init__(message)
+
+
+class PdfTextError(DigestError):
+    """A PDF could not be downloaded or its text extracted; the paper keeps its abstract."""
+
+
+class SiteBuildError(DigestError):
+    """MkDocs failed; the previously published site is left as it was."""
+
+
+class LockedError(DigestError):
+    """Another digest run holds the workspace lock."""

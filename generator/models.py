@@ -1,0 +1,293 @@
+"""Frozen records that flow between the pipeline stages.
+
+Dicts exist only at the I/O edges (TOML, JSON, HTTP); each record here knows how to turn itself
+into JSON-ready data and back, so the cache and edition.json share one format.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+FullTextStatus = Literal["ok", "missing", "not_requested"]
+
+_VERSION_RE = re.compile(r"v\d+$")
+
+
+def paper_slug(arxiv_id: str) -> str:
+    """A file-name-safe form of an arXiv id: a slash in an old-style id is never a path."""
+    return arxiv_id.replace("/", "_")
+
+
+@dataclass(frozen=True)
+class Paper:
+    """arXiv metadata for one paper, as fetched (the abstract already cut to size)."""
+
+    arxiv_id: str  # with version, e.g. "2401.01234v2" or "quant-ph/0201082v1"
+    title: str
+    authors: tuple[str, ...]  # every author; display code shortens the list
+    published: str  # ISO date (YYYY-MM-DD)
+    updated: str
+    abstract: str
+    categories: tuple[str, ...]
+    abs_url: str
+    pdf_url: str | None
+
+    @property
+    def base_id(self) -> str:
+        """The id without its version, which names the paper across editions."""
+        return _VERSION_RE.sub("", self.arxiv_id)
+
+    @property
+    def slug(self) -> str:
+        return paper_slug(self.arxiv_id)
+
+    def short_authors(self, limit: int = 5) -> str:
+        """First `limit` authors, then "et al."."""
+        names = list(self.authors[:limit])
+        if len(self.authors) > limit:
+            names.append("et al.")
+        return ", ".join(names)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "arxiv_id": self.arxiv_id,
+            "title": self.title,
+            "authors": list(self.authors),
+            "published": self.published,
+            "updated": self.updated,
+            "abstract": self.abstract,
+            "categories": list(self.categories),
+            "abs_url": self.abs_url,
+            "pdf_url": self.pdf_url,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Paper:
+        return cls(
+            arxiv_id=data["arxiv_id"],
+            title=data["title"],
+            authors=tuple(data["authors"]),
+            published=data["published"],
+            updated=data["updated"],
+            abstract=data["abstract"],
+            categories=tuple(data["categories"]),
+            abs_url=data["abs_url"],
+            pdf_url=data.get("pdf_url"),
+        )
+
+
+@dataclass(frozen=True)
+class FullText:
+    """The extracted text of a paper's PDF, or why there is none."""
+
+    status: FullTextStatus
+    text: str = ""
+    pages: int = 0  # pages read
+    total_pages: int = 0
+    reason: str = ""  # for "missing": what went wrong, shown on the paper's page
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "text": self.text,
+            "pages": self.pages,
+            "total_pages": self.total_pages,
+            "reason": self.reason,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FullText:
+        return cls(
+            status=data["status"],
+            text=data.get("text", ""),
+            pages=data.get("pages", 0),
+            total_pages=data.get("total_pages", 0),
+            reason=data.get("reason", ""),
+        )
+
+
+@dataclass(frozen=True)
+class Source:
+    """A paper with whatever full text the fetch stage could get for it."""
+
+    paper: Paper
+    full_text: FullText
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"paper": self.paper.to_dict(), "full_text": self.full_text.to_dict()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Source:
+        return cls(Paper.from_dict(data["paper"]), FullText.from_dict(data["full_text"]))
+
+
+@dataclass(frozen=True)
+class FetchResult:
+    """What the fetch stage leaves for the later ones."""
+
+    query: str
+    max_papers: int
+    fetched_at: str  # ISO timestamp, UTC
+    sources: tuple[Source, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "max_papers": self.max_papers,
+            "fetched_at": self.fetched_at,
+            "sources": [s.to_dict() for s in self.sources],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FetchResult:
+        return cls(
+            query=data["query"],
+            max_papers=data["max_papers"],
+            fetched_at=data["fetched_at"],
+            sources=tuple(Source.from_dict(s) for s in data["sources"]),
+        )
+
+
+@dataclass(frozen=True)
+class NumberedPaper:
+    """A paper with its number in the bundle ("Paper 3")."""
+
+    number: int
+    paper: Paper
+    full_text: FullText
+    excerpt_chars: int  # characters of full text that went into the bundle
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """The research bundle every synthesis prompt carries."""
+
+    papers: tuple[NumberedPaper, ...]
+    text: str
+
+    @property
+    def chars(self) -> int:
+        return len(self.text)
+
+    @property
+    def estimated_tokens(self) -> int:
+        # ~4 characters a token for English prose with LaTeX; good enough to size a context.
+        return (len(self.text) + 3) // 4
+
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Role
+    content: str
+
+
+PromptKind = Literal["research_map", "deep_dive", "thinking"]
+
+
+@dataclass(frozen=True)
+class PromptRequest:
+    """One chat completion to run; its cache key is derived from everything sent."""
+
+    name: str  # stable identifier, also the page's file stem, e.g. "deep-dive-1"
+    title: str  # shown to readers
+    kind: PromptKind
+    question: str  # the task text, shown on the page
+    messages: tuple[Message, ...]
+    max_tokens: int
+    temperature: float
+    thinking: bool = False
+    extra_body_json: str = "{}"  # JSON text, so the record stays hashable and frozen
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int | None = None  # None: the server did not report it
+    reasoning_tokens: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cached_tokens": self.cached_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Usage:
+        return cls(
+            prompt_tokens=data.get("prompt_tokens", 0),
+            completion_tokens=data.get("completion_tokens", 0),
+            cached_tokens=data.get("cached_tokens"),
+            reasoning_tokens=data.get("reasoning_tokens"),
+        )
+
+
+@dataclass(frozen=True)
+class Completion:
+    """The outcome of one prompt: an answer, or the error that prevented one."""
+
+    name: str
+    model: str
+    content: str = ""
+    reasoning: str = ""
+    finish_reason: str = ""
+    usage: Usage = field(default_factory=Usage)
+    latency_s: float = 0.0
+    error: str = ""  # non-empty: the prompt failed and `content` is empty
+    from_cache: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "model": self.model,
+            "content": self.content,
+            "reasoning": self.reasoning,
+            "finish_reason": self.finish_reason,
+            "usage": self.usage.to_dict(),
+            "latency_s": self.latency_s,
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], *, from_cache: bool = False) -> Completion:
+        return cls(
+            name=data["name"],
+            model=data["model"],
+            content=data.get("content", ""),
+            reasoning=data.get("reasoning", ""),
+            finish_reason=data.get("finish_reason", ""),
+            usage=Usage.from_dict(data.get("usage", {})),
+            latency_s=data.get("latency_s", 0.0),
+            error=data.get("error", ""),
+            from_cache=from_cache,
+        )
+
+
+@dataclass(frozen=True)
+class SynthesisResult:
+    """Every prompt of an edition with its completion, in the configured order."""
+
+    model: str
+    requests: tuple[PromptRequest, ...]
+    completions: tuple[Completion, ...]
+    bundle_chars: int
+    bundle_tokens: int
+    wall_time_s: float
+
+    def pairs(self) -> list[tuple[PromptRequest, Completion]]:
+        return list(zip(self.requests, self.completions, strict=True))

@@ -1,0 +1,246 @@
+"""The render stage: Markdown pages through Jinja templates, plus each edition's record.
+
+All pages of a run are rendered in memory first (a template error writes nothing), checked for
+two pages claiming one path, then written atomically. Full text never reaches a page or the
+record: arXiv's terms allow linking to papers, not republishing them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from . import __version__
+from .cache import atomic_write_text, read_json
+from .models import Bundle, Completion, FetchResult, PromptRequest, SynthesisResult
+from .safe_text import md_cell, md_model, md_text, plain, safe_url
+
+log = logging.getLogger(__name__)
+
+EDITION_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,63}$")
+RECORD_FORMAT = 1
+
+
+def default_template_dir() -> Path:
+    """The templates shipped with the package (or the repository's, when run from source)."""
+    packaged = Path(str(resources.files("generator"))) / "_data" / "templates"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "templates"
+
+
+def make_environment(workspace: Path) -> jinja2.Environment:
+    """Templates from the workspace's templates/ folder first, then the defaults."""
+    loaders: list[jinja2.BaseLoader] = []
+    override = workspace / "templates"
+    if override.is_dir() and override.resolve() != default_template_dir().resolve():
+        loaders.append(jinja2.FileSystemLoader(override))
+    loaders.append(jinja2.FileSystemLoader(default_template_dir()))
+    env = jinja2.Environment(
+        loader=jinja2.ChoiceLoader(loaders),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        extensions=["jinja2.ext.do"],
+        autoescape=False,  # Markdown, not HTML: the filters below do the escaping
+    )
+    env.filters.update(text=md_text, cell=md_cell, model=md_model, plain=plain, url=safe_url,
+                       words=lambda s: len(str(s).split()), num=_num)
+    return env
+
+
+def _num(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:,.1f}"
+    return f"{value:,}"
+
+
+@dataclass(frozen=True)
+class RenderedEdition:
+    edition: str
+    pages: dict[str, str]  # path relative to docs_dir -> Markdown or JSON text
+
+
+def edition_record(
+    edition: str, title: str, fetch: FetchResult, bundle: Bundle, synthesis: SynthesisResult
+) -> dict[str, Any]:
+    """edition.json: what was fetched and asked, with figures, and never any full text."""
+    return {
+        "format": RECORD_FORMAT,
+        "edition": edition,
+        "title": title,
+        "query": fetch.query,
+        "fetched_at": fetch.fetched_at,
+        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "generator": f"research-digest {__version__}",
+        "model": synthesis.model,
+        "bundle": {"chars": bundle.chars, "estimated_tokens": bundle.estimated_tokens},
+        "synthesis_wall_time_s": synthesis.wall_time_s,
+        "papers": [
+            {
+                "number": p.number,
+                "arxiv_id": p.paper.arxiv_id,
+                "base_id": p.paper.base_id,
+                "slug": p.paper.slug,
+                "title": p.paper.title,
+                "authors": list(p.paper.authors),
+                "published": p.paper.published,
+                "categories": list(p.paper.categories),
+                "abstract": p.paper.abstract,
+                "abs_url": p.paper.abs_url,
+                "pdf_url": p.paper.pdf_url,
+                "full_text": {
+                    "status": p.full_text.status,
+                    "reason": p.full_text.reason,
+                    "pages": p.full_text.pages,
+                    "total_pages": p.full_text.total_pages,
+                    "excerpt_chars": p.excerpt_chars,
+                },
+            }
+            for p in bundle.papers
+        ],
+        "completions": [
+            {
+                "name": r.name,
+                "title": r.title,
+                "kind": r.kind,
+                "page": page_name(r) + ".md",
+                "thinking": r.thinking,
+                "max_tokens": r.max_tokens,
+                "temperature": r.temperature,
+                "model": c.model,
+                "usage": c.usage.to_dict(),
+                "latency_s": c.latency_s,
+                "finish_reason": c.finish_reason,
+                "truncated": c.truncated,
+                "error": c.error,
+                "from_cache": c.from_cache,
+            }
+            for r, c in synthesis.pairs()
+        ],
+    }
+
+
+def page_name(request: PromptRequest) -> str:
+    """The file stem of the page that shows a request's answer (both thinking runs share one)."""
+    return "thinking" if request.kind == "thinking" else request.name
+
+
+def load_records(docs_dir: Path) -> list[dict[str, Any]]:
+    """Every published edition's record, newest first."""
+    records = []
+    for path in sorted((docs_dir / "editions").glob("*/edition.json")):
+        data = read_json(path)
+        if isinstance(data, dict) and data.get("edition") == path.parent.name:
+            records.append(data)
+        else:
+            log.warning("skipping unreadable edition record %s", path)
+    return sorted(records, key=lambda r: str(r["edition"]), reverse=True)
+
+
+def appearances(records: list[dict[str, Any]]) -> dict[str, list[dict[str, str]]]:
+    """For each paper (id without version): the editions it appeared in, newest first."""
+    seen: dict[str, list[dict[str, str]]] = {}
+    for record in records:
+        for paper in record["papers"]:
+            seen.setdefault(paper["base_id"], []).append(
+                {"edition": record["edition"], "slug": paper["slug"], "arxiv_id": paper["arxiv_id"]}
+            )
+    return seen
+
+
+def render_edition(
+    env: jinja2.Environment,
+    edition: str,
+    title: str,
+    fetch: FetchResult,
+    bundle: Bundle,
+    synthesis: SynthesisResult,
+    earlier: list[dict[str, Any]],
+) -> RenderedEdition:
+    """Every page of one edition plus the home page, as text keyed by path."""
+    record = edition_record(edition, title, fetch, bundle, synthesis)
+    records = sorted([r for r in earlier if r["edition"] != edition] + [record],
+                     key=lambda r: str(r["edition"]), reverse=True)
+    history = appearances(records)
+    pages: dict[str, str] = {}
+
+    def add(path: str, text: str) -> None:
+        if path in pages:
+            raise ValueError(f"two pages would be written to {path}")
+        pages[path] = text
+
+    base = f"editions/{edition}"
+    pairs = synthesis.pairs()
+    common = {"edition": edition, "title": title, "record": record, "bundle": bundle}
+    by_name = {r.name: (r, c) for r, c in pairs}
+    add(f"{base}/index.md", env.get_template("edition.md.j2").render(
+        **common, pairs=pairs, page_name=page_name, failed=[(r, c) for r, c in pairs if not c.ok]))
+    for request, completion in pairs:
+        if request.kind == "research_map":
+            add(f"{base}/{page_name(request)}.md", env.get_template("research_map.md.j2").render(
+                **common, request=request, completion=completion))
+        elif request.kind == "deep_dive":
+            add(f"{base}/{page_name(request)}.md", env.get_template("deep_dive.md.j2").render(
+                **common, request=request, completion=completion))
+    if "thinking-off" in by_name and "thinking-on" in by_name:
+        off, on = by_name["thinking-off"], by_name["thinking-on"]
+        add(f"{base}/thinking.md", env.get_template("thinking.md.j2").render(
+            **common, off=off, on=on, summary=thinking_summary(off[1], on[1])))
+    for item in bundle.papers:
+        add(f"{base}/papers/{item.paper.slug}.md", env.get_template("paper.md.j2").render(
+            **common, item=item, appearances=history.get(item.paper.base_id, [])))
+    add("index.md", env.get_template("home.md.j2").render(
+        title=title, records=records, description=""))
+    add(f"{base}/edition.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    return RenderedEdition(edition, pages)
+
+
+def thinking_summary(off: Completion, on: Completion) -> dict[str, Any]:
+    """Token and word figures that compare the two answers to the hard question."""
+
+    def words(text: str) -> int:
+        return len(text.split())
+
+    reasoning_tokens = on.usage.reasoning_tokens
+    if reasoning_tokens is None and on.ok and on.reasoning:
+        # Not reported: estimate from the share of words spent reasoning.
+        total_words = words(on.reasoning) + words(on.content)
+        if total_words:
+            reasoning_tokens = round(on.usage.completion_tokens * words(on.reasoning) / total_words)
+    extra = (on.usage.completion_tokens - off.usage.completion_tokens) if off.ok and on.ok else None
+    return {
+        "off_completion": off.usage.completion_tokens if off.ok else None,
+        "on_completion": on.usage.completion_tokens if on.ok else None,
+        "reasoning_tokens": reasoning_tokens,
+        "reasoning_estimated": on.usage.reasoning_tokens is None and reasoning_tokens is not None,
+        "off_words": words(off.content),
+        "on_words": words(on.content),
+        "reasoning_words": words(on.reasoning),
+        "extra_tokens": extra,
+        "ratio": (on.usage.completion_tokens / off.usage.completion_tokens
+                  if extra is not None and off.usage.completion_tokens else None),
+    }
+
+
+def write_pages(docs_dir: Path, rendered: RenderedEdition) -> None:
+    """Write the pages atomically and drop pages a previous render of this edition left behind."""
+    for path, text in rendered.pages.items():
+        atomic_write_text(docs_dir / path, text)
+    edition_dir = docs_dir / "editions" / rendered.edition
+    wanted = {docs_dir / p for p in rendered.pages}
+    for stale in edition_dir.rglob("*.md"):
+        if stale not in wanted:
+            log.info("removing stale page %s", stale)
+            stale.unlink()

@@ -1,0 +1,166 @@
+"""Make untrusted text safe to put into Markdown pages.
+
+Titles, abstracts and author names are plain text written by strangers: every character that
+Markdown or HTML would interpret is escaped, and only `$…$` math is turned into MathML (by us,
+at build time, so the site needs no math CDN). Model output is Markdown and keeps its
+formatting, but raw HTML and script links in it are neutralised. The site stage sanitises the
+final HTML as well, so a slip here still cannot produce a live element.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import re
+import unicodedata
+from urllib.parse import quote, urlparse
+
+from latex2mathml.converter import convert as latex_to_mathml
+
+log = logging.getLogger(__name__)
+
+# Characters Python-Markdown (with the tables and attr_list extensions) would interpret.
+_MD_SPECIAL_RE = re.compile(r"([\\`*_{}\[\]#+|~^])")
+_LINE_START_RE = re.compile(r"^(\s*)(\d+)\.(\s)|^(\s*)([-=])", re.MULTILINE)
+_MATH_RE = re.compile(r"(?<!\\)\$([^$\n]{1,400}?)(?<!\\)\$")
+_ACCENT_RE = re.compile(r"\\([\"'`^~])\s*\{?\s*([A-Za-z])\s*\}?")
+_BRACED_ACCENT_RE = re.compile(r"\{\\([\"'`^~])\s*\{?([A-Za-z])\}?\}")
+_ACCENTS = {'"': "\u0308", "'": "\u0301", "`": "\u0300", "^": "\u0302", "~": "\u0303"}
+_MATHML_TEXT_RE = re.compile(r">([^<]+)<")
+_SAFE_URL_SCHEMES = ("http", "https")
+
+
+def tex_accents(text: str) -> str:
+    """Turn TeX accent escapes (B\\"uttiker, {\\'e}) into the characters they stand for."""
+
+    def combine(match: re.Match[str]) -> str:
+        return unicodedata.normalize("NFC", match.group(2) + _ACCENTS[match.group(1)])
+
+    return _ACCENT_RE.sub(combine, _BRACED_ACCENT_RE.sub(combine, text))
+
+
+def escape_markdown(text: str) -> str:
+    """Plain text that Markdown renders verbatim and HTML never sees as markup."""
+    text = html.escape(text, quote=False)
+    text = _MD_SPECIAL_RE.sub(r"\\\1", text)
+    # Line starts that would make a list, heading underline or numbered list.
+    return _LINE_START_RE.sub(
+        lambda m: (f"{m.group(1)}{m.group(2)}\\.{m.group(3)}" if m.group(2)
+                   else f"{m.group(4)}\\{m.group(5)}"),
+        text,
+    )
+
+
+def _mathml(latex: str) -> str | None:
+    try:
+        markup = latex_to_mathml(latex)
+    except Exception as err:  # latex2mathml raises many kinds on bad input; none may stop a build
+        log.debug("leaving math as text: %r (%s)", latex, err)
+        return None
+    # Text inside MathML elements must not be read as Markdown emphasis or escapes.
+    return _MATHML_TEXT_RE.sub(
+        lambda m: ">" + m.group(1).replace("*", "&#42;").replace("_", "&#95;")
+        .replace("\\", "&#92;").replace("`", "&#96;") + "<",
+        markup,
+    )
+
+
+def md_text(text: str) -> str:
+    """Untrusted plain text (a title, an abstract) as inline Markdown, with math as MathML."""
+    text = tex_accents(text)
+    out: list[str] = []
+    last = 0
+    for match in _MATH_RE.finditer(text):
+        markup = _mathml(match.group(1))
+        if markup is None:
+            continue
+        out.append(escape_markdown(text[last:match.start()]))
+        out.append(markup)
+        last = match.end()
+    out.append(escape_markdown(text[last:]))
+    return "".join(out)
+
+
+def md_cell(text: str) -> str:
+    """Untrusted text for one table cell: one line, no column breaks."""
+    return md_text(" ".join(text.split()))
+
+
+def plain(text: str) -> str:
+    """Untrusted text as plain characters only (no math): for link titles and headings' anchors."""
+    return escape_markdown(" ".join(tex_accents(text).split()))
+
+
+def safe_url(url: str | None) -> str | None:
+    """An http(s) URL fit for a Markdown link target, or None for anything else."""
+    if not url:
+        return None
+    parsed = urlparse(url.strip())
+    if parsed.scheme not in _SAFE_URL_SCHEMES or not parsed.netloc:
+        return None
+    return quote(url.strip(), safe=":/?&=#%~+@,;")
+
+
+_FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_CODE_SPAN_RE = re.compile(r"(`+)(?:.+?)\1", re.DOTALL)
+_HEADING_RE = re.compile(r"^(\s{0,3})(#{1,6})(\s)")
+_LINK_TARGET_RE = re.compile(r"\]\(\s*<?\s*([A-Za-z][A-Za-z0-9+.\-]*):")
+_REF_DEF_RE = re.compile(r"^(\s{0,3})\[([^\]]+)\]:\s*<?\s*([A-Za-z][A-Za-z0-9+.\-]*):")
+
+
+def _neutralise_inline(text: str) -> str:
+    """Escape raw HTML and non-http link targets in Markdown text outside code."""
+    text = text.replace("<", "&lt;")
+    text = _LINK_TARGET_RE.sub(
+        lambda m: m.group(0) if m.group(1).lower() in ("http", "https", "mailto")
+        else "]\\(" + m.group(0)[2:], text)
+    text = _REF_DEF_RE.sub(
+        lambda m: m.group(0) if m.group(3).lower() in ("http", "https", "mailto")
+        else m.group(1) + "\\" + m.group(0)[len(m.group(1)):], text)
+    # attr_list syntax could attach event-handler attributes to an element.
+    return text.replace("{:", "\\{:").replace("{ :", "\\{ :")
+
+
+def md_model(text: str, shift: int = 1) -> str:
+    """Model output as Markdown: formatting kept, raw HTML shown as text, headings demoted.
+
+    Our pages own the H1 (and sometimes H2 sections), so the model's headings move `shift`
+    levels down, never below H6.
+    """
+    out: list[str] = []
+    fence: str | None = None
+    paragraph: list[str] = []
+
+    def flush() -> None:
+        if paragraph:
+            joined = "\n".join(paragraph)
+            pieces: list[str] = []
+            last = 0
+            for match in _CODE_SPAN_RE.finditer(joined):
+                pieces.append(_neutralise_inline(joined[last:match.start()]))
+                pieces.append(match.group(0))
+                last = match.end()
+            pieces.append(_neutralise_inline(joined[last:]))
+            out.append("".join(pieces))
+            paragraph.clear()
+
+    for line in text.replace("\r\n", "\n").replace("\x00", "").split("\n"):
+        marker = _FENCE_RE.match(line)
+        if fence is None and marker:
+            flush()
+            fence = marker.group(1)[0] * len(marker.group(1))
+            out.append(line)
+        elif fence is not None:
+            out.append(line)
+            if marker and marker.group(1).startswith(fence):
+                fence = None
+        elif not line.strip():
+            flush()
+            out.append(line)
+        else:
+            paragraph.append(_HEADING_RE.sub(
+                lambda m: m.group(1) + "#" * min(6, len(m.group(2)) + shift) + m.group(3), line))
+    flush()
+    if fence is not None:
+        out.append(fence)  # close a fence the model left open, so it cannot swallow the page
+    return "\n".join(out).strip()

@@ -1,0 +1,169 @@
+"""The site stage: build the Markdown in docs_dir into a static site with MkDocs.
+
+MkDocs is kept behind this one module (mkdocs-material is in maintenance; a successor may
+replace it). The new site is built beside the published one and swapped in only when the
+build succeeds, so a failed build never changes what readers see.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nh3
+from mkdocs.commands.build import build as mkdocs_build
+from mkdocs.config import load_config
+from mkdocs.exceptions import MkDocsException
+from mkdocs.plugins import BasePlugin
+
+from .errors import SiteBuildError
+from .render import load_records
+
+log = logging.getLogger(__name__)
+
+# What our templates and Markdown extensions produce; anything else in a page is removed.
+_MATHML_TAGS = {
+    "math", "semantics", "annotation", "mrow", "mi", "mo", "mn", "ms", "mtext", "mspace",
+    "msub", "msup", "msubsup", "mfrac", "msqrt", "mroot", "mover", "munder", "munderover",
+    "mtable", "mtr", "mtd", "mstyle", "mpadded", "mphantom", "menclose", "mfenced", "merror",
+}
+_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt",
+    "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "ins", "kbd", "li", "mark", "ol", "p",
+    "pre", "s", "small", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td",
+    "tfoot", "th", "thead", "tr", "u", "ul",
+} | _MATHML_TAGS
+_GENERIC_ATTRS = {"class", "id", "title", "lang", "dir"}
+_ATTRS: dict[str, set[str]] = {
+    "a": {"href"},
+    "details": {"open"},
+    "th": {"align", "style"},
+    "td": {"align", "style"},
+    "ol": {"start"},
+    "math": {"xmlns", "display"},
+    **{tag: {"mathvariant", "stretchy", "fence", "separator", "lspace", "rspace", "accent",
+             "accentunder", "displaystyle", "scriptlevel", "columnalign", "rowalign",
+             "linethickness", "width", "height", "depth", "notation", "encoding", "movablelimits",
+             "symmetric", "largeop", "minsize", "maxsize", "form"}
+       for tag in _MATHML_TAGS - {"math"}},
+}
+_ATTRS = {tag: _GENERIC_ATTRS | _ATTRS.get(tag, set()) for tag in _TAGS}
+
+
+def sanitize_html(html: str) -> str:
+    """Remove any element or attribute a page could use to run code (the last line of defence)."""
+    return str(nh3.clean(
+        html,
+        tags=_TAGS,
+        attributes=_ATTRS,
+        url_schemes={"http", "https", "mailto"},
+        link_rel=None,
+        strip_comments=True,
+        filter_style_properties={"text-align"},
+    ))
+
+
+class SanitizePlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
+    """Runs every page's HTML through `sanitize_html` after the Markdown is converted."""
+
+    def on_page_content(self, html: str, **kwargs: Any) -> str:
+        return sanitize_html(html)
+
+
+def edition_nav(docs_dir: Path) -> list[dict[str, Any]]:
+    """Home, then each edition (newest first) with its synthesis pages; paper pages stay out
+    of the global navigation so that a year of editions still builds quickly."""
+    nav: list[dict[str, Any]] = [{"Home": "index.md"}]
+    for record in load_records(docs_dir):
+        edition = record["edition"]
+        base = f"editions/{edition}"
+        entries: list[dict[str, str]] = [{"Overview": f"{base}/index.md"}]
+        pages_seen: set[str] = set()
+        for c in record["completions"]:
+            if c["page"] in pages_seen:
+                continue
+            pages_seen.add(c["page"])
+            label = "Thinking comparison" if c["kind"] == "thinking" else c["title"]
+            entries.append({label: f"{base}/{c['page']}"})
+        nav.append({edition: entries})
+    return nav
+
+
+class _WarningCollector(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(level=logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@contextlib.contextmanager
+def _collect_mkdocs_warnings() -> Iterator[_WarningCollector]:
+    collector = _WarningCollector()
+    logger = logging.getLogger("mkdocs")
+    logger.addHandler(collector)
+    try:
+        yield collector
+    finally:
+        logger.removeHandler(collector)
+
+
+def build_site(
+    mkdocs_yml: Path, docs_dir: Path, site_dir: Path, site_name: str, *, fallback_yml: Path
+) -> None:
+    """Build docs_dir into site_dir with MkDocs (strict), replacing the old site only on success."""
+    config_file = mkdocs_yml if mkdocs_yml.is_file() else fallback_yml
+    site_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = site_dir.with_name(f".{site_dir.name}.building-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    with _collect_mkdocs_warnings() as warnings:
+        try:
+            config = load_config(
+                str(config_file),
+                docs_dir=str(docs_dir),
+                site_dir=str(staging),
+                site_name=site_name,
+                nav=edition_nav(docs_dir),
+                strict=True,
+            )
+            config.plugins["research-digest/sanitize"] = SanitizePlugin()
+            mkdocs_build(config)
+        except (MkDocsException, OSError) as err:
+            shutil.rmtree(staging, ignore_errors=True)
+            details = "".join(f"\n  {m}" for m in warnings.messages[:20])
+            raise SiteBuildError(
+                f"MkDocs could not build the site ({err}); the published site in {site_dir} "
+                f"was left as it was.{details}"
+            ) from err
+    _swap_in(staging, site_dir)
+    log.info("site built in %s", site_dir)
+
+
+def _swap_in(staging: Path, site_dir: Path) -> None:
+    """Replace site_dir with staging in two renames, so readers never see half a site."""
+    retired = site_dir.with_name(f".{site_dir.name}.old-{os.getpid()}")
+    if site_dir.exists():
+        os.replace(site_dir, retired)
+    os.replace(staging, site_dir)
+    shutil.rmtree(retired, ignore_errors=True)
+
+
+def serve_site(mkdocs_yml: Path, docs_dir: Path, site_name: str, *, fallback_yml: Path,
+               dev_addr: str | None) -> None:
+    """Preview the site with live reload (mkdocs serve)."""
+    from mkdocs.commands.serve import serve
+
+    config_file = mkdocs_yml if mkdocs_yml.is_file() else fallback_yml
+    serve(
+        str(config_file),
+        docs_dir=str(docs_dir),
+        site_name=site_name,
+        nav=edition_nav(docs_dir),
+        dev_addr=dev_addr,
+    )

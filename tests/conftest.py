@@ -1,0 +1,67 @@
+"""Fixtures: real HTTP servers on 127.0.0.1 shaped like arXiv and SGLang, and a workspace."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.servers.arxiv import ArxivServer
+from tests.servers.sglang import SglangServer
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = Path(os.environ.get("DIGEST_FIXTURES", ROOT.parent / "shared" / "fixtures"))
+
+
+@pytest.fixture(scope="session")
+def fixtures() -> Path:
+    if not (FIXTURES / "arxiv_api").is_dir():
+        pytest.fail(f"test fixtures not found at {FIXTURES} (set DIGEST_FIXTURES)")
+    return FIXTURES
+
+
+@pytest.fixture
+def arxiv_server(fixtures: Path) -> Iterator[ArxivServer]:
+    server = ArxivServer(fixtures).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def sglang_server() -> Iterator[SglangServer]:
+    server = SglangServer().start()
+    yield server
+    server.stop()
+
+
+def write_config(directory: Path, arxiv_server: ArxivServer, sglang_server: SglangServer,
+                 extra: str = "", *, max_papers: int = 6, full_text_papers: int = 3) -> Path:
+    """A workspace config pointing at the local servers, with arXiv's delay off for speed."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "config.toml"
+    path.write_text(f"""
+[digest]
+title = "Test Digest"
+
+[arxiv]
+query = "testing"
+max_papers = {max_papers}
+full_text_papers = {full_text_papers}
+api_url = "{arxiv_server.api_url}"
+delay_seconds = 0.0
+timeout_seconds = 5.0
+
+[llm]
+base_url = "{sglang_server.base_url}"
+max_retries = 0
+{extra}
+""", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer) -> Path:
+    """A workspace folder with config.toml (the default mkdocs.yml is used)."""
+    return write_config(tmp_path / "ws", arxiv_server, sglang_server)

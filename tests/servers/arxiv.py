@@ -1,0 +1,133 @@
+"""An arXiv-shaped HTTP server for tests: recorded Atom feeds and real PDFs, on 127.0.0.1.
+
+Feeds are served as recorded, except that PDF links are pointed at this server and the entries
+are sliced to the request's start/max_results, as arXiv does.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlparse
+
+_ENTRY_RE = re.compile(rb"<entry>.*?</entry>\s*", re.DOTALL)
+_PDF_LINK_RE = re.compile(rb"https?://arxiv\.org/pdf/")
+
+
+@dataclass
+class PdfResponse:
+    status: int = 200
+    body: bytes = b""
+    content_type: str = "application/pdf"
+
+
+@dataclass
+class ArxivState:
+    fixtures: Path
+    feeds: dict[str, str] = field(default_factory=dict)  # search_query -> feed file name
+    default_feed: str = "arxivpy2026_search_testing_start0_max10.xml"
+    feed_override: bytes | None = None  # served instead of any file (hostile or odd feeds)
+    feed_status: int = 200
+    pdfs: dict[str, str | PdfResponse] = field(default_factory=dict)  # arXiv id -> file or fault
+    requests: list[tuple[float, str]] = field(default_factory=list)  # (monotonic time, path)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def pdf_files(self) -> list[Path]:
+        return sorted((self.fixtures / "pdfs").glob("*.pdf"))
+
+    def api_requests(self) -> list[str]:
+        return [p for _, p in self.requests if p.startswith("/api/")]
+
+    def pdf_requests(self) -> list[str]:
+        return [p for _, p in self.requests if p.startswith("/pdf/")]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def log_message(self, format: str, *args: object) -> None:  # keep test output quiet
+        pass
+
+    def do_GET(self) -> None:
+        state = self.server.state
+        with state.lock:
+            state.requests.append((time.monotonic(), self.path))
+        url = urlparse(self.path)
+        if url.path == "/api/query":
+            self._feed(parse_qs(url.query))
+        elif url.path.startswith("/pdf/"):
+            self._pdf(unquote(url.path[len("/pdf/"):]))
+        else:
+            self._send(404, b"not found", "text/plain")
+
+    def _feed(self, params: dict[str, list[str]]) -> None:
+        state = self.server.state
+        query = params.get("search_query", [""])[0]
+        name = state.feeds.get(query, state.default_feed)
+        body = state.feed_override or (state.fixtures / "arxiv_api" / name).read_bytes()
+        base = f"http://127.0.0.1:{self.server.server_address[1]}/pdf/".encode()
+        body = _PDF_LINK_RE.sub(base, body)
+        start = int(params.get("start", ["0"])[0])
+        count = int(params.get("max_results", ["10"])[0])
+        entries = _ENTRY_RE.findall(body)
+        if entries:
+            first = body.index(entries[0])
+            tail = body[body.rindex(entries[-1]) + len(entries[-1]):]
+            body = body[:first] + b"".join(entries[start:start + count]) + tail
+        self._send(state.feed_status, body, "application/atom+xml; charset=utf-8")
+
+    def _pdf(self, arxiv_id: str) -> None:
+        state = self.server.state
+        choice = state.pdfs.get(arxiv_id)
+        if isinstance(choice, PdfResponse):
+            self._send(choice.status, choice.body, choice.content_type)
+            return
+        if choice is None:
+            files = [f for f in state.pdf_files() if "owner-password" not in f.name
+                     and "39p" not in f.name]
+            path = files[sum(arxiv_id.encode()) % len(files)]
+        else:
+            path = state.fixtures / "pdfs" / choice
+        self._send(200, path.read_bytes(), "application/pdf")
+
+    def _send(self, status: int, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    state: ArxivState
+
+
+class ArxivServer:
+    """Start with `start()`; `api_url` goes into [arxiv] api_url."""
+
+    def __init__(self, fixtures: Path) -> None:
+        self.state = ArxivState(fixtures=fixtures)
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.state = self.state
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def api_url(self) -> str:
+        return f"{self.url}/api/query"
+
+    def start(self) -> ArxivServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()

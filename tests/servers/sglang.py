@@ -1,0 +1,186 @@
+"""An OpenAI-compatible server shaped like SGLang, for tests, on 127.0.0.1.
+
+Like SGLang it returns `reasoning_content` when thinking is on, reports
+`usage.prompt_tokens_details.cached_tokens` from a prefix cache over earlier prompts, and
+answers errors with flat JSON bodies (`{"object": "error", "message": ..., "code": ...}`).
+Tests choose answers with `responder` and inject faults with `faults`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+PAGE_TOKENS = 16  # prefix-cache granularity, in (4-character) tokens
+
+
+@dataclass
+class Answer:
+    content: str
+    reasoning: str = ""
+    finish_reason: str = "stop"
+    completion_tokens: int | None = None
+
+
+@dataclass
+class Fault:
+    status: int
+    message: str
+    error_type: str = "BadRequestError"
+
+
+Responder = Callable[[dict[str, Any]], Answer | Fault]
+
+
+def task_of(body: dict[str, Any]) -> str:
+    """The task text of a request: what follows the bundle in the last user message."""
+    return str(body["messages"][-1]["content"]).rsplit("\n---\n", 1)[-1].strip()
+
+
+def thinking_of(body: dict[str, Any]) -> bool:
+    return bool((body.get("chat_template_kwargs") or {}).get("thinking"))
+
+
+def default_responder(body: dict[str, Any]) -> Answer:
+    task = task_of(body)
+    content = (
+        f"# Answer\n\nThis answer addresses: {task[:80]}\n\n"
+        "- Paper 1 and Paper 2 share an approach.\n- Paper 3 departs from it.\n\n"
+        "| Paper | Point |\n|---|---|\n| Paper 1 | first |\n"
+    )
+    if thinking_of(body):
+        return Answer(content=content + "\nThought it through.",
+                      reasoning="First, compare Paper 1 with Paper 2. Then weigh Paper 3.")
+    return Answer(content=content)
+
+
+@dataclass
+class SglangState:
+    models: list[str] = field(default_factory=lambda: ["deepseek-ai/DeepSeek-V4-Flash"])
+    max_model_len: int = 131072
+    responder: Responder = default_responder
+    faults: list[Fault] = field(default_factory=list)  # served, in order, before any answer
+    delay_s: float = 0.0
+    chat_requests: list[dict[str, Any]] = field(default_factory=list)
+    model_requests: int = 0
+    seen_prompts: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        state = self.server.state
+        if self.path == "/health":
+            self._json(200, {})
+        elif self.path == "/v1/models":
+            with state.lock:
+                state.model_requests += 1
+            self._json(200, {"object": "list", "data": [
+                {"id": m, "object": "model", "created": 0, "owned_by": "sglang", "root": m,
+                 "max_model_len": state.max_model_len} for m in state.models]})
+        else:
+            self._error(404, "Not Found", "NotFoundError")
+
+    def do_POST(self) -> None:
+        state = self.server.state
+        length = int(self.headers.get("Content-Length", "0"))
+        body = json.loads(self.rfile.read(length) or b"{}")
+        if self.path != "/v1/chat/completions":
+            self._error(404, "Not Found", "NotFoundError")
+            return
+        with state.lock:
+            state.chat_requests.append(body)
+            fault = state.faults.pop(0) if state.faults else None
+        if state.delay_s:
+            time.sleep(state.delay_s)
+        if fault:
+            self._error(fault.status, fault.message, fault.error_type)
+            return
+        if body.get("model") not in state.models:
+            self._error(404, f"The model `{body.get('model')}` does not exist.", "NotFoundError")
+            return
+        answer = state.responder(body)
+        if isinstance(answer, Fault):
+            self._error(answer.status, answer.message, answer.error_type)
+            return
+        prompt = "".join(str(m["content"]) for m in body["messages"])
+        prompt = ("T:" if thinking_of(body) else "N:") + prompt  # the modes never share a prefix
+        prompt_tokens = max(1, len(prompt) // 4)
+        with state.lock:
+            best = max((_common(prompt, p) for p in state.seen_prompts), default=0)
+            state.seen_prompts.append(prompt)
+        cached = min((best // 4) // PAGE_TOKENS * PAGE_TOKENS, prompt_tokens - 1)
+        reasoning_tokens = len(answer.reasoning) // 4
+        completion_tokens = answer.completion_tokens or (
+            max(1, len(answer.content) // 4) + reasoning_tokens)
+        message: dict[str, Any] = {"role": "assistant", "content": answer.content,
+                                   "reasoning_content": answer.reasoning or None,
+                                   "tool_calls": None}
+        self._json(200, {
+            "id": f"chatcmpl-{len(state.chat_requests)}", "object": "chat.completion",
+            "created": int(time.time()), "model": body["model"],
+            "choices": [{"index": 0, "message": message, "logprobs": None,
+                         "finish_reason": answer.finish_reason, "matched_stop": 1}],
+            "usage": {"prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens + completion_tokens,
+                      "completion_tokens": completion_tokens,
+                      "prompt_tokens_details": {"cached_tokens": cached},
+                      "reasoning_tokens": reasoning_tokens},
+        })
+
+    def _error(self, status: int, message: str, error_type: str) -> None:
+        self._json(status, {"object": "error", "message": message, "type": error_type,
+                            "param": None, "code": status})
+
+    def _json(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def _common(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    state: SglangState
+
+
+class SglangServer:
+    """Start with `start()`; `base_url` goes into [llm] base_url."""
+
+    def __init__(self) -> None:
+        self.state = SglangState()
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.state = self.state
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def start(self) -> SglangServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()

@@ -1,0 +1,122 @@
+"""The arXiv client against an arXiv-shaped server: parsing, ids, rate limits and PDF faults."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.arxiv_source import ArxivSource, HttpSession, PdfDownloader, RateLimiter, cut
+from generator.errors import ArxivError, PdfTextError
+from tests.servers.arxiv import ArxivServer, PdfResponse
+
+
+def source(server: ArxivServer, delay: float = 0.0) -> ArxivSource:
+    return ArxivSource(HttpSession(timeout=5), server.api_url, RateLimiter(delay), num_retries=0)
+
+
+def test_search_asks_for_newest_first_and_parses_papers(arxiv_server: ArxivServer) -> None:
+    papers = source(arxiv_server).search("testing", 4, 2000)
+    assert len(papers) == 4
+    (request,) = arxiv_server.state.api_requests()
+    assert "sortBy=submittedDate" in request and "sortOrder=descending" in request
+    assert "max_results=4" in request
+    first = papers[0]
+    assert first.arxiv_id == "2202.12139v1"
+    assert first.base_id == "2202.12139"
+    assert first.title.startswith("Testing Deep Learning Models")
+    assert first.abs_url == "https://arxiv.org/abs/2202.12139v1"
+    assert first.pdf_url and first.pdf_url.startswith(arxiv_server.url)
+    assert first.published == "2022-02-24"
+    assert "\n" not in first.abstract
+
+
+def test_old_style_ids_keep_their_slash(arxiv_server: ArxivServer) -> None:
+    arxiv_server.state.default_feed = "pubs_idlist_math_0211159.xml"
+    (paper,) = source(arxiv_server).search("au:perelman", 5, 2000)
+    assert paper.arxiv_id == "math/0211159v1"
+    assert paper.slug == "math_0211159v1"
+    assert paper.abs_url == "https://arxiv.org/abs/math/0211159v1"
+
+
+def test_authors_and_non_ascii_names(arxiv_server: ArxivServer) -> None:
+    arxiv_server.state.default_feed = "pubs_idlist_astro-ph_9812133.xml"
+    (paper,) = source(arxiv_server).search("x", 1, 2000)
+    assert len(paper.authors) == 32
+    assert paper.short_authors().endswith(", et al.")
+    assert paper.short_authors().count(",") == 5
+
+
+def test_abstracts_are_cut_at_a_word_boundary(arxiv_server: ArxivServer) -> None:
+    papers = source(arxiv_server).search("testing", 3, 120)
+    assert all(len(p.abstract) <= 120 for p in papers)
+    assert papers[0].abstract.endswith("…")
+    assert cut("short", 10) == "short"
+
+
+def test_empty_result_is_an_empty_list(arxiv_server: ArxivServer) -> None:
+    arxiv_server.state.default_feed = "arxivpy2026_idlist_0808.05394_nonexistent_empty.xml"
+    assert source(arxiv_server).search("nothing", 5, 2000) == []
+
+
+def test_http_error_names_the_url(arxiv_server: ArxivServer) -> None:
+    arxiv_server.state.feed_status = 503
+    with pytest.raises(ArxivError, match=r"HTTP 503 to http://127\.0\.0\.1:\d+/api/query\?"):
+        source(arxiv_server).search("testing", 3, 2000)
+
+
+def test_unreachable_api_names_the_url() -> None:
+    dead = ArxivSource(HttpSession(timeout=2), "http://127.0.0.1:9/api/query", RateLimiter(0),
+                       num_retries=0)
+    with pytest.raises(ArxivError, match=r"could not reach arXiv at http://127\.0\.0\.1:9/api/query"):
+        dead.search("testing", 3, 2000)
+
+
+def test_requests_are_spaced_by_the_delay(arxiv_server: ArxivServer) -> None:
+    limiter = RateLimiter(0.3)
+    session = HttpSession(timeout=5)
+    papers = ArxivSource(session, arxiv_server.api_url, limiter).search("testing", 3, 2000)
+    downloader = PdfDownloader(session, limiter, 10_000_000)
+    for paper in papers[:2]:
+        assert paper.pdf_url
+        downloader.download(paper.pdf_url)
+    times = [t for t, _ in arxiv_server.state.requests]
+    assert len(times) == 3
+    assert all(b - a >= 0.29 for a, b in zip(times, times[1:]))
+
+
+def downloader(server: ArxivServer, max_bytes: int = 10_000_000) -> PdfDownloader:
+    return PdfDownloader(HttpSession(timeout=5), RateLimiter(0), max_bytes)
+
+
+def test_download_returns_pdf_bytes(arxiv_server: ArxivServer) -> None:
+    data = downloader(arxiv_server).download(f"{arxiv_server.url}/pdf/2202.12139v1")
+    assert data.startswith(b"%PDF-")
+
+
+@pytest.mark.parametrize(
+    ("response", "reason"),
+    [
+        (PdfResponse(404, b"gone", "text/plain"), "HTTP 404"),
+        (PdfResponse(200, b"<!DOCTYPE html><html><body>captcha</body></html>", "text/html"),
+         "sent an HTML page instead of a PDF"),
+        (PdfResponse(200, b"\x89PNG....", "image/png"), "sent something else instead of a PDF"),
+    ],
+    ids=["404", "html", "not-pdf"],
+)
+def test_download_faults_give_reasons(arxiv_server: ArxivServer, response: PdfResponse,
+                                      reason: str) -> None:
+    arxiv_server.state.pdfs["1.1"] = response
+    with pytest.raises(PdfTextError, match=reason):
+        downloader(arxiv_server).download(f"{arxiv_server.url}/pdf/1.1")
+
+
+def test_download_size_is_capped(arxiv_server: ArxivServer, fixtures: Path) -> None:
+    with pytest.raises(PdfTextError, match=r"larger than the 0.1 MB cap"):
+        downloader(arxiv_server, max_bytes=100_000).download(f"{arxiv_server.url}/pdf/2202.12139v1")
+
+
+def test_unreachable_pdf_host_gives_a_reason() -> None:
+    with pytest.raises(PdfTextError, match="the connection failed"):
+        PdfDownloader(HttpSession(timeout=2), RateLimiter(0), 1000).download(
+            "http://127.0.0.1:9/pdf/1.1")

@@ -1,0 +1,110 @@
+"""config.toml: defaults, the documented contract, and every problem named by file and key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.config import load_config
+from generator.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def problems(path: Path) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(path) in str(info.value)
+    return info.value.problems
+
+
+def test_repository_config_is_a_ready_workspace() -> None:
+    config = load_config(ROOT / "config.toml")
+    assert config.arxiv.max_papers == 20
+    assert config.arxiv.full_text_papers == 5
+    assert config.arxiv.delay_seconds == 3.0
+    assert config.llm.base_url == "http://localhost:30000/v1"
+    assert config.llm.model == "deepseek-ai/DeepSeek-V4-Flash"
+    assert config.docs_dir == ROOT / "site_src"
+    assert config.llm.thinking_extra_body == {"chat_template_kwargs": {"thinking": True}}
+    assert [d.label for d in config.prompts.deep_dives] == [
+        "Memory management", "Benchmarks and metrics", "Engineering roadmap"]
+
+
+def test_empty_file_gives_defaults_and_missing_prompts_section_is_fine(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, "[digest]\ntitle = 'X'\n"))
+    assert config.digest.title == "X"
+    assert config.prompts.research_map.max_tokens == 3000
+    assert config.prompts.thinking.thinking_max_tokens == 4000
+    assert config.prompts.thinking.thinking_temperature == 0.6
+    assert all(d.max_tokens == 1200 and d.temperature == 0.2 for d in config.prompts.deep_dives)
+    assert config.cache_dir == (tmp_path / ".cache").resolve()
+
+
+def test_unknown_keys_are_named_with_a_suggestion(tmp_path: Path) -> None:
+    path = write(tmp_path, "[arxiv]\nmax_paper = 3\n[llm]\nmodle = 'x'\n[extra]\na = 1\n")
+    assert problems(path) == [
+        "arxiv.max_paper: unknown key (did you mean 'arxiv.max_papers'?)",
+        "llm.modle: unknown key (did you mean 'llm.model'?)",
+        "extra: unknown key",
+    ]
+
+
+def test_wrong_types_name_the_dotted_key(tmp_path: Path) -> None:
+    path = write(tmp_path, '[arxiv]\nmax_papers = "twenty"\ndelay_seconds = true\n'
+                           "[prompts.research_map]\ntemperature = 'hot'\n")
+    assert problems(path) == [
+        'arxiv.max_papers: expected an integer, got a string ("twenty")',
+        "arxiv.delay_seconds: expected a number, got a boolean (true)",
+        'prompts.research_map.temperature: expected a number, got a string ("hot")',
+    ]
+
+
+def test_toml_syntax_error_names_the_line(tmp_path: Path) -> None:
+    (problem,) = problems(write(tmp_path, "[arxiv]\nmax_papers = = 3\n"))
+    assert problem.startswith("TOML syntax error:") and "line 2" in problem
+
+
+def test_missing_file_says_how_to_create_one(tmp_path: Path) -> None:
+    (problem,) = problems(tmp_path / "nope" / "config.toml")
+    assert "file not found" in problem and "digest init" in problem
+
+
+def test_deep_dives_replace_the_defaults_and_are_validated(tmp_path: Path) -> None:
+    path = write(tmp_path, "[[prompts.deep_dives]]\nlabel = 'Only one'\nquestion = 'Why?'\n"
+                           "max_tokens = 500\n")
+    config = load_config(path)
+    assert [(d.label, d.max_tokens, d.temperature) for d in config.prompts.deep_dives] == [
+        ("Only one", 500, 0.2)]
+    bad = write(tmp_path, "[[prompts.deep_dives]]\nlabel = 'No question'\nmax_token = 5\n")
+    assert problems(bad) == [
+        "prompts.deep_dives[0].max_token: unknown key (did you mean "
+        "'prompts.deep_dives[0].max_tokens'?)",
+        "prompts.deep_dives[0].question: required key is missing",
+    ]
+
+
+def test_values_out_of_range(tmp_path: Path) -> None:
+    path = write(tmp_path, "[arxiv]\nmax_papers = 0\ndelay_seconds = 1.0\n"
+                           "[llm]\nbase_url = 'localhost:30000'\n"
+                           "[paths]\ncache_dir = 'site_src/cache'\n")
+    assert problems(path) == [
+        "arxiv.max_papers: must be at least 1, got 0",
+        "arxiv.delay_seconds: arXiv's terms allow one request every 3 seconds, got 1",
+        "llm.base_url: expected an http(s) URL, got 'localhost:30000'",
+        "paths.cache_dir: must not be inside paths.docs_dir (it holds full text, which must "
+        "never be published)",
+    ]
+
+
+def test_mirrors_may_use_a_shorter_delay(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, "[arxiv]\napi_url = 'http://127.0.0.1:9/api/query'\n"
+                                         "delay_seconds = 0.0\n"))
+    assert config.arxiv.delay_seconds == 0.0

@@ -1,0 +1,108 @@
+"""The chat client against an SGLang-shaped server: answers, reasoning, usage and errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from generator.errors import LlmRequestError, ServerUnavailableError
+from generator.llm_client import ChatClient, split_reasoning
+from generator.models import Message, PromptRequest
+from tests.servers.sglang import Answer, Fault, SglangServer
+
+MODEL = "deepseek-ai/DeepSeek-V4-Flash"
+
+
+def client(server: SglangServer, model: str = MODEL) -> ChatClient:
+    return ChatClient(server.base_url, model, "test-key", timeout=10, max_retries=0)
+
+
+def request(thinking: bool = False, max_tokens: int = 100, bundle: str = "bundle") -> PromptRequest:
+    extra = {"chat_template_kwargs": {"thinking": True}} if thinking else {}
+    return PromptRequest(
+        name="q", title="Q", kind="thinking", question="Why?",
+        messages=(Message("system", "sys"), Message("user", f"{bundle}\n\n---\n\nTask: why?")),
+        max_tokens=max_tokens, temperature=0.2, thinking=thinking,
+        extra_body_json=json.dumps(extra),
+    )
+
+
+def test_answer_usage_and_parameters_go_over_http(sglang_server: SglangServer) -> None:
+    completion = client(sglang_server).complete(request())
+    assert completion.ok and completion.content.startswith("# Answer")
+    assert completion.finish_reason == "stop"
+    assert completion.usage.prompt_tokens > 0 and completion.usage.completion_tokens > 0
+    assert completion.usage.cached_tokens == 0
+    (sent,) = sglang_server.state.chat_requests
+    assert sent["model"] == MODEL and sent["max_tokens"] == 100 and sent["temperature"] == 0.2
+    assert "chat_template_kwargs" not in sent
+    assert [m["role"] for m in sent["messages"]] == ["system", "user"]
+
+
+def test_thinking_sends_the_extra_body_and_keeps_reasoning(sglang_server: SglangServer) -> None:
+    completion = client(sglang_server).complete(request(thinking=True))
+    (sent,) = sglang_server.state.chat_requests
+    assert sent["chat_template_kwargs"] == {"thinking": True}
+    assert completion.reasoning.startswith("First, compare Paper 1")
+    assert completion.usage.reasoning_tokens and completion.usage.reasoning_tokens > 0
+
+
+def test_leaked_think_block_is_split_out(sglang_server: SglangServer) -> None:
+    sglang_server.state.responder = lambda body: Answer("<think>hmm, Paper 2</think>\n\nThe answer.")
+    completion = client(sglang_server).complete(request())
+    assert completion.content == "The answer."
+    assert completion.reasoning == "hmm, Paper 2"
+    assert split_reasoning("reasoning only\n</think>\nanswer", "") == ("answer", "reasoning only")
+
+
+def test_cached_tokens_are_reported_for_a_shared_prefix(sglang_server: SglangServer) -> None:
+    chat = client(sglang_server)
+    bundle = "A long shared research bundle. " * 100
+    first = chat.complete(request(bundle=bundle))
+    second = chat.complete(request(bundle=bundle))
+    assert first.usage.cached_tokens == 0
+    assert second.usage.cached_tokens and second.usage.cached_tokens > 700
+
+
+def test_truncated_answer_is_marked(sglang_server: SglangServer) -> None:
+    sglang_server.state.responder = lambda body: Answer("Cut off mid", finish_reason="length")
+    completion = client(sglang_server).complete(request())
+    assert completion.truncated and completion.content == "Cut off mid"
+
+
+def test_empty_answer_is_an_error(sglang_server: SglangServer) -> None:
+    sglang_server.state.responder = lambda body: Answer("")
+    with pytest.raises(LlmRequestError, match="returned an empty answer"):
+        client(sglang_server).complete(request())
+
+
+def test_flat_error_bodies_give_the_servers_message(sglang_server: SglangServer) -> None:
+    sglang_server.state.faults.append(Fault(
+        400, "This model's maximum context length is 32768 tokens. However, you requested 40000."))
+    with pytest.raises(LlmRequestError, match=r"HTTP 400 .*maximum context length is 32768") as info:
+        client(sglang_server).complete(request())
+    assert info.value.status == 400
+
+
+def test_unserved_model_lists_the_served_ones(sglang_server: SglangServer) -> None:
+    with pytest.raises(ServerUnavailableError, match=r"does not serve the model 'other/model'; "
+                       r"it serves: deepseek-ai/DeepSeek-V4-Flash"):
+        client(sglang_server, "other/model").check_ready()
+    client(sglang_server).check_ready()
+
+
+def test_unreachable_server_names_the_url_and_how_to_start_sglang() -> None:
+    with pytest.raises(ServerUnavailableError) as info:
+        ChatClient("http://127.0.0.1:9/v1", MODEL, "k", max_retries=0).check_ready()
+    message = str(info.value)
+    assert "http://127.0.0.1:9/v1 did not answer" in message
+    assert (f"python -m sglang.launch_server --model-path {MODEL} --port 9 "
+            "--reasoning-parser deepseek-v4 --enable-cache-report") in message
+
+
+def test_retries_ride_out_a_503(sglang_server: SglangServer) -> None:
+    sglang_server.state.faults.append(Fault(503, "queue full", "ServiceUnavailableError"))
+    chat = ChatClient(sglang_server.base_url, MODEL, "k", timeout=10, max_retries=2)
+    assert chat.complete(request()).ok
+    assert len(sglang_server.state.chat_requests) == 2

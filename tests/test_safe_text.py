@@ -1,0 +1,84 @@
+"""Untrusted text becomes inert Markdown; model Markdown keeps its formatting but not its HTML."""
+
+from __future__ import annotations
+
+import markdown
+
+from generator.safe_text import md_cell, md_model, md_text, safe_url, tex_accents
+from generator.site import sanitize_html
+from tests.htmlcheck import elements, live_problems
+
+EXTENSIONS = ["tables", "attr_list", "admonition", "pymdownx.superfences"]
+
+
+def html(md: str) -> str:
+    return sanitize_html(markdown.markdown(md, extensions=EXTENSIONS))
+
+
+def test_plain_text_shows_markup_as_text() -> None:
+    title = '<script>alert(1)</script> *bold* [x](javascript:alert(1)) {: onclick="x" } #1 | a'
+    out = markdown.markdown(md_text(title), extensions=EXTENSIONS)
+    assert [tag for tag, _ in elements(out)] == ["p"]
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; *bold* [x](javascript:alert(1))" in out
+
+
+def test_line_starts_do_not_become_lists_or_headings() -> None:
+    out = markdown.markdown(md_text("1. not a list\n- nor this\n# nor this"))
+    assert "<ol>" not in out and "<ul>" not in out and "<h1>" not in out
+
+
+def test_table_cells_stay_in_their_column() -> None:
+    table = "| a | b |\n|---|---|\n| " + md_cell("x | y\nz") + " | 2 |\n"
+    out = markdown.markdown(table, extensions=["tables"])
+    assert out.count("<td>") == 2 and "x | y z" in out
+
+
+def test_math_becomes_mathml_and_accents_become_letters() -> None:
+    out = md_text(r'The $I$-$V$ curve of B\"uttiker and {\'E}cole, $x_1^2 * y$')
+    assert out.count("<math") == 3
+    assert "Büttiker" in out and "École" in out
+    assert "&#95;" not in markdown.markdown(out) or "<mi>x</mi>" in out
+    rendered = html(out)
+    assert "<math" in rendered and "<em>" not in rendered
+    assert tex_accents(r"Wübben \"O") == "Wübben Ö"
+
+
+def test_broken_math_stays_text() -> None:
+    out = md_text(r"costs $\frac{1}{$ and more")
+    assert "<math" not in out and "costs" in out
+
+
+def test_model_markdown_keeps_formatting_and_loses_html() -> None:
+    answer = (
+        "# Findings\n\n**Bold** and *it*, `code <b>`\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+        "<script>alert('x')</script>\n<img src=x onerror=alert(1)>\n"
+        "[click](javascript:alert(1)) [ok](https://arxiv.org/abs/1)\n\n"
+        "[ref]: javascript:alert(2)\n\n```html\n<script>kept</script>\n```\n"
+        "Para {: onclick=\"alert(3)\" }\n"
+    )
+    md = md_model(answer)
+    assert md.startswith("## Findings")
+    out = html(md)
+    assert "<h2" in out and "<strong>Bold</strong>" in out and "<table>" in out
+    assert "<code>code &lt;b&gt;</code>" in out
+    assert live_problems(out) == []
+    # The same answer without our Markdown escaping is still made inert by the sanitizer.
+    assert live_problems(html(answer)) == []
+    assert live_problems(markdown.markdown(answer, extensions=EXTENSIONS)) != []
+    assert 'href="https://arxiv.org/abs/1"' in out
+    assert '<span class="nx">kept</span>' in out  # highlighted code, not a live script
+    assert "&lt;script&gt;alert('x')&lt;/script&gt;" in out
+
+
+def test_unclosed_fence_cannot_swallow_the_page() -> None:
+    assert md_model("```\ncode").endswith("```")
+
+
+def test_heading_shift() -> None:
+    assert md_model("# A\n###### B", shift=2).splitlines() == ["### A", "###### B"]
+
+
+def test_safe_url_allows_only_http() -> None:
+    assert safe_url("https://arxiv.org/pdf/1234.5678v1") == "https://arxiv.org/pdf/1234.5678v1"
+    assert safe_url("javascript:alert(1)") is None
+    assert safe_url("https://arxiv.org/a b)") == "https://arxiv.org/a%20b%29"
