@@ -283,3 +283,14 @@ def test_hostile_metadata_and_model_output_stay_inert(
 def test_missing_config_is_a_usage_error(tmp_path: Path, command: str) -> None:
     result = digest(command, "--config", str(tmp_path / "none.toml"))
     assert result.exit_code == 2 and "file not found" in result.output
+
+
+def test_a_workspace_template_overrides_the_default(workspace: Path) -> None:
+    templates = workspace.parent / "templates"
+    templates.mkdir()
+    (templates / "home.md.j2").write_text("# {{ title | plain }}\n\nOur own home page.\n")
+    assert build(workspace).exit_code == 0
+    assert "Our own home page." in (workspace.parent / "site_src" / "index.md").read_text()
+    # The other templates still come from the defaults.
+    overview = workspace.parent / "site_src" / "editions" / EDITION / "index.md"
+    assert "## Run figures" in overview.read_text()
