@@ -20,6 +20,7 @@ import jinja2
 
 from . import __version__
 from .cache import atomic_write_text, read_json
+from .citations import CitationLinker, PageCitations
 from .models import Bundle, Completion, FetchResult, PromptRequest, SynthesisResult
 from .safe_text import md_cell, md_model, md_text, plain, safe_url
 
@@ -53,9 +54,13 @@ def make_environment(workspace: Path) -> jinja2.Environment:
         extensions=["jinja2.ext.do"],
         autoescape=False,  # Markdown, not HTML: the filters below do the escaping
     )
-    env.filters.update(text=md_text, cell=md_cell, model=md_model, plain=plain, url=safe_url,
+    env.filters.update(text=md_text, cell=md_cell, model=_model, plain=plain, url=safe_url,
                        words=lambda s: len(str(s).split()), num=_num)
     return env
+
+
+def _model(text: str, shift: int = 1, linker: CitationLinker | None = None) -> str:
+    return md_model(text, shift, linker)
 
 
 def _num(value: Any) -> str:
@@ -185,26 +190,49 @@ def render_edition(
     pairs = synthesis.pairs()
     common = {"edition": edition, "title": title, "record": record, "bundle": bundle}
     by_name = {r.name: (r, c) for r, c in pairs}
-    add(f"{base}/index.md", env.get_template("edition.md.j2").render(
-        **common, pairs=pairs, page_name=page_name, failed=[(r, c) for r, c in pairs if not c.ok]))
+    linkers: dict[str, CitationLinker] = {}
+
+    def linker(page: str) -> CitationLinker:
+        return linkers.setdefault(page, CitationLinker(page, bundle.papers))
+
+    # Synthesis pages first: linking their citations collects what the other pages show.
     for request, completion in pairs:
-        if request.kind == "research_map":
-            add(f"{base}/{page_name(request)}.md", env.get_template("research_map.md.j2").render(
-                **common, request=request, completion=completion))
-        elif request.kind == "deep_dive":
-            add(f"{base}/{page_name(request)}.md", env.get_template("deep_dive.md.j2").render(
-                **common, request=request, completion=completion))
+        if request.kind in ("research_map", "deep_dive"):
+            template = "research_map.md.j2" if request.kind == "research_map" else "deep_dive.md.j2"
+            add(f"{base}/{page_name(request)}.md", env.get_template(template).render(
+                **common, request=request, completion=completion,
+                linker=linker(page_name(request))))
     if "thinking-off" in by_name and "thinking-on" in by_name:
         off, on = by_name["thinking-off"], by_name["thinking-on"]
         add(f"{base}/thinking.md", env.get_template("thinking.md.j2").render(
-            **common, off=off, on=on, summary=thinking_summary(off[1], on[1])))
+            **common, off=off, on=on, summary=thinking_summary(off[1], on[1]),
+            linker=linker("thinking")))
+
+    citations = {page: l.result for page, l in linkers.items()}
+    numbered = {p.number: p for p in bundle.papers}
+    record["citations"] = {page: c.to_dict(numbered) for page, c in citations.items()}
+    page_titles = {page_name(r): ("Thinking comparison" if r.kind == "thinking" else r.title)
+                   for r, _ in pairs}
+    common["citations"] = citations
+    common["page_titles"] = page_titles
+    add(f"{base}/index.md", env.get_template("edition.md.j2").render(
+        **common, pairs=pairs, page_name=page_name, failed=[(r, c) for r, c in pairs if not c.ok],
+        problems=[(page, p) for page, c in citations.items() for p in c.problems],
+        figures=[(page, f) for page, c in citations.items() for f in c.figures]))
     for item in bundle.papers:
         add(f"{base}/papers/{item.paper.slug}.md", env.get_template("paper.md.j2").render(
-            **common, item=item, appearances=history.get(item.paper.base_id, [])))
+            **common, item=item, appearances=history.get(item.paper.base_id, []),
+            cited_in=cited_in(citations, item.number)))
     add("index.md", env.get_template("home.md.j2").render(
         title=title, records=records, description=""))
     add(f"{base}/edition.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    add("assets/digest.css", env.get_template("digest.css").render())
     return RenderedEdition(edition, pages)
+
+
+def cited_in(citations: dict[str, PageCitations], number: int) -> list[tuple[str, list[str]]]:
+    """For one paper: each synthesis page that cites it, with the sentences around the citations."""
+    return [(page, c.contexts[number]) for page, c in citations.items() if number in c.contexts]
 
 
 def thinking_summary(off: Completion, on: Completion) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import html
 import logging
 import re
 import unicodedata
+from collections.abc import Callable
 from urllib.parse import quote, urlparse
 
 from latex2mathml.converter import convert as latex_to_mathml
@@ -121,12 +122,17 @@ def _neutralise_inline(text: str) -> str:
     return text.replace("{:", "\\{:").replace("{ :", "\\{ :")
 
 
-def md_model(text: str, shift: int = 1) -> str:
+def md_model(text: str, shift: int = 1, transform: Callable[[str], str] | None = None) -> str:
     """Model output as Markdown: formatting kept, raw HTML shown as text, headings demoted.
 
     Our pages own the H1 (and sometimes H2 sections), so the model's headings move `shift`
-    levels down, never below H6.
+    levels down, never below H6. `transform` (citation linking) runs on the text outside code
+    after it has been made inert, so whatever markup it adds is the only markup there.
     """
+    def inline(segment: str) -> str:
+        safe = _neutralise_inline(segment)
+        return transform(safe) if transform else safe
+
     out: list[str] = []
     fence: str | None = None
     paragraph: list[str] = []
@@ -137,10 +143,10 @@ def md_model(text: str, shift: int = 1) -> str:
             pieces: list[str] = []
             last = 0
             for match in _CODE_SPAN_RE.finditer(joined):
-                pieces.append(_neutralise_inline(joined[last:match.start()]))
+                pieces.append(inline(joined[last:match.start()]))
                 pieces.append(match.group(0))
                 last = match.end()
-            pieces.append(_neutralise_inline(joined[last:]))
+            pieces.append(inline(joined[last:]))
             out.append("".join(pieces))
             paragraph.clear()
 

@@ -133,6 +133,8 @@ def build_site(
                 strict=True,
             )
             config.plugins["research-digest/sanitize"] = SanitizePlugin()
+            if (docs_dir / "assets" / "digest.css").is_file():
+                config.extra_css.append("assets/digest.css")
             mkdocs_build(config)
         except (MkDocsException, OSError) as err:
             shutil.rmtree(staging, ignore_errors=True)

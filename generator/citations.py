@@ -1,0 +1,252 @@
+"""Check every citation in model output against the bundle, and link the ones that resolve.
+
+"Paper 5", "Papers 1, 8, 9", "Papers 3–5", "(Paper 12)", "paper 7": each becomes a link to the
+paper's page. A number outside the bundle, or a title that names another paper, is flagged
+where it stands. A figure (45.8%, 1.83×) in a sentence that cites exactly one paper is looked
+up in that paper's abstract and full-text excerpt and marked found or not found. Everything
+checked is also recorded for edition.json and the edition overview.
+
+The linker runs on Markdown that `safe_text.md_model` has already made inert, outside code, so
+the markup it inserts is the only HTML in the text, and it is ours.
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .models import NumberedPaper
+
+_NUM = r"\d{1,3}"
+_RANGE = rf"{_NUM}(?:\s*(?:[-–—]|to)\s*{_NUM})?"
+_SEP = r"\s*(?:,\s*(?:and\s+|&\s*)?|\band\s+|&\s*)"
+_CITE_RE = re.compile(rf"(?<![\[\w])([Pp]apers?)\s+({_RANGE}(?:{_SEP}{_RANGE})*)\b")
+_NUMBER_RE = re.compile(rf"({_NUM})(?:\s*(?:[-–—]|to)\s*({_NUM}))?")
+_NAME_RE = re.compile(r"""\s*(?:\(([^()\n]{2,150})\)|[,:]?\s*["“]([^"”\n]{3,200})["”]|[,:]?\s*\*([^*\n]{3,200})\*)""")
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z*(\[\"“])|\n+")
+_FIGURE_RE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(%|×|x(?![A-Za-z])|-fold|\s?times\b)")
+_WORD_RE = re.compile(r"[a-z0-9]+")
+_PARKED_RE = re.compile("\x00(\\d+)\x00")
+_TOOLTIP_UNSAFE_RE = re.compile(r'[<>"\\\[\]`|]')
+_STOP = {"a", "an", "the", "of", "for", "and", "in", "on", "to", "with", "via", "by", "at",
+         "from", "is", "are", "towards", "toward", "using", "its", "their", "paper", "et", "al"}
+
+
+@dataclass
+class FigureCheck:
+    paper: int
+    figure: str
+    found: bool
+    sentence: str
+
+
+@dataclass
+class Problem:
+    text: str
+    number: int
+    reason: str
+
+
+@dataclass
+class PageCitations:
+    """What one synthesis page cites, as found while linking it."""
+
+    page: str
+    cited: dict[int, int] = field(default_factory=dict)  # paper number -> times cited
+    contexts: dict[int, list[str]] = field(default_factory=dict)  # paper number -> sentences
+    problems: list[Problem] = field(default_factory=list)
+    figures: list[FigureCheck] = field(default_factory=list)
+
+    def to_dict(self, papers: dict[int, NumberedPaper]) -> dict[str, Any]:
+        return {
+            "resolved": [{"number": n, "arxiv_id": papers[n].paper.arxiv_id, "count": c}
+                         for n, c in sorted(self.cited.items())],
+            "unresolved": [{"text": p.text, "number": p.number, "reason": p.reason}
+                           for p in self.problems],
+            "figures": [{"paper": f.paper, "figure": f.figure, "found": f.found,
+                         "sentence": f.sentence} for f in self.figures],
+        }
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in _WORD_RE.findall(text.lower()) if w not in _STOP]
+
+
+def title_score(name: str, title: str) -> float:
+    """How well `name` (a short name or a full title) matches `title`, from 0 to 1."""
+    name_words, title_words = _words(name), _words(title)
+    if not name_words or not title_words:
+        return 0.0
+    joined_name, joined_title = " ".join(name_words), " ".join(title_words)
+    if joined_name in joined_title:
+        return 1.0
+    # A short name such as "FlashDecoding" against "Flash-Decoding for long-context inference".
+    squashed = "".join(title_words)
+    if len(joined_name) >= 4 and joined_name.replace(" ", "") in squashed:
+        return 1.0
+    coverage = sum(1 for w in name_words if w in title_words) / len(name_words)
+    ratio = difflib.SequenceMatcher(None, joined_name, joined_title).ratio()
+    return max(coverage, ratio)
+
+
+def _numbers(spec: str) -> list[int]:
+    numbers: list[int] = []
+    for match in _NUMBER_RE.finditer(spec):
+        low = int(match.group(1))
+        high = int(match.group(2)) if match.group(2) else low
+        if high < low or high - low > 50:
+            high = low
+        numbers.extend(range(low, high + 1))
+    return numbers
+
+
+def _plain(sentence: str) -> str:
+    """A sentence of escaped model Markdown as plain text for quoting elsewhere."""
+    text = html.unescape(sentence).replace("\\{", "{").replace("]\\(", "](")
+    text = re.sub(r"[*_`#>|]+", " ", text)
+    text = re.sub(r"^\s*(?:[-+]|\d+\.)\s+", "", text)  # a list item's marker
+    return " ".join(text.split())[:400]
+
+
+def _attr(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def _figure_in(figure_number: str, unit: str, text: str) -> bool:
+    """Whether the paper's text states this figure with a compatible unit."""
+    number = re.escape(figure_number)
+    if unit == "%":
+        pattern = rf"(?<![\d.]){number}\s?(?:%|percent)"
+    else:
+        pattern = rf"(?<![\d.]){number}\s?(?:×|x|X|times|-fold|fold|\\times)"
+    return re.search(pattern, text) is not None
+
+
+class CitationLinker:
+    """Links and checks citations in one page's escaped Markdown; call it on each text segment."""
+
+    def __init__(self, page: str, papers: Sequence[NumberedPaper], link_prefix: str = "papers/",
+                 overview: str = "index.md") -> None:
+        self.result = PageCitations(page)
+        self._papers = {p.number: p for p in papers}
+        self._prefix = link_prefix
+        self._overview = overview
+        self._texts = {p.number: f"{p.paper.title}\n{p.paper.abstract}\n{p.full_text.text}"
+                       for p in papers}
+
+    def __call__(self, text: str) -> str:
+        out: list[str] = []
+        last = 0
+        for match in _SENTENCE_RE.finditer(text):
+            out.append(self._sentence(text[last:match.start()]))
+            out.append(match.group(0))
+            last = match.end()
+        out.append(self._sentence(text[last:]))
+        return "".join(out)
+
+    def _link(self, number: int, label: str) -> str:
+        paper = self._papers[number].paper
+        title = _TOOLTIP_UNSAFE_RE.sub("", paper.title)
+        return f'[{label}]({self._prefix}{paper.slug}.md "{title}")'
+
+    def _invalid(self, number: int, label: str) -> str:
+        total = len(self._papers)
+        why = (f"There is no Paper {number} in this edition: its bundle has papers 1–{total}."
+               if total else "This edition has no papers.")
+        return (f'<span class="digest-flag" title="{_attr(why)}">{label} ⚠ not in this '
+                f'edition</span>')
+
+    def _sentence(self, sentence: str) -> str:
+        matches = list(_CITE_RE.finditer(sentence))
+        if not matches:
+            return sentence
+        cited_here = [n for m in matches for n in _numbers(m.group(2)) if n in self._papers]
+        plain = _plain(sentence)
+        for n in dict.fromkeys(cited_here):
+            self.result.cited[n] = self.result.cited.get(n, 0) + 1
+            contexts = self.result.contexts.setdefault(n, [])
+            if plain not in contexts:
+                contexts.append(plain)
+        # Figures are marked first and parked behind placeholders, so that citation links and
+        # our markup never land inside one another.
+        parked: list[str] = []
+        if len(set(cited_here)) == 1:
+            sentence = self._mark_figures(sentence, cited_here[0], plain, parked)
+        pieces: list[str] = []
+        last = 0
+        for match in _CITE_RE.finditer(sentence):
+            pieces.append(sentence[last:match.start()])
+            word, spec = match.group(1), match.group(2)
+            numbers = _numbers(spec)
+            for n in numbers:
+                if n not in self._papers:
+                    self.result.problems.append(Problem(
+                        f"{word} {spec}", n, f"no Paper {n} in this edition's bundle"))
+            pieces.append(self._markup(word, spec, numbers))
+            last = match.end()
+            if len(numbers) == 1 and numbers[0] in self._papers:
+                pieces.append(self._check_name(numbers[0], sentence, match.end()))
+        pieces.append(sentence[last:])
+        return _PARKED_RE.sub(lambda m: parked[int(m.group(1))], "".join(pieces))
+
+    def _markup(self, word: str, spec: str, numbers: list[int]) -> str:
+        if len(numbers) == 1:
+            (n,) = numbers
+            label = f"{word} {spec}"
+            return self._link(n, label) if n in self._papers else self._invalid(n, label)
+
+        def one(match: re.Match[str]) -> str:
+            low, high = match.group(1), match.group(2)
+            parts = [self._link(int(x), x) if int(x) in self._papers else self._invalid(int(x), x)
+                     for x in filter(None, (low, high))]
+            if high:
+                dash = match.group(0)[len(low):len(match.group(0)) - len(high)]
+                return parts[0] + dash + parts[1]
+            return parts[0]
+
+        return f"{word} " + _NUMBER_RE.sub(one, spec)
+
+    def _check_name(self, number: int, sentence: str, end: int) -> str:
+        """Flag a title given right after a citation that names a different paper."""
+        match = _NAME_RE.match(sentence, end)
+        if not match:
+            return ""
+        name = next(g for g in match.groups() if g)
+        explicit = match.group(1) is None  # quoted or emphasised: meant as a title
+        title = self._papers[number].paper.title
+        if title_score(name, title) >= 0.6:
+            return ""
+        others = [(title_score(name, p.paper.title), n) for n, p in self._papers.items() if n != number]
+        best_score, best = max(others, default=(0.0, 0))
+        if best_score >= 0.8:
+            reason = f"the title given names Paper {best}, not Paper {number}"
+        elif explicit:
+            reason = f"Paper {number} is titled “{title}”"
+        else:
+            return ""  # a parenthetical that is not a title: nothing to check
+        self.result.problems.append(Problem(_plain(f"Paper {number} {match.group(0).strip()}"),
+                                            number, reason))
+        return f' <span class="digest-flag" title="{_attr(reason)}">⚠ title mismatch</span>'
+
+    def _mark_figures(self, sentence: str, number: int, plain: str, parked: list[str]) -> str:
+        text = self._texts[number]
+
+        def mark(match: re.Match[str]) -> str:
+            figure = match.group(0).strip()
+            found = _figure_in(match.group(1), match.group(2).strip(), text)
+            self.result.figures.append(FigureCheck(number, figure, found, plain))
+            if found:
+                note = f"{figure} appears in the text of Paper {number}"
+                css, sign = "digest-found", " ✓"
+            else:
+                note = (f"{figure} was not found in the abstract or full-text excerpt of "
+                        f"Paper {number}")
+                css, sign = "digest-flag", " ?"
+            parked.append(f'<span class="{css}" title="{_attr(note)}">{figure}{sign}</span>')
+            return f"\x00{len(parked) - 1}\x00"
+
+        return _FIGURE_RE.sub(mark, sentence)

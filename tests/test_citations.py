@@ -1,0 +1,135 @@
+"""Citations in model output: linked, checked against the bundle, figures looked up."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import markdown
+from click.testing import CliRunner
+
+from generator.citations import CitationLinker, title_score
+from generator.cli import cli
+from generator.models import FullText, NumberedPaper, Paper
+from generator.safe_text import md_model
+from tests.htmlcheck import elements, live_problems
+from tests.servers.sglang import Answer, SglangServer, task_of
+
+TITLES = ["FlashDecoding: Faster Long-Context Inference", "Speculative Decoding at Scale",
+          "PagedAttention for KV Cache Memory", "Continuous Batching in Practice",
+          "Quantized KV Caches", "Prefix Sharing with Radix Trees", "Chunked Prefill",
+          "Disaggregated Serving", "Tail Latency under Load"]
+
+
+def papers() -> list[NumberedPaper]:
+    out = []
+    for n, title in enumerate(TITLES, start=1):
+        paper = Paper(f"2501.0{n:04d}v1", title, ("A. Author",), "2025-01-01", "2025-01-01",
+                      f"We study {title.lower()}. It gives a 1.83× speedup." if n == 5 else
+                      f"Abstract of {title}.", ("cs.LG",), "", None)
+        text = FullText("ok", "Costs fell by 45.8% in production.", 1, 1) if n == 5 else FullText(
+            "not_requested")
+        out.append(NumberedPaper(n, paper, text, len(text.text)))
+    return out
+
+
+def link(text: str) -> tuple[str, CitationLinker]:
+    linker = CitationLinker("research-map", papers())
+    return md_model(text, 1, linker), linker
+
+
+def test_every_citation_form_links_to_the_paper_page() -> None:
+    md, linker = link("Paper 5 is key. Papers 1, 8, 9 agree. Papers 3–5 differ (Paper 2). "
+                      "See paper 7 and Papers 1 and 6.")
+    html = markdown.markdown(md)
+    hrefs = [attrs["href"] for tag, attrs in elements(html) if tag == "a"]
+    assert hrefs == [f"papers/2501.0{n:04d}v1.md" for n in [5, 1, 8, 9, 3, 5, 2, 7, 1, 6]]
+    assert 'title="Quantized KV Caches"' in html
+    assert sorted(linker.result.cited) == [1, 2, 3, 4, 5, 6, 7, 8, 9]
+    assert linker.result.problems == []
+
+
+def test_a_paper_outside_the_bundle_is_flagged_where_it_stands() -> None:
+    md, linker = link("Paper 12 claims much, as do Papers 2, 15.")
+    html = markdown.markdown(md)
+    assert html.count("⚠ not in this edition") == 2
+    assert "There is no Paper 12 in this edition: its bundle has papers 1–9." in html
+    assert [(p.number, p.reason) for p in linker.result.problems] == [
+        (12, "no Paper 12 in this edition's bundle"), (15, "no Paper 15 in this edition's bundle")]
+    assert linker.result.cited == {2: 1}
+
+
+def test_a_title_naming_another_paper_is_flagged() -> None:
+    md, linker = link('Paper 3 ("Speculative Decoding at Scale") shows it. '
+                      "Paper 1 (FlashDecoding) is right. Paper 2 (see Table 4) too. "
+                      'Paper 4, "A Title Nobody Wrote", says so.')
+    problems = [(p.number, p.reason) for p in linker.result.problems]
+    assert problems == [
+        (3, "the title given names Paper 2, not Paper 3"),
+        (4, "Paper 4 is titled “Continuous Batching in Practice”"),
+    ]
+    assert md.count("⚠ title mismatch") == 2
+    assert title_score("FlashDecoding", TITLES[0]) == 1.0
+
+
+def test_figures_are_looked_up_in_the_cited_papers_text() -> None:
+    md, linker = link("Paper 5 reports a 45.8% cost reduction and a 1.83× speedup. "
+                      "Paper 5 also claims 3.2x lower latency. Papers 1 and 2 report 10% gains.")
+    checks = [(f.paper, f.figure, f.found) for f in linker.result.figures]
+    assert checks == [(5, "45.8%", True), (5, "1.83×", True), (5, "3.2x", False)]
+    assert md.count('class="digest-found"') == 2 and md.count('class="digest-flag"') == 1
+    html = markdown.markdown(md)
+    assert live_problems(html) == []
+
+
+def test_code_is_left_alone() -> None:
+    md, linker = link("Use `Paper 3` literally.\n\n```\nPaper 4 reports 50%\n```\n")
+    assert "`Paper 3`" in md and "Paper 4 reports 50%" in md
+    assert linker.result.cited == {}
+
+
+def test_citations_end_to_end(workspace: Path, sglang_server: SglangServer) -> None:
+    answer = (
+        "## Findings\n\n"
+        "Paper 5 reports 55.6% of answers correct, while Paper 5 also claims a 12.5% gain. "
+        "Papers 1, 2 and 3 test software (Paper 4). Papers 3–4 agree; paper 6 does not.\n\n"
+        'Paper 9 is out of scope. Paper 2 ("Active Fuzzing for Testing and Securing '
+        'Cyber-Physical Systems") says so.\n'
+    )
+    sglang_server.state.responder = lambda body: Answer(
+        answer if "Task:" in task_of(body) else "Paper 1 alone.")
+    result = CliRunner().invoke(cli, ["build", "--config", str(workspace), "--edition", "2026-12-02"])
+    assert result.exit_code == 0, result.output
+
+    ws = workspace.parent
+    edition = ws / "site_src" / "editions" / "2026-12-02"
+    record = json.loads((edition / "edition.json").read_text())
+    rm = record["citations"]["research-map"]
+    assert [r["number"] for r in rm["resolved"]] == [1, 2, 3, 4, 5, 6]
+    assert rm["resolved"][0]["arxiv_id"] == "2202.12139v1"
+    assert {(u["number"], u["reason"]) for u in rm["unresolved"]} == {
+        (9, "no Paper 9 in this edition's bundle"),
+        (2, "the title given names Paper 3, not Paper 2")}
+    assert [(f["paper"], f["figure"], f["found"]) for f in rm["figures"]] == [
+        (5, "55.6%", True), (5, "12.5%", False)]
+    # The deep dives answered "Paper 1 alone.": their own record.
+    assert [r["number"] for r in record["citations"]["memory-management"]["resolved"]] == [1]
+
+    html = (ws / "site" / "editions" / "2026-12-02" / "research-map" / "index.html").read_text()
+    body = re.search(r"<article[^>]*>(.*)</article>", html, re.DOTALL)
+    assert body
+    content = body.group(1)
+    assert live_problems(content) == []
+    assert 'href="../papers/2202.12139v1/"' in content  # relative link to the paper page
+    assert "⚠ not in this edition" in content and "⚠ title mismatch" in content
+    assert "digest-found" in content and "digest-flag" in content
+
+    overview = (edition / "index.md").read_text()
+    assert "## Citation checks" in overview and "2 citation problem(s)" in overview
+    assert "| 12.5% | **not found** |" in overview
+    paper = (edition / "papers" / "2202.12139v1.md").read_text()
+    assert "## Cited in" in paper and "[Research map](../research-map.md)" in paper
+    assert "Papers 1, 2 and 3 test software" in paper
+    assert "No synthesis page of this edition cites" not in paper
+    assert "digest.css" in (ws / "site" / "index.html").read_text()
