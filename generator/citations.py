@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .models import NumberedPaper
+from .safe_text import tooltip
 
 _NUM = r"\d{1,3}"
 _RANGE = rf"{_NUM}(?:\s*(?:[-–—]|to)\s*{_NUM})?"
@@ -31,7 +32,6 @@ _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z*(\[\"“])|\n+")
 _FIGURE_RE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(%|×|x(?![A-Za-z])|-fold|\s?times\b)")
 _WORD_RE = re.compile(r"[a-z0-9]+")
 _PARKED_RE = re.compile("\x00(\\d+)\x00")
-_TOOLTIP_UNSAFE_RE = re.compile(r'[<>"\\\[\]`|]')
 _STOP = {"a", "an", "the", "of", "for", "and", "in", "on", "to", "with", "via", "by", "at",
          "from", "is", "are", "towards", "toward", "using", "its", "their", "paper", "et", "al"}
 
@@ -150,8 +150,7 @@ class CitationLinker:
 
     def _link(self, number: int, label: str) -> str:
         paper = self._papers[number].paper
-        title = _TOOLTIP_UNSAFE_RE.sub("", paper.title)
-        return f'[{label}]({self._prefix}{paper.slug}.md "{title}")'
+        return f'[{label}]({self._prefix}{paper.slug}.md "{tooltip(paper.title)}")'
 
     def _invalid(self, number: int, label: str) -> str:
         total = len(self._papers)

@@ -22,7 +22,7 @@ from . import __version__
 from .cache import atomic_write_text, read_json
 from .citations import CitationLinker, PageCitations
 from .models import Bundle, Completion, FetchResult, PromptRequest, SynthesisResult
-from .safe_text import md_cell, md_model, md_text, plain, safe_url
+from .safe_text import md_cell, md_model, md_text, plain, safe_url, tooltip
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ def make_environment(workspace: Path) -> jinja2.Environment:
         extensions=["jinja2.ext.do"],
         autoescape=False,  # Markdown, not HTML: the filters below do the escaping
     )
-    env.filters.update(text=md_text, cell=md_cell, model=_model, plain=plain, url=safe_url,
+    env.filters.update(text=md_text, cell=md_cell, model=_model, plain=plain, url=safe_url, tooltip=tooltip,
                        words=lambda s: len(str(s).split()), num=_num)
     return env
 

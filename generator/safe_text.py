@@ -92,6 +92,14 @@ def plain(text: str) -> str:
     return escape_markdown(" ".join(tex_accents(text).split()))
 
 
+_TOOLTIP_UNSAFE_RE = re.compile(r'[<>"\\\[\]`|()]')
+
+
+def tooltip(text: str) -> str:
+    """Untrusted text for a Markdown link title ("…"): nothing that could end the title or link."""
+    return " ".join(_TOOLTIP_UNSAFE_RE.sub("", text).split())[:200]
+
+
 def safe_url(url: str | None) -> str | None:
     """An http(s) URL fit for a Markdown link target, or None for anything else."""
     if not url:
