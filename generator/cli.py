@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from . import __version__, pipeline
+from .cache import Cache
 from .config import Config, load_config
 from .errors import DigestError, UsageError
 from .models import Completion, PromptRequest
@@ -57,6 +58,17 @@ def _edition(edition: str | None) -> str:
     return pipeline.check_edition(edition or pipeline.today())
 
 
+def _wait(services: pipeline.Services, wait_s: float) -> None:
+    if wait_s <= 0:
+        return
+
+    def progress(waited: float, seen: str) -> None:
+        click.echo(f"  waiting for {services.chat.base_url}: {seen} ({waited:.0f}/{wait_s:g} s)",
+                   err=True)
+
+    pipeline.wait_for_server(services, wait_s, progress)
+
+
 def _on_done(request: PromptRequest, completion: Completion) -> None:
     if not completion.ok:
         click.secho(f"  failed  {request.name}: {completion.error}", fg="red", err=True)
@@ -69,6 +81,10 @@ def _on_done(request: PromptRequest, completion: Completion) -> None:
 
 config_option = click.option("--config", "config_path", default="config.toml", show_default=True,
                              type=click.Path(dir_okay=False), help=CONFIG_HELP)
+wait_option = click.option(
+    "--wait-for-server", "wait_s", type=float, default=0.0, metavar="SECONDS",
+    help="Wait up to SECONDS for the LLM server to become ready (a new SGLang server takes "
+         "minutes to load a model).")
 edition_option = click.option("--edition", default=None,
                               help="Edition name, a date (default: today, UTC).")
 
@@ -115,7 +131,8 @@ def init(directory: Path) -> None:
 @config_option
 @edition_option
 @click.option("--refresh", is_flag=True, help="Query arXiv again even if this edition was fetched.")
-def build(config_path: str, edition: str | None, refresh: bool) -> None:
+@wait_option
+def build(config_path: str, edition: str | None, refresh: bool, wait_s: float) -> None:
     """Run every stage: fetch, synthesize, render and build the site.
 
     A rerun of the same edition reuses everything cached: no PDF is downloaded and no prompt
@@ -130,6 +147,7 @@ def build(config_path: str, edition: str | None, refresh: bool) -> None:
         name = _edition(edition)
         services = pipeline.make_services(config, os.environ)
         click.echo(f"Building edition {name} of {config.digest.title!r}", err=True)
+        _wait(services, wait_s)
         report = pipeline.run(config, services, name, refresh=refresh, on_done=_on_done)
         click.echo(
             f"Edition {report.edition}: {report.papers} papers ({report.full_text} with full "
@@ -172,7 +190,8 @@ def fetch(config_path: str, edition: str | None, refresh: bool) -> None:
 @cli.command()
 @config_option
 @edition_option
-def synthesize(config_path: str, edition: str | None) -> None:
+@wait_option
+def synthesize(config_path: str, edition: str | None, wait_s: float) -> None:
     """Run every synthesis prompt of a fetched edition (cached answers are reused).
 
     \b
@@ -183,6 +202,7 @@ def synthesize(config_path: str, edition: str | None) -> None:
         config = _config(config_path)
         name = _edition(edition)
         services = pipeline.make_services(config, os.environ)
+        _wait(services, wait_s)
         with services.cache.lock():
             result = pipeline.synthesize_stage(config, services, name, on_done=_on_done)
         failed = [c.name for c in result.completions if not c.ok]
@@ -241,6 +261,64 @@ def serve(config_path: str, dev_addr: str | None) -> None:
         config = _config(config_path)
         serve_site(config.mkdocs_yml, config.docs_dir, config.digest.title,
                    fallback_yml=pipeline.skeleton_dir() / "mkdocs.yml", dev_addr=dev_addr)
+
+
+_MARKS = {"ok": ("ok", "green"), "warning": ("warning", "yellow"), "problem": ("problem", "red"),
+          "info": ("info", "blue")}
+
+
+@cli.command()
+@config_option
+def doctor(config_path: str) -> None:
+    """Check the LLM server and arXiv before spending anything on them.
+
+    Reports, with a verdict and advice per line: whether the server answers and serves the
+    configured model, its context length against the bundle, SGLang's prefix cache, cache
+    report, schedule policy and reasoning parser, whether thinking comes back separately,
+    and whether arXiv answers. Exit code 1 when any line is a problem.
+
+    \b
+    Example:
+        digest doctor --config my-digest/config.toml
+    """
+    from .doctor import run_doctor
+
+    with user_errors():
+        config = _config(config_path)
+        services = pipeline.make_services(config, os.environ)
+        checks = run_doctor(config, services.probe, services.chat, services.source, services.cache)
+        for check in checks:
+            label, color = _MARKS[check.verdict]
+            click.echo(click.style(f"{label:>8}", fg=color) + f"  {check.name}: {check.detail}")
+            if check.advice:
+                click.echo(f"{'':>10}-> {check.advice}")
+        problems = sum(1 for c in checks if c.verdict == "problem")
+        if problems:
+            click.secho(f"{problems} problem(s) found.", fg="red", err=True)
+            sys.exit(1)
+
+
+@cli.command("server-command")
+@config_option
+def server_command(config_path: str) -> None:
+    """Print the SGLang launch command that fits this workspace's config.
+
+    The context length leaves room for the bundle (the last edition's, or an estimate) plus
+    the longest answer.
+
+    \b
+    Example:
+        digest server-command --config my-digest/config.toml
+    """
+    from .doctor import bundle_size, needed_context, suggested_context
+    from .server import sglang_command
+
+    with user_errors():
+        config = _config(config_path)
+        size = bundle_size(config, Cache(config.cache_dir))
+        context = suggested_context(needed_context(config, size.tokens))
+        click.echo(f"# context length sized for {size.source} ({size.tokens:,} tokens)", err=True)
+        click.echo(sglang_command(config.llm.model, config.llm.base_url, context))
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -51,6 +51,7 @@ class LlmSettings:
     timeout_seconds: float = 600.0
     max_retries: int = 2
     max_concurrency: int = 4
+    context_tokens: int = 0  # the model's context length; 0 asks the server
     # How this server turns thinking on; merged into the top level of the request JSON.
     thinking_extra_body: dict[str, Any] = field(
         default_factory=lambda: {"chat_template_kwargs": {"thinking": True}}
@@ -303,6 +304,7 @@ def _check_values(config: Config) -> list[str]:
     at_least("llm.timeout_seconds", llm.timeout_seconds, 1)
     at_least("llm.max_retries", llm.max_retries, 0)
     at_least("llm.max_concurrency", llm.max_concurrency, 1)
+    at_least("llm.context_tokens", llm.context_tokens, 0)
 
     specs: list[tuple[str, int, float]] = [
         ("prompts.research_map", p.research_map.max_tokens, p.research_map.temperature),

@@ -11,25 +11,17 @@ import logging
 import re
 import time
 from typing import Any
-from urllib.parse import urlparse
 
 import openai
 from openai import OpenAI
 
 from .errors import LlmRequestError, ServerUnavailableError
 from .models import Completion, PromptRequest, Usage
+from .server import sglang_command
 
 log = logging.getLogger(__name__)
 
 _THINK_RE = re.compile(r"<think>(.*?)</think>", re.DOTALL)
-
-
-def launch_hint(base_url: str, model: str) -> str:
-    """The SGLang command that would serve `model` at `base_url`."""
-    port = urlparse(base_url).port or 30000
-    parser = " --reasoning-parser deepseek-v4" if "deepseek" in model.lower() else ""
-    return (f"python -m sglang.launch_server --model-path {model} --port {port}"
-            f"{parser} --enable-cache-report")
 
 
 def split_reasoning(content: str, reasoning: str) -> tuple[str, str]:
@@ -84,7 +76,7 @@ class ChatClient:
         except openai.APIConnectionError as err:
             raise ServerUnavailableError(
                 f"the LLM server at {self.base_url} did not answer ({_cause(err)}).\n"
-                f"Start SGLang with:\n  {launch_hint(self.base_url, self.model)}\n"
+                f"Start SGLang with:\n  {sglang_command(self.model, self.base_url)}\n"
                 "or point [llm] base_url in config.toml at a running OpenAI-compatible server."
             ) from err
         except openai.APIStatusError as err:
@@ -128,8 +120,8 @@ class ChatClient:
         choice = response.choices[0]
         message = choice.message
         extra = message.model_extra or {}
-        reasoning = extra.get("reasoning_content") or extra.get("reasoning") or ""
-        content, reasoning = split_reasoning(message.content or "", str(reasoning))
+        separate = str(extra.get("reasoning_content") or extra.get("reasoning") or "")
+        content, reasoning = split_reasoning(message.content or "", separate)
         finish = choice.finish_reason or ""
         if not content and finish != "length":
             raise LlmRequestError(f"the server at {self.base_url} returned an empty answer")
@@ -141,6 +133,7 @@ class ChatClient:
             finish_reason=finish,
             usage=_usage(response.usage),
             latency_s=round(latency, 3),
+            reasoning_leaked=bool(reasoning) and not separate,
         )
 
 

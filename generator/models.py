@@ -242,6 +242,7 @@ class Completion:
     latency_s: float = 0.0
     error: str = ""  # non-empty: the prompt failed and `content` is empty
     from_cache: bool = False
+    reasoning_leaked: bool = False  # the reasoning came inside the answer as <think> text
 
     @property
     def ok(self) -> bool:
@@ -261,6 +262,7 @@ class Completion:
             "usage": self.usage.to_dict(),
             "latency_s": self.latency_s,
             "error": self.error,
+            "reasoning_leaked": self.reasoning_leaked,
         }
 
     @classmethod
@@ -275,6 +277,7 @@ class Completion:
             latency_s=data.get("latency_s", 0.0),
             error=data.get("error", ""),
             from_cache=from_cache,
+            reasoning_leaked=data.get("reasoning_leaked", False),
         )
 
 

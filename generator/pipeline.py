@@ -8,7 +8,7 @@ time and an interrupted build resumes where it stopped. External services are bu
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,13 +17,14 @@ from .arxiv_source import ArxivSource, HttpSession, PdfDownloader, RateLimiter
 from .bundle import build_bundle
 from .cache import Cache, completion_key
 from .config import Config
-from .errors import UsageError
+from .errors import ServerUnavailableError, UsageError
 from .fetch import FetchSettings, run_fetch
 from .llm_client import ChatClient
 from .models import Bundle, FetchResult, PromptRequest, SynthesisResult
 from .prompts import build_requests
 from .render import (EDITION_RE, default_template_dir, load_records, make_environment,
                      render_edition, write_pages)
+from .server import ServerProbe
 from .site import build_site
 from .synthesis import OnDone, load_synthesis, run_synthesis, save_synthesis
 
@@ -39,6 +40,7 @@ class Services:
     source: ArxivSource
     downloader: PdfDownloader
     chat: ChatClient
+    probe: ServerProbe
     cache: Cache
 
 
@@ -81,8 +83,18 @@ def make_services(config: Config, environ: Mapping[str, str]) -> Services:
             timeout=config.llm.timeout_seconds,
             max_retries=config.llm.max_retries,
         ),
+        probe=ServerProbe(session, config.llm.base_url, api_key),
         cache=Cache(config.cache_dir),
     )
+
+
+def wait_for_server(services: Services, timeout: float,
+                    on_progress: Callable[[float, str], None] | None = None) -> None:
+    """Wait for a starting server (SGLang takes minutes to load a model) instead of failing."""
+    if not services.probe.wait_ready(timeout, on_progress):
+        raise ServerUnavailableError(
+            f"the LLM server at {services.chat.base_url} was not ready after {timeout:g} s; "
+            "check its log, or wait longer with a larger --wait-for-server")
 
 
 def fetch_stage(config: Config, services: Services, edition: str, *, refresh: bool = False) -> FetchResult:

@@ -45,6 +45,7 @@ def test_thinking_sends_the_extra_body_and_keeps_reasoning(sglang_server: Sglang
     (sent,) = sglang_server.state.chat_requests
     assert sent["chat_template_kwargs"] == {"thinking": True}
     assert completion.reasoning.startswith("First, compare Paper 1")
+    assert not completion.reasoning_leaked
     assert completion.usage.reasoning_tokens and completion.usage.reasoning_tokens > 0
 
 
@@ -53,6 +54,7 @@ def test_leaked_think_block_is_split_out(sglang_server: SglangServer) -> None:
     completion = client(sglang_server).complete(request())
     assert completion.content == "The answer."
     assert completion.reasoning == "hmm, Paper 2"
+    assert completion.reasoning_leaked
     assert split_reasoning("reasoning only\n</think>\nanswer", "") == ("answer", "reasoning only")
 
 
@@ -99,6 +101,7 @@ def test_unreachable_server_names_the_url_and_how_to_start_sglang() -> None:
     assert "http://127.0.0.1:9/v1 did not answer" in message
     assert (f"python -m sglang.launch_server --model-path {MODEL} --port 9 "
             "--reasoning-parser deepseek-v4 --enable-cache-report") in message
+    assert "--schedule-policy lpm" in message
 
 
 def test_retries_ride_out_a_503(sglang_server: SglangServer) -> None:

@@ -66,6 +66,13 @@ class SglangState:
     responder: Responder = default_responder
     faults: list[Fault] = field(default_factory=list)  # served, in order, before any answer
     delay_s: float = 0.0
+    # Server settings, as SGLang reports them at /server_info.
+    radix_cache_off: bool = False
+    cache_report: bool = True
+    schedule_policy: str = "lpm"
+    reasoning_parser: str | None = "deepseek-v4"  # None: thinking leaks into content as <think>
+    starting_until: float = 0.0  # time.monotonic() before which the server is still loading
+    plain_openai: bool = False  # only the plain OpenAI endpoints (vLLM, llama.cpp, hosted APIs)
     chat_requests: list[dict[str, Any]] = field(default_factory=list)
     model_requests: int = 0
     seen_prompts: list[str] = field(default_factory=list)
@@ -81,14 +88,33 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         state = self.server.state
-        if self.path == "/health":
-            self._json(200, {})
-        elif self.path == "/v1/models":
+        starting = time.monotonic() < state.starting_until
+        if self.path == "/v1/models":
             with state.lock:
                 state.model_requests += 1
-            self._json(200, {"object": "list", "data": [
-                {"id": m, "object": "model", "created": 0, "owned_by": "sglang", "root": m,
-                 "max_model_len": state.max_model_len} for m in state.models]})
+        if self.path in ("/health", "/server_info") and state.plain_openai:
+            self._error(404, "Not Found", "NotFoundError")
+        elif starting:
+            self._error(503, "The server is starting.", "ServiceUnavailableError")
+        elif self.path == "/health":
+            self._json(200, {})
+        elif self.path == "/v1/models":
+            models = []
+            for m in state.models:
+                entry: dict[str, Any] = {"id": m, "object": "model", "created": 0,
+                                         "owned_by": "sglang", "root": m}
+                if not state.plain_openai:
+                    entry["max_model_len"] = state.max_model_len
+                models.append(entry)
+            self._json(200, {"object": "list", "data": models})
+        elif self.path == "/server_info":
+            self._json(200, {
+                "model_path": state.models[0], "context_length": state.max_model_len,
+                "disable_radix_cache": state.radix_cache_off,
+                "enable_cache_report": state.cache_report,
+                "schedule_policy": state.schedule_policy,
+                "reasoning_parser": state.reasoning_parser,
+                "max_total_num_tokens": 1_000_000, "version": "0.5.23"})
         else:
             self._error(404, "Not Found", "NotFoundError")
 
@@ -110,32 +136,42 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("model") not in state.models:
             self._error(404, f"The model `{body.get('model')}` does not exist.", "NotFoundError")
             return
+        if time.monotonic() < state.starting_until:
+            self._error(503, "The server is starting.", "ServiceUnavailableError")
+            return
         answer = state.responder(body)
         if isinstance(answer, Fault):
             self._error(answer.status, answer.message, answer.error_type)
             return
+        if answer.reasoning and (state.reasoning_parser is None or state.plain_openai):
+            answer = Answer(f"<think>{answer.reasoning}</think>{answer.content}",
+                            finish_reason=answer.finish_reason,
+                            completion_tokens=answer.completion_tokens)
         prompt = "".join(str(m["content"]) for m in body["messages"])
         prompt = ("T:" if thinking_of(body) else "N:") + prompt  # the modes never share a prefix
         prompt_tokens = max(1, len(prompt) // 4)
         with state.lock:
             best = max((_common(prompt, p) for p in state.seen_prompts), default=0)
             state.seen_prompts.append(prompt)
-        cached = min((best // 4) // PAGE_TOKENS * PAGE_TOKENS, prompt_tokens - 1)
+        cached = 0 if state.radix_cache_off else min(
+            (best // 4) // PAGE_TOKENS * PAGE_TOKENS, prompt_tokens - 1)
         reasoning_tokens = len(answer.reasoning) // 4
         completion_tokens = answer.completion_tokens or (
             max(1, len(answer.content) // 4) + reasoning_tokens)
         message: dict[str, Any] = {"role": "assistant", "content": answer.content,
                                    "reasoning_content": answer.reasoning or None,
                                    "tool_calls": None}
+        usage: dict[str, Any] = {
+            "prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens + completion_tokens,
+            "completion_tokens": completion_tokens, "reasoning_tokens": reasoning_tokens}
+        if state.cache_report and not state.plain_openai:
+            usage["prompt_tokens_details"] = {"cached_tokens": cached}
         self._json(200, {
             "id": f"chatcmpl-{len(state.chat_requests)}", "object": "chat.completion",
             "created": int(time.time()), "model": body["model"],
             "choices": [{"index": 0, "message": message, "logprobs": None,
                          "finish_reason": answer.finish_reason, "matched_stop": 1}],
-            "usage": {"prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens + completion_tokens,
-                      "completion_tokens": completion_tokens,
-                      "prompt_tokens_details": {"cached_tokens": cached},
-                      "reasoning_tokens": reasoning_tokens},
+            "usage": usage,
         })
 
     def _error(self, status: int, message: str, error_type: str) -> None:

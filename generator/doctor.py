@@ -1,0 +1,206 @@
+"""`digest doctor`: check the server and arXiv before a run spends anything on them.
+
+Each check gives a verdict (ok, warning, problem, or info for what could not be checked) and
+what to do about it. Servers other than SGLang get what can be checked through the plain
+OpenAI endpoints, and "info" for the rest: never a false alarm.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import openai
+import requests
+
+from .arxiv_source import ArxivSource
+from .bundle import build_bundle
+from .cache import Cache
+from .config import Config
+from .errors import ArxivError, LlmRequestError
+from .llm_client import ChatClient
+from .models import Message, PromptRequest
+from .server import ServerProbe, reasoning_parser_for, sglang_command
+
+log = logging.getLogger(__name__)
+
+Verdict = Literal["ok", "warning", "problem", "info"]
+
+# Beyond the bundle, a prompt carries the system message and its task; a generous allowance.
+PROMPT_OVERHEAD_TOKENS = 1024
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    verdict: Verdict
+    detail: str
+    advice: str = ""
+
+
+@dataclass(frozen=True)
+class BundleSize:
+    tokens: int
+    source: str  # where the figure comes from, for the report
+
+
+def bundle_size(config: Config, cache: Cache) -> BundleSize:
+    """The last edition's bundle size if one was fetched, else an estimate from the config."""
+    fetches = sorted((config.cache_dir / "editions").glob("*/fetch.json"))
+    for path in reversed(fetches):
+        fetched = cache.get_fetch(path.parent.name)
+        if fetched and fetched.sources:
+            bundle = build_bundle(fetched.sources)
+            return BundleSize(bundle.estimated_tokens, f"the bundle of edition {path.parent.name}")
+    a = config.arxiv
+    chars = a.max_papers * (min(a.max_abstract_chars, 1500) + 400) + a.full_text_papers * a.max_pdf_chars
+    return BundleSize(math.ceil(chars / 4), "an estimate from [arxiv] in config.toml")
+
+
+def needed_context(config: Config, bundle_tokens: int) -> int:
+    p = config.prompts
+    longest_answer = max([p.research_map.max_tokens, p.thinking.max_tokens,
+                          p.thinking.thinking_max_tokens, *(d.max_tokens for d in p.deep_dives)])
+    return bundle_tokens + PROMPT_OVERHEAD_TOKENS + longest_answer
+
+
+def suggested_context(needed: int) -> int:
+    """Room for a fifth more than needed, rounded up to a multiple of 1024."""
+    return math.ceil(needed * 1.2 / 1024) * 1024
+
+
+def run_doctor(config: Config, probe: ServerProbe, chat: ChatClient, source: ArxivSource,
+               cache: Cache) -> list[Check]:
+    checks: list[Check] = []
+    llm = config.llm
+    hint = sglang_command(llm.model, llm.base_url)
+    try:
+        models = probe.models()
+    except (requests.RequestException, ValueError) as err:
+        status = getattr(getattr(err, "response", None), "status_code", None)
+        reason = f"HTTP {status}" if status else type(err).__name__
+        checks.append(Check("server", "problem", f"{llm.base_url} does not answer ({reason})",
+                            f"start SGLang: {hint}"))
+        checks.append(check_arxiv(config, source))
+        return checks
+    checks.append(Check("server", "ok", f"{llm.base_url} answers"))
+
+    served = [m.id for m in models]
+    if llm.model in served:
+        checks.append(Check("model", "ok", f"serves {llm.model}"))
+    else:
+        checks.append(Check("model", "problem",
+                            f"does not serve {llm.model}; it serves: {', '.join(served) or 'nothing'}",
+                            "set [llm] model in config.toml to one of these"))
+
+    info = probe.server_info()
+    checks.append(check_context(config, cache, models, info))
+    if info is None:
+        checks.append(Check("sglang", "info",
+                            "no /server_info: not SGLang, so its prefix cache, cache report, "
+                            "schedule policy and reasoning parser cannot be checked"))
+    else:
+        checks.extend(check_sglang(config, info))
+    if llm.model in served:
+        checks.append(check_thinking(config, chat))
+    checks.append(check_arxiv(config, source))
+    return checks
+
+
+def check_context(config: Config, cache: Cache, models: list[Any], info: dict[str, Any] | None) -> Check:
+    size = bundle_size(config, cache)
+    needed = needed_context(config, size.tokens)
+    context = config.llm.context_tokens or next(
+        (m.max_model_len for m in models if m.id == config.llm.model and m.max_model_len), None)
+    if not context and info and isinstance(info.get("context_length"), int):
+        context = info["context_length"]
+    if not context:
+        return Check("context", "info",
+                     f"the server does not report its context length; a prompt needs about "
+                     f"{needed:,} tokens ({size.source})",
+                     "set [llm] context_tokens in config.toml to check it")
+    detail = (f"{context:,} tokens; a prompt needs about {needed:,} ({size.tokens:,} for "
+              f"{size.source} plus the longest answer)")
+    if context < needed:
+        return Check("context", "problem", detail,
+                     f"start the server with --context-length {suggested_context(needed)}, or "
+                     "lower [arxiv] max_pdf_chars / full_text_papers")
+    if context < needed * 1.1:
+        return Check("context", "warning", detail + ": little headroom",
+                     f"consider --context-length {suggested_context(needed)}")
+    return Check("context", "ok", detail)
+
+
+def check_sglang(config: Config, info: dict[str, Any]) -> list[Check]:
+    checks: list[Check] = []
+    if info.get("disable_radix_cache"):
+        checks.append(Check("prefix cache", "problem",
+                            "the radix cache is off: every prompt prefills the whole bundle again",
+                            "restart SGLang without --disable-radix-cache"))
+    else:
+        checks.append(Check("prefix cache", "ok", "the radix cache is on"))
+    if info.get("enable_cache_report"):
+        checks.append(Check("cache report", "ok", "cached tokens are reported"))
+    else:
+        checks.append(Check("cache report", "warning",
+                            "cache reporting is off: the run figures cannot show prefix-cache hits",
+                            "restart SGLang with --enable-cache-report"))
+    policy = info.get("schedule_policy")
+    if policy == "lpm":
+        checks.append(Check("schedule policy", "ok", "lpm (longest prefix match)"))
+    else:
+        checks.append(Check("schedule policy", "warning",
+                            f"{policy or 'unknown'}: prompts that share the bundle may not be "
+                            "scheduled together", "restart SGLang with --schedule-policy lpm"))
+    parser = info.get("reasoning_parser")
+    wanted = reasoning_parser_for(config.llm.model)
+    if parser:
+        checks.append(Check("reasoning parser", "ok", str(parser)))
+    else:
+        advice = f"restart SGLang with --reasoning-parser {wanted}" if wanted else (
+            "restart SGLang with the --reasoning-parser for this model")
+        checks.append(Check("reasoning parser", "warning",
+                            "none: thinking text will be mixed into the answers", advice))
+    return checks
+
+
+def check_thinking(config: Config, chat: ChatClient) -> Check:
+    """One tiny request with thinking on: does the reasoning come back separately?"""
+    request = PromptRequest(
+        name="doctor", title="doctor", kind="thinking", question="",
+        messages=(Message("user", "What is 17 + 25? Answer with the number only."),),
+        max_tokens=256, temperature=0.0, thinking=True,
+        extra_body_json=json.dumps(config.llm.thinking_extra_body, sort_keys=True),
+    )
+    try:
+        completion = chat.complete(request)
+    except LlmRequestError as err:
+        if err.status == 400:
+            return Check("thinking", "warning", f"the server refused the thinking request: {err}",
+                         "set [llm] thinking_extra_body to how this server turns thinking on")
+        return Check("thinking", "problem", f"a one-line request failed: {err}")
+    except openai.OpenAIError as err:
+        return Check("thinking", "problem", f"a one-line request failed: {err}")
+    if completion.reasoning and not completion.reasoning_leaked:
+        return Check("thinking", "ok", f"reasoning comes back separately "
+                     f"({len(completion.reasoning.split())} words for a one-line question)")
+    if completion.reasoning_leaked:
+        return Check("thinking", "warning", "reasoning leaks into the answer as <think> text",
+                     "start the server with a reasoning parser (SGLang: --reasoning-parser)")
+    return Check("thinking", "warning", "no reasoning came back with thinking on",
+                 "check [llm] thinking_extra_body and the server's reasoning parser")
+
+
+def check_arxiv(config: Config, source: ArxivSource) -> Check:
+    try:
+        papers = source.search(config.arxiv.query, 1, 200)
+    except ArxivError as err:
+        return Check("arxiv", "problem", str(err))
+    if not papers:
+        return Check("arxiv", "warning", f"{config.arxiv.api_url} answers, but the query matches "
+                     "no papers", "check [arxiv] query")
+    return Check("arxiv", "ok", f"{config.arxiv.api_url} answers; newest match: "
+                 f"{papers[0].arxiv_id}")

@@ -1,0 +1,128 @@
+"""What we can learn about the LLM server without running a prompt, and how to start one.
+
+SGLang exposes its settings (`/server_info`, `/model_info`, `/health`); other OpenAI-compatible
+servers expose only `/v1/models`. Everything here degrades to "unknown" rather than guessing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlparse
+
+import requests
+
+log = logging.getLogger(__name__)
+
+# SGLang's reasoning parsers for the model families we know; others get none suggested.
+_REASONING_PARSERS = (
+    ("deepseek-v4", "deepseek-v4"),
+    ("deepseek-r1", "deepseek-r1"),
+    ("deepseek-v3", "deepseek-v3"),
+    ("qwen3", "qwen3"),
+    ("gpt-oss", "gpt-oss"),
+    ("kimi", "kimi"),
+    ("glm-4.5", "glm45"),
+)
+
+
+def reasoning_parser_for(model: str) -> str | None:
+    name = model.lower()
+    return next((parser for key, parser in _REASONING_PARSERS if key in name), None)
+
+
+def sglang_command(model: str, base_url: str, context_length: int | None = None) -> str:
+    """The SGLang launch command that serves `model` where `base_url` expects it."""
+    url = urlparse(base_url)
+    parts = ["python -m sglang.launch_server", f"--model-path {model}"]
+    if url.hostname and url.hostname not in ("localhost", "127.0.0.1", "::1"):
+        parts.append("--host 0.0.0.0")
+    parts.append(f"--port {url.port or 30000}")
+    parser = reasoning_parser_for(model)
+    if parser:
+        parts.append(f"--reasoning-parser {parser}")
+    parts += ["--enable-cache-report", "--schedule-policy lpm"]
+    if context_length:
+        parts.append(f"--context-length {context_length}")
+    return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class ServedModel:
+    id: str
+    max_model_len: int | None
+
+
+class ServerProbe:
+    """Plain GETs against the server's informational endpoints."""
+
+    def __init__(self, session: requests.Session, base_url: str, api_key: str) -> None:
+        self._session = session
+        self.base_url = base_url.rstrip("/")
+        # SGLang's native endpoints live at the root, beside /v1.
+        self.root_url = self.base_url[:-3] if self.base_url.endswith("/v1") else self.base_url
+        self._headers = {"Authorization": f"Bearer {api_key}"}
+
+    def _get(self, url: str, timeout: float = 10.0) -> requests.Response:
+        return self._session.get(url, headers=self._headers, timeout=timeout)
+
+    def models(self) -> list[ServedModel]:
+        """Raises requests.RequestException if unreachable, or HTTPError on an error status."""
+        response = self._get(f"{self.base_url}/models")
+        response.raise_for_status()
+        data = response.json().get("data", [])
+        return [ServedModel(str(m.get("id")), _int(m.get("max_model_len"))) for m in data]
+
+    def json_or_none(self, *paths: str) -> dict[str, Any] | None:
+        """The first of `paths` (at the root URL) that answers 200 with a JSON object."""
+        for path in paths:
+            try:
+                response = self._get(f"{self.root_url}{path}")
+                if response.status_code == 200:
+                    data = response.json()
+                    if isinstance(data, dict):
+                        return data
+            except (requests.RequestException, ValueError):
+                continue
+        return None
+
+    def server_info(self) -> dict[str, Any] | None:
+        info = self.json_or_none("/server_info", "/get_server_info")
+        if info and isinstance(info.get("server_args"), dict):
+            info = {**info["server_args"], **info}  # some versions nest the arguments
+        return info
+
+    def readiness(self) -> tuple[bool, str]:
+        """(ready, what was seen): /health where the server has it, else /v1/models."""
+        try:
+            response = self._get(f"{self.root_url}/health", timeout=5.0)
+            if response.status_code == 200:
+                return True, "healthy"
+            if response.status_code != 404:
+                return False, f"/health answered {response.status_code} (still starting?)"
+            response = self._get(f"{self.base_url}/models", timeout=5.0)
+            return response.status_code == 200, f"/v1/models answered {response.status_code}"
+        except requests.RequestException as err:
+            return False, f"not answering ({type(err).__name__})"
+
+    def wait_ready(self, timeout: float, on_progress: Callable[[float, str], None] | None = None,
+                   interval: float = 2.0) -> bool:
+        """Poll until the server is ready or `timeout` seconds pass; True when ready."""
+        started = time.monotonic()
+        while True:
+            ready, seen = self.readiness()
+            waited = time.monotonic() - started
+            if ready:
+                return True
+            if waited >= timeout:
+                return False
+            if on_progress:
+                on_progress(waited, seen)
+            time.sleep(min(interval, max(0.05, timeout - waited)))
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

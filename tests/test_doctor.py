@@ -1,0 +1,130 @@
+"""`digest doctor`, `--wait-for-server` and `digest server-command` against local servers."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from generator.cli import cli
+from tests.conftest import write_config
+from tests.servers.arxiv import ArxivServer
+from tests.servers.sglang import SglangServer
+
+
+def doctor(config: Path) -> Result:
+    return CliRunner().invoke(cli, ["doctor", "--config", str(config)], catch_exceptions=False)
+
+
+def lines(result: Result) -> dict[str, str]:
+    """check name -> verdict, from the report."""
+    found = re.findall(r"^\s*(ok|warning|problem|info)  ([a-z ]+):", result.output, re.MULTILINE)
+    return {name: verdict for verdict, name in found}
+
+
+def test_a_well_set_up_sglang_server_is_all_ok(workspace: Path) -> None:
+    result = doctor(workspace)
+    assert result.exit_code == 0, result.output
+    assert lines(result) == {
+        "server": "ok", "model": "ok", "context": "ok", "prefix cache": "ok",
+        "cache report": "ok", "schedule policy": "ok", "reasoning parser": "ok",
+        "thinking": "ok", "arxiv": "ok"}
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "check", "verdict", "advice"),
+    [
+        ("models", ["Qwen/Qwen3-8B"], "model", "problem", "set [llm] model"),
+        ("radix_cache_off", True, "prefix cache", "problem", "without --disable-radix-cache"),
+        ("cache_report", False, "cache report", "warning", "--enable-cache-report"),
+        ("schedule_policy", "fcfs", "schedule policy", "warning", "--schedule-policy lpm"),
+        ("reasoning_parser", None, "reasoning parser", "warning", "--reasoning-parser deepseek-v4"),
+        ("max_model_len", 8192, "context", "problem", "--context-length"),
+    ],
+)
+def test_each_condition_has_its_line(workspace: Path, sglang_server: SglangServer, setting: str,
+                                     value: object, check: str, verdict: str, advice: str) -> None:
+    setattr(sglang_server.state, setting, value)
+    result = doctor(workspace)
+    assert lines(result)[check] == verdict, result.output
+    assert advice in result.output
+    assert result.exit_code == (1 if verdict == "problem" else 0)
+
+
+def test_leaked_reasoning_is_a_warning(workspace: Path, sglang_server: SglangServer) -> None:
+    sglang_server.state.reasoning_parser = None
+    result = doctor(workspace)
+    assert lines(result)["thinking"] == "warning"
+    assert "reasoning leaks into the answer as <think> text" in result.output
+
+
+def test_unreachable_server_is_a_problem_with_the_launch_command(
+    tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer
+) -> None:
+    config = write_config(tmp_path / "ws", arxiv_server, sglang_server)
+    config.write_text(config.read_text().replace(sglang_server.base_url, "http://127.0.0.1:9/v1"))
+    result = doctor(config)
+    assert result.exit_code == 1
+    assert lines(result) == {"server": "problem", "arxiv": "ok"}
+    assert "python -m sglang.launch_server" in result.output
+
+
+def test_a_plain_openai_server_gets_no_false_alarms(workspace: Path, sglang_server: SglangServer) -> None:
+    sglang_server.state.plain_openai = True
+    result = doctor(workspace)
+    assert result.exit_code == 0, result.output
+    found = lines(result)
+    assert found["context"] == "info" and found["sglang"] == "info"
+    assert "set [llm] context_tokens" in result.output
+    assert "prefix cache" not in found and "problem" not in found.values()
+
+
+def test_context_tokens_from_config_is_used(workspace: Path, sglang_server: SglangServer) -> None:
+    sglang_server.state.plain_openai = True
+    workspace.write_text(workspace.read_text() + "context_tokens = 4096\n")
+    result = doctor(workspace)
+    assert lines(result)["context"] == "problem" and result.exit_code == 1
+
+
+def test_arxiv_down_is_a_problem(workspace: Path, arxiv_server: ArxivServer) -> None:
+    arxiv_server.state.feed_status = 500
+    result = doctor(workspace)
+    assert lines(result)["arxiv"] == "problem" and result.exit_code == 1
+
+
+def test_wait_for_server_rides_out_a_slow_start(workspace: Path, sglang_server: SglangServer) -> None:
+    sglang_server.state.starting_until = time.monotonic() + 1.5
+    result = CliRunner().invoke(cli, ["build", "--config", str(workspace), "--edition", "2026-12-02",
+                                      "--wait-for-server", "30"])
+    assert result.exit_code == 0, result.output
+    assert "waiting for" in result.output and "/health answered 503" in result.output
+
+
+def test_wait_for_server_gives_up_with_a_clear_error(workspace: Path,
+                                                      sglang_server: SglangServer) -> None:
+    sglang_server.state.starting_until = time.monotonic() + 60
+    result = CliRunner().invoke(cli, ["synthesize", "--config", str(workspace),
+                                      "--wait-for-server", "1"])
+    assert result.exit_code == 1 and "was not ready after 1 s" in result.output
+
+
+def test_without_wait_a_starting_server_fails_fast(workspace: Path, sglang_server: SglangServer) -> None:
+    sglang_server.state.starting_until = time.monotonic() + 60
+    result = CliRunner().invoke(cli, ["build", "--config", str(workspace)])
+    assert result.exit_code == 1 and "HTTP 503" in result.output
+
+
+def test_server_command_fits_the_config(workspace: Path) -> None:
+    result = CliRunner().invoke(cli, ["server-command", "--config", str(workspace)])
+    assert result.exit_code == 0, result.output
+    command = result.output.strip().splitlines()[-1]
+    port = re.search(r":(\d+)/v1", workspace.read_text())
+    assert port
+    assert command.startswith("python -m sglang.launch_server --model-path "
+                              f"deepseek-ai/DeepSeek-V4-Flash --port {port.group(1)} "
+                              "--reasoning-parser deepseek-v4 --enable-cache-report "
+                              "--schedule-policy lpm --context-length ")
+    assert int(command.rsplit(" ", 1)[1]) % 1024 == 0
