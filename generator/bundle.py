@@ -15,14 +15,17 @@ from .models import Bundle, NumberedPaper, Source
 log = logging.getLogger(__name__)
 
 
-def build_bundle(sources: Sequence[Source]) -> Bundle:
-    """Number `sources` Paper 1..N in fetch order and format them as one Markdown document."""
+def build_bundle(sources: Sequence[Source], excerpt_cap: int | None = None) -> Bundle:
+    """Number `sources` Paper 1..N in fetch order and format them as one Markdown document.
+
+    `excerpt_cap` limits every full-text excerpt to that many characters (to fit a context).
+    """
     numbered = tuple(
         NumberedPaper(
             number=i,
             paper=s.paper,
             full_text=s.full_text,
-            excerpt_chars=len(s.full_text.text) if s.full_text.status == "ok" else 0,
+            excerpt_chars=_excerpt_len(s, excerpt_cap),
         )
         for i, s in enumerate(sources, start=1)
     )
@@ -42,6 +45,30 @@ def build_bundle(sources: Sequence[Source]) -> Bundle:
     return bundle
 
 
+def _excerpt_len(source: Source, cap: int | None) -> int:
+    if source.full_text.status != "ok":
+        return 0
+    length = len(source.full_text.text)
+    return length if cap is None else min(length, cap)
+
+
+def fair_excerpt_cap(lengths: Sequence[int], budget_chars: int) -> int | None:
+    """The largest per-excerpt cap whose capped lengths fit `budget_chars`; None if all fit.
+
+    Water-filling: short excerpts stay whole and the long ones share what is left equally.
+    """
+    if sum(lengths) <= budget_chars:
+        return None
+    remaining, left = max(budget_chars, 0), len(lengths)
+    for length in sorted(lengths):
+        share = remaining // left
+        if length > share:
+            return share
+        remaining -= length
+        left -= 1
+    return remaining
+
+
 def _format(item: NumberedPaper) -> str:
     paper = item.paper
     lines = [
@@ -57,12 +84,12 @@ def _format(item: NumberedPaper) -> str:
         paper.abstract,
     ]
     text = item.full_text
-    if text.status == "ok":
+    if item.excerpt_chars:
         lines += [
             "",
-            f"### Full-text excerpt ({len(text.text)} characters from {text.pages} of "
+            f"### Full-text excerpt ({item.excerpt_chars} characters from {text.pages} of "
             f"{text.total_pages} pages)",
             "",
-            text.text,
+            text.text[: item.excerpt_chars],
         ]
     return "\n".join(lines)

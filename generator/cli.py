@@ -20,7 +20,7 @@ from . import __version__, pipeline
 from .cache import Cache
 from .config import Config, load_config
 from .errors import DigestError, UsageError
-from .models import Completion, PromptRequest
+from .cli_progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -67,16 +67,6 @@ def _wait(services: pipeline.Services, wait_s: float) -> None:
                    err=True)
 
     pipeline.wait_for_server(services, wait_s, progress)
-
-
-def _on_done(request: PromptRequest, completion: Completion) -> None:
-    if not completion.ok:
-        click.secho(f"  failed  {request.name}: {completion.error}", fg="red", err=True)
-        return
-    where = "cached" if completion.from_cache else f"{completion.latency_s:.1f} s"
-    note = ", truncated" if completion.truncated else ""
-    click.echo(f"  done    {request.name} ({completion.usage.completion_tokens:,} tokens, "
-               f"{where}{note})", err=True)
 
 
 config_option = click.option("--config", "config_path", default="config.toml", show_default=True,
@@ -148,7 +138,12 @@ def build(config_path: str, edition: str | None, refresh: bool, wait_s: float) -
         services = pipeline.make_services(config, os.environ)
         click.echo(f"Building edition {name} of {config.digest.title!r}", err=True)
         _wait(services, wait_s)
-        report = pipeline.run(config, services, name, refresh=refresh, on_done=_on_done)
+        progress = Progress()
+        try:
+            report = pipeline.run(config, services, name, refresh=refresh, observer=progress,
+                                  on_text=progress.text)
+        finally:
+            progress.close()
         click.echo(
             f"Edition {report.edition}: {report.papers} papers ({report.full_text} with full "
             f"text, {report.missing_full_text} missing), {report.sent_prompts} prompt(s) sent. "
@@ -179,7 +174,8 @@ def fetch(config_path: str, edition: str | None, refresh: bool) -> None:
         name = _edition(edition)
         services = pipeline.make_services(config, os.environ)
         with services.cache.lock():
-            result = pipeline.fetch_stage(config, services, name, refresh=refresh)
+            result = pipeline.fetch_stage(config, services, name, refresh=refresh,
+                                          on_text=Progress().text)
         for source in result.sources:
             status = source.full_text.status
             detail = f" ({source.full_text.reason})" if status == "missing" else ""
@@ -203,8 +199,12 @@ def synthesize(config_path: str, edition: str | None, wait_s: float) -> None:
         name = _edition(edition)
         services = pipeline.make_services(config, os.environ)
         _wait(services, wait_s)
+        progress = Progress()
         with services.cache.lock():
-            result = pipeline.synthesize_stage(config, services, name, on_done=_on_done)
+            try:
+                result = pipeline.synthesize_stage(config, services, name, observer=progress)
+            finally:
+                progress.close()
         failed = [c.name for c in result.completions if not c.ok]
         click.echo(f"{len(result.completions) - len(failed)} of {len(result.completions)} "
                    f"prompt(s) answered in {result.wall_time_s:.1f} s.")

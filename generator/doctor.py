@@ -23,14 +23,13 @@ from .config import Config
 from .errors import ArxivError, LlmRequestError
 from .llm_client import ChatClient
 from .models import Message, PromptRequest
+from .planning import PROMPT_OVERHEAD_TOKENS, answer_tokens
 from .server import ServerProbe, reasoning_parser_for, sglang_command
 
 log = logging.getLogger(__name__)
 
 Verdict = Literal["ok", "warning", "problem", "info"]
 
-# Beyond the bundle, a prompt carries the system message and its task; a generous allowance.
-PROMPT_OVERHEAD_TOKENS = 1024
 
 
 @dataclass(frozen=True)
@@ -61,10 +60,7 @@ def bundle_size(config: Config, cache: Cache) -> BundleSize:
 
 
 def needed_context(config: Config, bundle_tokens: int) -> int:
-    p = config.prompts
-    longest_answer = max([p.research_map.max_tokens, p.thinking.max_tokens,
-                          p.thinking.thinking_max_tokens, *(d.max_tokens for d in p.deep_dives)])
-    return bundle_tokens + PROMPT_OVERHEAD_TOKENS + longest_answer
+    return bundle_tokens + PROMPT_OVERHEAD_TOKENS + answer_tokens(config.prompts)
 
 
 def suggested_context(needed: int) -> int:

@@ -7,6 +7,10 @@ crash, or to apply a template change) neither queries arXiv again nor changes it
 from __future__ import annotations
 
 import logging
+import multiprocessing
+import os
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -36,6 +40,7 @@ def run_fetch(
     cache: Cache,
     *,
     refresh: bool = False,
+    on_text: OnText | None = None,
 ) -> FetchResult:
     """Papers for `edition`, with full text for the first `full_text_papers` where possible."""
     previous = None if refresh else cache.get_fetch(edition)
@@ -47,41 +52,80 @@ def run_fetch(
         papers = source.search(settings.query, settings.max_papers, settings.max_abstract_chars)
         fetched_at = datetime.now(UTC).isoformat(timespec="seconds")
 
-    sources: list[Source] = []
-    for index, paper in enumerate(papers):
-        if index < settings.full_text_papers:
-            full_text = full_text_for(paper, settings.max_pdf_chars, downloader, cache)
-        else:
-            full_text = FullText(status="not_requested")
-        sources.append(Source(paper, full_text))
-
+    wanted = papers[: settings.full_text_papers]
+    texts = fetch_full_texts(wanted, settings.max_pdf_chars, downloader, cache, on_text=on_text)
+    sources = [Source(p, texts.get(p.arxiv_id, FullText(status="not_requested"))) for p in papers]
     result = FetchResult(settings.query, settings.max_papers, fetched_at, tuple(sources))
     cache.put_fetch(edition, result)
     return result
 
 
-def full_text_for(paper: Paper, max_chars: int, downloader: PdfDownloader, cache: Cache) -> FullText:
-    """The paper's text from the cache, or downloaded and extracted now; never raises."""
-    cached = cache.get_text(paper.arxiv_id, max_chars)
-    if cached is not None:
-        return cached
-    if not paper.pdf_url:
-        return FullText(status="missing", reason="arXiv lists no PDF for this paper")
-    data = cache.get_pdf(paper.arxiv_id)
-    if data is None:
+OnText = Callable[[Paper, FullText], None]
+
+
+def _init_worker() -> None:
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+
+
+def fetch_full_texts(
+    papers: list[Paper], max_chars: int, downloader: PdfDownloader, cache: Cache,
+    *, on_text: OnText | None = None, workers: int | None = None,
+) -> dict[str, FullText]:
+    """Full text for each paper: downloads one at a time (arXiv's terms), while the PDFs already
+    in hand are extracted in a process pool across the cores."""
+    texts: dict[str, FullText] = {}
+    pending: dict[Future[FullText], Paper] = {}
+
+    def finish(paper: Paper, text: FullText) -> None:
+        texts[paper.arxiv_id] = text
+        if on_text:
+            on_text(paper, text)
+
+    def collect(future: Future[FullText]) -> None:
+        paper = pending.pop(future)
         try:
-            log.info("downloading the PDF of %s", paper.arxiv_id)
-            data = downloader.download(paper.pdf_url)
+            text = future.result()
         except PdfTextError as err:
-            # Not cached: a download can succeed next time.
             log.warning("no full text for %s: %s", paper.arxiv_id, err)
-            return FullText(status="missing", reason=str(err))
-        cache.put_pdf(paper.arxiv_id, data)
-    try:
-        text = extract_text(data, max_chars)
-    except PdfTextError as err:
-        log.warning("no full text for %s: %s", paper.arxiv_id, err)
-        text = FullText(status="missing", reason=str(err))
-    # Extraction is deterministic for these bytes, so its failures are cached as well.
-    cache.put_text(paper.arxiv_id, max_chars, text)
-    return text
+            text = FullText(status="missing", reason=str(err))
+        except Exception as err:  # a worker that died (out of memory, a crash in a parser)
+            log.warning("no full text for %s: extraction failed (%s)", paper.arxiv_id, err)
+            finish(paper, FullText(status="missing", reason=f"the text extraction failed ({err})"))
+            return
+        # Extraction is deterministic for these bytes, so its failures are cached as well.
+        cache.put_text(paper.arxiv_id, max_chars, text)
+        finish(paper, text)
+
+    todo: list[Paper] = []
+    for paper in papers:
+        cached = cache.get_text(paper.arxiv_id, max_chars)
+        if cached is not None:
+            finish(paper, cached)
+        elif not paper.pdf_url:
+            finish(paper, FullText(status="missing", reason="arXiv lists no PDF for this paper"))
+        else:
+            todo.append(paper)
+    if not todo:
+        return texts
+    workers = workers or min(len(todo), os.cpu_count() or 1)
+    context = multiprocessing.get_context("spawn")  # no fork of a threaded process
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                             initializer=_init_worker) as pool:
+        for paper in todo:
+            data = cache.get_pdf(paper.arxiv_id)
+            if data is None:
+                try:
+                    log.info("downloading the PDF of %s", paper.arxiv_id)
+                    data = downloader.download(str(paper.pdf_url))
+                except PdfTextError as err:
+                    # Not cached: a download can succeed next time.
+                    log.warning("no full text for %s: %s", paper.arxiv_id, err)
+                    finish(paper, FullText(status="missing", reason=str(err)))
+                    continue
+                cache.put_pdf(paper.arxiv_id, data)
+            pending[pool.submit(extract_text, data, max_chars)] = paper
+            for future in [f for f in pending if f.done()]:
+                collect(future)
+        for future in as_completed(list(pending)):
+            collect(future)
+    return texts

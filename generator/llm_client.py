@@ -10,6 +10,7 @@ import json
 import logging
 import re
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import openai
@@ -62,9 +63,11 @@ class ChatClient:
         *,
         timeout: float = 600.0,
         max_retries: int = 2,
+        stream: bool = True,
     ) -> None:
         self.base_url = base_url
         self.model = model
+        self.stream = stream
         self._client = OpenAI(
             base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries
         )
@@ -95,18 +98,18 @@ class ChatClient:
                 f"it serves: {', '.join(models)}. Set [llm] model in config.toml."
             )
 
-    def complete(self, request: PromptRequest) -> Completion:
-        """Run one request; LlmRequestError if the server fails or returns no answer."""
-        extra_body: dict[str, Any] = json.loads(request.extra_body_json)
+    def complete(self, request: PromptRequest, events: StreamEvents | None = None) -> Completion:
+        """Run one request; LlmRequestError if the server fails or returns no answer.
+
+        Streamed (the default), so that the time to first token is known, progress can be shown
+        and a caller can release requests that wait for this one's prefill (`events`).
+        """
         started = time.perf_counter()
         try:
-            response = self._client.chat.completions.create(
-                model=self.model,
-                messages=[{"role": m.role, "content": m.content} for m in request.messages],  # type: ignore[misc]
-                max_tokens=request.max_tokens,
-                temperature=request.temperature,
-                extra_body=extra_body or None,
-            )
+            if self.stream:
+                answer = self._streamed(request, started, events or StreamEvents())
+            else:
+                answer = self._whole(request)
         except openai.APIStatusError as err:
             raise LlmRequestError(
                 f"HTTP {err.status_code} from {self.base_url}: {error_message(err)}",
@@ -115,26 +118,102 @@ class ChatClient:
         except openai.APIConnectionError as err:
             raise LlmRequestError(f"no answer from {self.base_url} ({_cause(err)})") from err
         latency = time.perf_counter() - started
-        if not response.choices:
-            raise LlmRequestError(f"the server at {self.base_url} returned no choices")
-        choice = response.choices[0]
-        message = choice.message
-        extra = message.model_extra or {}
-        separate = str(extra.get("reasoning_content") or extra.get("reasoning") or "")
-        content, reasoning = split_reasoning(message.content or "", separate)
-        finish = choice.finish_reason or ""
-        if not content and finish != "length":
+        content, reasoning = split_reasoning(answer.content, answer.reasoning)
+        if not content and answer.finish_reason != "length":
             raise LlmRequestError(f"the server at {self.base_url} returned an empty answer")
         return Completion(
             name=request.name,
-            model=response.model or self.model,
+            model=answer.model or self.model,
             content=content,
             reasoning=reasoning,
-            finish_reason=finish,
-            usage=_usage(response.usage),
+            finish_reason=answer.finish_reason,
+            usage=answer.usage,
             latency_s=round(latency, 3),
-            reasoning_leaked=bool(reasoning) and not separate,
+            ttft_s=None if answer.ttft is None else round(answer.ttft, 3),
+            reasoning_leaked=bool(reasoning) and not answer.reasoning,
         )
+
+    def _params(self, request: PromptRequest) -> dict[str, Any]:
+        extra_body: dict[str, Any] = json.loads(request.extra_body_json)
+        return {
+            "model": self.model,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "extra_body": extra_body or None,
+        }
+
+    def _whole(self, request: PromptRequest) -> _Answer:
+        response = self._client.chat.completions.create(**self._params(request))
+        if not response.choices:
+            raise LlmRequestError(f"the server at {self.base_url} returned no choices")
+        choice = response.choices[0]
+        extra = choice.message.model_extra or {}
+        return _Answer(
+            content=choice.message.content or "",
+            reasoning=str(extra.get("reasoning_content") or extra.get("reasoning") or ""),
+            finish_reason=choice.finish_reason or "",
+            usage=_usage(response.usage),
+            model=response.model,
+            ttft=None,
+        )
+
+    def _streamed(self, request: PromptRequest, started: float, events: StreamEvents) -> _Answer:
+        stream = self._client.chat.completions.create(
+            **self._params(request), stream=True, stream_options={"include_usage": True})
+        content: list[str] = []
+        reasoning: list[str] = []
+        finish, model, usage, ttft, pieces = "", "", Usage(), None, 0
+        try:
+            for chunk in stream:
+                model = chunk.model or model
+                if chunk.usage is not None:
+                    usage = _usage(chunk.usage)
+                if not chunk.choices:
+                    continue
+                choice = chunk.choices[0]
+                delta = choice.delta
+                extra = delta.model_extra or {}
+                text = delta.content or ""
+                thought = str(extra.get("reasoning_content") or extra.get("reasoning") or "")
+                if (text or thought) and ttft is None:
+                    ttft = time.perf_counter() - started
+                    events.first_token()
+                if text or thought:
+                    pieces += 1
+                    events.progress(pieces)
+                content.append(text)
+                reasoning.append(thought)
+                finish = choice.finish_reason or finish
+        except openai.APIError:
+            raise
+        except Exception as err:  # the transport's own errors when a stream breaks off midway
+            raise LlmRequestError(
+                f"the answer from {self.base_url} broke off midway ({type(err).__name__}: {err})"
+            ) from err
+        finally:
+            stream.close()
+        return _Answer("".join(content), "".join(reasoning), finish, usage, model, ttft)
+
+
+class StreamEvents:
+    """Callbacks from a streamed completion; the defaults do nothing."""
+
+    def first_token(self) -> None:
+        """The prompt's prefill is done (its prefix is now in the server's cache)."""
+
+    def progress(self, pieces: int) -> None:
+        """`pieces` chunks of text have arrived so far."""
+
+
+@dataclass(frozen=True)
+class _Answer:
+    content: str
+    reasoning: str
+    finish_reason: str
+    usage: Usage
+    model: str
+    ttft: float | None
 
 
 def _usage(usage: Any) -> Usage:

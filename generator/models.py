@@ -240,6 +240,7 @@ class Completion:
     finish_reason: str = ""
     usage: Usage = field(default_factory=Usage)
     latency_s: float = 0.0
+    ttft_s: float | None = None  # time to first token, where the answer was streamed
     error: str = ""  # non-empty: the prompt failed and `content` is empty
     from_cache: bool = False
     reasoning_leaked: bool = False  # the reasoning came inside the answer as <think> text
@@ -261,6 +262,7 @@ class Completion:
             "finish_reason": self.finish_reason,
             "usage": self.usage.to_dict(),
             "latency_s": self.latency_s,
+            "ttft_s": self.ttft_s,
             "error": self.error,
             "reasoning_leaked": self.reasoning_leaked,
         }
@@ -275,6 +277,7 @@ class Completion:
             finish_reason=data.get("finish_reason", ""),
             usage=Usage.from_dict(data.get("usage", {})),
             latency_s=data.get("latency_s", 0.0),
+            ttft_s=data.get("ttft_s"),
             error=data.get("error", ""),
             from_cache=from_cache,
             reasoning_leaked=data.get("reasoning_leaked", False),

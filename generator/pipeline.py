@@ -8,25 +8,29 @@ time and an interrupted build resumes where it stopped. External services are bu
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+import requests
+
 from .arxiv_source import ArxivSource, HttpSession, PdfDownloader, RateLimiter
-from .bundle import build_bundle
 from .cache import Cache, completion_key
 from .config import Config
 from .errors import ServerUnavailableError, UsageError
-from .fetch import FetchSettings, run_fetch
+from .fetch import FetchSettings, OnText, run_fetch
 from .llm_client import ChatClient
+from .planning import (BundlePlan, answer_tokens, bundles_for, cap_for, load_plan, make_plan,
+                       save_plan)
 from .models import Bundle, FetchResult, PromptRequest, SynthesisResult
 from .prompts import build_requests
 from .render import (EDITION_RE, default_template_dir, load_records, make_environment,
                      render_edition, write_pages)
 from .server import ServerProbe
 from .site import build_site
-from .synthesis import OnDone, load_synthesis, run_synthesis, save_synthesis
+from .synthesis import Observer, load_synthesis, run_synthesis, save_synthesis
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +86,7 @@ def make_services(config: Config, environ: Mapping[str, str]) -> Services:
             api_key,
             timeout=config.llm.timeout_seconds,
             max_retries=config.llm.max_retries,
+            stream=config.llm.stream,
         ),
         probe=ServerProbe(session, config.llm.base_url, api_key),
         cache=Cache(config.cache_dir),
@@ -97,12 +102,13 @@ def wait_for_server(services: Services, timeout: float,
             "check its log, or wait longer with a larger --wait-for-server")
 
 
-def fetch_stage(config: Config, services: Services, edition: str, *, refresh: bool = False) -> FetchResult:
+def fetch_stage(config: Config, services: Services, edition: str, *, refresh: bool = False,
+                on_text: OnText | None = None) -> FetchResult:
     a = config.arxiv
     settings = FetchSettings(a.query, a.max_papers, a.full_text_papers, a.max_abstract_chars,
                              a.max_pdf_chars)
     return run_fetch(edition, settings, services.source, services.downloader, services.cache,
-                     refresh=refresh)
+                     refresh=refresh, on_text=on_text)
 
 
 def _fetched(cache: Cache, edition: str) -> FetchResult:
@@ -113,11 +119,21 @@ def _fetched(cache: Cache, edition: str) -> FetchResult:
     return result
 
 
-def prepare(config: Config, fetch: FetchResult) -> tuple[Bundle, list[PromptRequest]]:
-    bundle = build_bundle(fetch.sources)
+def prepare(config: Config, fetch: FetchResult,
+            plan: BundlePlan | None = None) -> tuple[Bundle, list[PromptRequest]]:
+    """The edition's bundle and requests; a plan cuts the excerpts to fit the context."""
+    sources = list(fetch.sources)
+    bundle, bundles = bundles_for(sources, plan)
     if not bundle.papers:
         return bundle, []  # nothing to synthesize: the edition says no papers matched
-    return bundle, build_requests(config.prompts, bundle, config.llm.thinking_extra_body)
+    requests = build_requests(config.prompts, bundle, config.llm.thinking_extra_body)
+    if plan and plan.overrides:
+        for cap in set(plan.overrides.values()):
+            variants = {r.name: r for r in build_requests(
+                config.prompts, bundles[cap], config.llm.thinking_extra_body)}
+            requests = [variants[r.name] if plan.overrides.get(r.name) == cap else r
+                        for r in requests]
+    return bundle, requests
 
 
 def all_cached(config: Config, services: Services, edition: str) -> bool:
@@ -125,19 +141,66 @@ def all_cached(config: Config, services: Services, edition: str) -> bool:
     fetch = services.cache.get_fetch(edition)
     if fetch is None:
         return False
-    _, requests = prepare(config, fetch)
+    plan = load_plan(services.cache, edition, list(fetch.sources))
+    _, requests = prepare(config, fetch, plan)
     return all(services.cache.get_completion(completion_key(services.chat.model, r))
                for r in requests)
 
 
+def context_length(config: Config, services: Services) -> int | None:
+    """The model's context length: from the config, else as the server reports it."""
+    if config.llm.context_tokens:
+        return config.llm.context_tokens
+    try:
+        served = {m.id: m.max_model_len for m in services.probe.models()}
+    except (requests.RequestException, ValueError):
+        served = {}
+    if served.get(config.llm.model):
+        return served[config.llm.model]
+    info = services.probe.server_info() or {}
+    value = info.get("context_length")
+    return value if isinstance(value, int) else None
+
+
 def synthesize_stage(
-    config: Config, services: Services, edition: str, *, on_done: OnDone | None = None
+    config: Config, services: Services, edition: str, *, observer: Observer | None = None
 ) -> SynthesisResult:
-    bundle, requests = prepare(config, _fetched(services.cache, edition))
+    fetch = _fetched(services.cache, edition)
+    sources = list(fetch.sources)
+    saved = load_plan(services.cache, edition, sources)
+    if saved is None:
+        longest = answer_tokens(config.prompts)
+        saved = make_plan(sources, None, longest)
+        _, requests = prepare(config, fetch, saved)
+        if sources and not all(services.cache.get_completion(
+                completion_key(services.chat.model, r)) for r in requests):
+            saved = make_plan(sources, context_length(config, services), longest)
+        save_plan(services.cache, edition, saved)
+    plan: BundlePlan = saved
+    bundle, requests = prepare(config, fetch, plan)
+    lock = threading.Lock()
+
+    def shrink(request: PromptRequest, context: int) -> PromptRequest | None:
+        """After a server refused `request` for its length: the same prompt, cut to fit."""
+        nonlocal plan
+        cap = cap_for(sources, context, request.max_tokens)
+        with lock:
+            current = plan.overrides.get(request.name, plan.excerpt_cap)
+            if cap is None or (current is not None and cap >= current):
+                return None  # cutting cannot help: the prompt already fits by our estimate
+            plan = replace(plan, overrides={**plan.overrides, request.name: cap},
+                           note=(plan.note + " " if plan.note else "") +
+                           f"The server refused {request.title!r} for its length ({context:,}-token "
+                           f"context); it was retried with excerpts of at most {cap:,} characters.")
+            save_plan(services.cache, edition, plan)
+            _, variants = prepare(config, fetch, plan)
+        return next(r for r in variants if r.name == request.name)
+
     result = run_synthesis(
         requests, services.chat, services.cache,
         bundle_chars=bundle.chars, bundle_tokens=bundle.estimated_tokens,
-        max_concurrency=config.llm.max_concurrency, on_done=on_done,
+        max_concurrency=config.llm.max_concurrency, prefill_gate=config.llm.prefill_gate,
+        observer=observer, shrink=shrink,
     )
     save_synthesis(services.cache, edition, result)
     return result
@@ -149,10 +212,11 @@ def render_stage(config: Config, cache: Cache, edition: str) -> None:
     if synthesis is None:
         raise UsageError(f"edition {edition} has no synthesis yet: run `digest synthesize` first "
                          "(or `digest build`)")
-    bundle, _ = prepare(config, fetch)
+    plan = load_plan(cache, edition, list(fetch.sources))
+    bundle, _ = prepare(config, fetch, plan)
     env = make_environment(config.workspace)
     rendered = render_edition(env, edition, config.digest.title, fetch, bundle, synthesis,
-                              load_records(config.docs_dir))
+                              load_records(config.docs_dir), plan.note if plan else "")
     write_pages(config.docs_dir, rendered)
     log.info("rendered %d page(s) for edition %s", len(rendered.pages), edition)
 
@@ -175,14 +239,15 @@ def run(
     edition: str,
     *,
     refresh: bool = False,
-    on_done: OnDone | None = None,
+    observer: Observer | None = None,
+    on_text: OnText | None = None,
 ) -> BuildReport:
     """Run every stage for one edition under the workspace lock."""
     with services.cache.lock():
         if not all_cached(config, services, edition):
             services.chat.check_ready()  # before arXiv is asked or anything is written
-        fetch = fetch_stage(config, services, edition, refresh=refresh)
-        synthesis = synthesize_stage(config, services, edition, on_done=on_done)
+        fetch = fetch_stage(config, services, edition, refresh=refresh, on_text=on_text)
+        synthesis = synthesize_stage(config, services, edition, observer=observer)
         render_stage(config, services.cache, edition)
         site_dir = site_stage(config)
     statuses = [s.full_text.status for s in fetch.sources]

@@ -127,6 +127,7 @@ def edition_record(
                 "model": c.model,
                 "usage": c.usage.to_dict(),
                 "latency_s": c.latency_s,
+                "ttft_s": c.ttft_s,
                 "finish_reason": c.finish_reason,
                 "truncated": c.truncated,
                 "error": c.error,
@@ -173,9 +174,11 @@ def render_edition(
     bundle: Bundle,
     synthesis: SynthesisResult,
     earlier: list[dict[str, Any]],
+    bundle_note: str = "",
 ) -> RenderedEdition:
     """Every page of one edition plus the home page, as text keyed by path."""
     record = edition_record(edition, title, fetch, bundle, synthesis)
+    record["bundle"]["note"] = bundle_note
     records = sorted([r for r in earlier if r["edition"] != edition] + [record],
                      key=lambda r: str(r["edition"]), reverse=True)
     history = appearances(records)

@@ -8,6 +8,7 @@ A prompt that fails is recorded with its error and the others go on.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -15,13 +16,36 @@ from typing import Any
 
 from .cache import Cache, completion_key, read_json, write_json
 from .errors import LlmRequestError
-from .llm_client import ChatClient
+from .llm_client import ChatClient, StreamEvents
 from .models import Completion, Message, PromptRequest, SynthesisResult
+from .planning import context_from_error
 
 log = logging.getLogger(__name__)
 
-# Called as (request, completion) when a prompt finishes, from worker threads.
-OnDone = Callable[[PromptRequest, Completion], None]
+
+class Observer:
+    """What the synthesis stage reports while it runs (from worker threads); no-ops by default."""
+
+    def started(self, request: PromptRequest) -> None: ...
+
+    def progress(self, request: PromptRequest, pieces: int) -> None: ...
+
+    def done(self, request: PromptRequest, completion: Completion) -> None: ...
+
+
+# Rebuilds a request with a bundle that fits `context_tokens`, or None if it cannot be cut.
+Shrink = Callable[[PromptRequest, int], PromptRequest | None]
+
+
+class _Events(StreamEvents):
+    def __init__(self, request: PromptRequest, observer: Observer, prefilled: threading.Event) -> None:
+        self._request, self._observer, self._prefilled = request, observer, prefilled
+
+    def first_token(self) -> None:
+        self._prefilled.set()
+
+    def progress(self, pieces: int) -> None:
+        self._observer.progress(self._request, pieces)
 
 
 def run_synthesis(
@@ -31,47 +55,84 @@ def run_synthesis(
     *,
     bundle_chars: int,
     bundle_tokens: int,
-    max_concurrency: int = 4,
-    on_done: OnDone | None = None,
+    max_concurrency: int = 8,
+    prefill_gate: bool = True,
+    observer: Observer | None = None,
+    shrink: Shrink | None = None,
 ) -> SynthesisResult:
-    """Answer every request, from the cache where possible; results keep the requests' order."""
+    """Answer every request, from the cache where possible; results keep the requests' order.
+
+    Requests are sent concurrently. Requests that share a prefix (same thinking mode) wait, with
+    `prefill_gate`, until the first of them has its first token: its prefill has then put the
+    bundle in the server's prefix cache, so the others prefill only their own task text.
+    """
+    observer = observer or Observer()
     started = time.perf_counter()
     keys = [completion_key(client.model, r) for r in requests]
-    cached = [cache.get_completion(k) for k in keys]
-    todo = [i for i, c in enumerate(cached) if c is None]
+    results: list[Completion | None] = [cache.get_completion(k) for k in keys]
+    results = [None if c is None else _renamed(c, r.name) for c, r in zip(results, requests)]
+    todo = [i for i, c in enumerate(results) if c is None]
     log.info("%d prompt(s): %d cached, %d to send", len(requests), len(requests) - len(todo), len(todo))
-    results: list[Completion | None] = [
-        None if c is None else _renamed(c, requests[i].name) for i, c in enumerate(cached)
-    ]
-    for i, c in enumerate(results):
-        if c is not None and on_done:
-            on_done(requests[i], c)
+    for request, completion in zip(requests, results):
+        if completion is not None:
+            observer.done(request, completion)
+    if not todo:
+        return _result(client, requests, results, bundle_chars, bundle_tokens, started)
 
-    if todo:
-        client.check_ready()  # fail before any prompt is sent, naming the URL
+    client.check_ready()  # fail before any prompt is sent, naming the URL
+    # The thinking group first: its long decode bounds the stage, so its prefill goes first.
+    groups: dict[bool, list[int]] = {}
+    for index in sorted(todo, key=lambda i: not requests[i].thinking):
+        groups.setdefault(requests[index].thinking, []).append(index)
+    gates = {mode: threading.Event() for mode in groups}
+    leaders = {members[0] for members in groups.values()}
+    order = [m[0] for m in groups.values()] + [i for m in groups.values() for i in m[1:]]
 
-        def work(index: int) -> Completion:
-            request = requests[index]
-            try:
-                completion = client.complete(request)
-            except LlmRequestError as err:
-                log.error("prompt %s failed: %s", request.name, err)
-                completion = Completion(name=request.name, model=client.model, error=str(err))
-            else:
-                cache.put_completion(keys[index], completion)
-            if on_done:
-                on_done(request, completion)
-            return completion
+    def work(index: int) -> Completion:
+        request = requests[index]
+        gate = gates[request.thinking]
+        if index not in leaders and prefill_gate:
+            gate.wait()
+        observer.started(request)
+        try:
+            completion = _complete(client, cache, request, keys[index], _Events(request, observer, gate), shrink)
+        finally:
+            gate.set()  # a leader that failed before its first token must not hold the others
+        observer.done(request, completion)
+        return completion
 
-        with ThreadPoolExecutor(max_workers=max(1, max_concurrency)) as pool:
-            for index, completion in zip(todo, pool.map(work, todo), strict=True):
-                results[index] = completion
+    # Leaders are queued before followers, so a waiting follower's leader is always running.
+    with ThreadPoolExecutor(max_workers=max(1, max_concurrency)) as pool:
+        for index, completion in zip(order, pool.map(work, order), strict=True):
+            results[index] = completion
+    return _result(client, requests, results, bundle_chars, bundle_tokens, started)
 
-    final = tuple(c for c in results if c is not None)
+
+def _complete(client: ChatClient, cache: Cache, request: PromptRequest, key: str,
+              events: StreamEvents, shrink: Shrink | None) -> Completion:
+    """One request, with one retry on a smaller bundle if the server says it is too long."""
+    try:
+        completion = client.complete(request, events)
+    except LlmRequestError as err:
+        context = context_from_error(str(err)) if err.status == 400 else None
+        smaller = shrink(request, context) if (context and shrink) else None
+        if smaller is None:
+            log.error("prompt %s failed: %s", request.name, err)
+            return Completion(name=request.name, model=client.model, error=str(err))
+        log.warning("prompt %s was too long for a %d-token context; retrying with shorter "
+                    "excerpts", request.name, context)
+        return _complete(client, cache, smaller, completion_key(client.model, smaller), events, None)
+    cache.put_completion(key, completion)
+    return completion
+
+
+def _result(client: ChatClient, requests: Sequence[PromptRequest],
+            results: Sequence[Completion | None], bundle_chars: int, bundle_tokens: int,
+            started: float) -> SynthesisResult:
     return SynthesisResult(
         model=client.model,
         requests=tuple(requests),
-        completions=final,
+        completions=tuple(c for c in results if c is not None),
         bundle_chars=bundle_chars,
         bundle_tokens=bundle_tokens,
         wall_time_s=round(time.perf_counter() - started, 3),

@@ -73,6 +73,11 @@ class SglangState:
     reasoning_parser: str | None = "deepseek-v4"  # None: thinking leaks into content as <think>
     starting_until: float = 0.0  # time.monotonic() before which the server is still loading
     plain_openai: bool = False  # only the plain OpenAI endpoints (vLLM, llama.cpp, hosted APIs)
+    enforce_context: bool = False  # refuse prompt + max_tokens beyond max_model_len, as SGLang does
+    prefill_delay_s: float = 0.0  # sleep before the first streamed token
+    in_flight: int = 0
+    max_in_flight: int = 0
+    arrivals: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
     chat_requests: list[dict[str, Any]] = field(default_factory=list)
     model_requests: int = 0
     seen_prompts: list[str] = field(default_factory=list)
@@ -127,7 +132,18 @@ class _Handler(BaseHTTPRequestHandler):
             return
         with state.lock:
             state.chat_requests.append(body)
+            state.arrivals.append((time.monotonic(), body))
             fault = state.faults.pop(0) if state.faults else None
+            state.in_flight += 1
+            state.max_in_flight = max(state.max_in_flight, state.in_flight)
+        try:
+            self._chat(body, fault)
+        finally:
+            with state.lock:
+                state.in_flight -= 1
+
+    def _chat(self, body: dict[str, Any], fault: Fault | None) -> None:
+        state = self.server.state
         if state.delay_s:
             time.sleep(state.delay_s)
         if fault:
@@ -150,6 +166,13 @@ class _Handler(BaseHTTPRequestHandler):
         prompt = "".join(str(m["content"]) for m in body["messages"])
         prompt = ("T:" if thinking_of(body) else "N:") + prompt  # the modes never share a prefix
         prompt_tokens = max(1, len(prompt) // 4)
+        wanted = prompt_tokens + int(body.get("max_tokens") or 0)
+        if state.enforce_context and wanted > state.max_model_len:
+            self._error(400, "Requested token count exceeds the model's maximum context length "
+                        f"of {state.max_model_len} tokens. You requested a total of {wanted} "
+                        f"tokens: {prompt_tokens} tokens from the input messages and "
+                        f"{body.get('max_tokens')} tokens for the completion.", "BadRequestError")
+            return
         with state.lock:
             best = max((_common(prompt, p) for p in state.seen_prompts), default=0)
             state.seen_prompts.append(prompt)
@@ -166,13 +189,49 @@ class _Handler(BaseHTTPRequestHandler):
             "completion_tokens": completion_tokens, "reasoning_tokens": reasoning_tokens}
         if state.cache_report and not state.plain_openai:
             usage["prompt_tokens_details"] = {"cached_tokens": cached}
+        ident = f"chatcmpl-{len(state.chat_requests)}"
+        if body.get("stream"):
+            self._stream(ident, body["model"], answer, usage)
+            return
         self._json(200, {
-            "id": f"chatcmpl-{len(state.chat_requests)}", "object": "chat.completion",
+            "id": ident, "object": "chat.completion",
             "created": int(time.time()), "model": body["model"],
             "choices": [{"index": 0, "message": message, "logprobs": None,
                          "finish_reason": answer.finish_reason, "matched_stop": 1}],
             "usage": usage,
         })
+
+    def _stream(self, ident: str, model: str, answer: Answer, usage: dict[str, Any]) -> None:
+        """Server-sent events as SGLang sends them: reasoning deltas, content deltas, usage."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+
+        def send(delta: dict[str, Any], finish: str | None = None,
+                 with_usage: dict[str, Any] | None = None) -> None:
+            chunk: dict[str, Any] = {"id": ident, "object": "chat.completion.chunk",
+                                     "created": int(time.time()), "model": model,
+                                     "choices": [] if with_usage else [
+                                         {"index": 0, "delta": delta, "logprobs": None,
+                                          "finish_reason": finish}],
+                                     "usage": with_usage}
+            self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+            self.wfile.flush()
+
+        send({"role": "assistant", "content": ""})
+        if self.server.state.prefill_delay_s:
+            time.sleep(self.server.state.prefill_delay_s)
+        for piece in _pieces(answer.reasoning):
+            send({"reasoning_content": piece})
+        for piece in _pieces(answer.content):
+            send({"content": piece})
+        send({}, finish=answer.finish_reason)
+        send({}, with_usage=usage)
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
 
     def _error(self, status: int, message: str, error_type: str) -> None:
         self._json(status, {"object": "error", "message": message, "type": error_type,
@@ -185,6 +244,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+
+def _pieces(text: str, size: int = 40) -> list[str]:
+    return [text[i:i + size] for i in range(0, len(text), size)]
 
 
 def _common(a: str, b: str) -> int:

@@ -1,0 +1,165 @@
+"""The synthesis stage at the speed of the server: concurrency, prefix gating, fitting the
+context, retries, progress and run figures, against the SGLang-shaped server."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from generator.cli import cli
+from generator.cli_progress import Progress
+from generator.models import Completion, PromptRequest
+from generator.planning import context_from_error
+from tests.servers.sglang import Answer, SglangServer, default_responder, task_of, thinking_of
+
+EDITION = "2026-12-02"
+
+
+def build(config: Path) -> Result:
+    return CliRunner().invoke(cli, ["build", "--config", str(config), "--edition", EDITION],
+                              catch_exceptions=False)
+
+
+def record(config: Path) -> dict[str, object]:
+    path = config.parent / "site_src" / "editions" / EDITION / "edition.json"
+    return json.loads(path.read_text())  # type: ignore[no-any-return]
+
+
+def test_results_keep_their_order_whatever_order_they_finish_in(
+    workspace: Path, sglang_server: SglangServer
+) -> None:
+    def slow_first(body: dict[str, object]) -> Answer:
+        if "Task:" in task_of(body):  # the research map, first in order, finishes last
+            time.sleep(0.8)
+        return default_responder(body)
+
+    sglang_server.state.responder = slow_first
+    assert build(workspace).exit_code == 0
+    names = [c["name"] for c in record(workspace)["completions"]]  # type: ignore[index]
+    assert names == ["research-map", "memory-management", "benchmarks-and-metrics",
+                     "engineering-roadmap", "thinking-off", "thinking-on"]
+    assert sglang_server.state.max_in_flight >= 3
+
+
+def test_concurrency_is_bounded(workspace: Path, sglang_server: SglangServer) -> None:
+    workspace.write_text(workspace.read_text() + "max_concurrency = 2\n")
+    sglang_server.state.delay_s = 0.2
+    assert build(workspace).exit_code == 0
+    assert sglang_server.state.max_in_flight == 2
+
+
+def test_prompts_sharing_a_prefix_wait_for_the_first_prefill(
+    workspace: Path, sglang_server: SglangServer
+) -> None:
+    sglang_server.state.prefill_delay_s = 0.5
+    assert build(workspace).exit_code == 0
+    arrivals = sglang_server.state.arrivals
+    # The thinking prompt (longest decode) and one non-thinking leader go first, at once.
+    assert thinking_of(arrivals[0][1])
+    leader_time = arrivals[1][0]
+    followers = [t for t, body in arrivals[2:]]
+    assert len(followers) == 4
+    assert min(followers) - leader_time >= 0.45
+    completions = record(workspace)["completions"]
+    followers_cached = [c["usage"]["cached_tokens"] for c in completions  # type: ignore[index,union-attr]
+                        if not c["thinking"] and c["name"] != "research-map"]  # type: ignore[index]
+    assert all(cached > 20_000 for cached in followers_cached)
+    assert all(c["ttft_s"] is not None for c in completions)  # type: ignore[index,union-attr]
+
+
+def test_without_the_gate_all_prompts_go_at_once(workspace: Path, sglang_server: SglangServer) -> None:
+    workspace.write_text(workspace.read_text() + "prefill_gate = false\n")
+    sglang_server.state.prefill_delay_s = 0.5
+    assert build(workspace).exit_code == 0
+    times = [t for t, _ in sglang_server.state.arrivals]
+    assert max(times) - min(times) < 0.45
+
+
+def test_the_bundle_is_cut_to_fit_a_small_context(workspace: Path, sglang_server: SglangServer) -> None:
+    sglang_server.state.max_model_len = 20_000
+    sglang_server.state.enforce_context = True
+    assert build(workspace).exit_code == 0
+    data = record(workspace)
+    assert "were shortened to at most" in data["bundle"]["note"]  # type: ignore[index]
+    assert data["bundle"]["estimated_tokens"] < 20_000 * 0.9  # type: ignore[index]
+    assert all(not c["error"] for c in data["completions"])  # type: ignore[attr-defined,index]
+    overview = (workspace.parent / "site_src" / "editions" / EDITION / "index.md").read_text()
+    assert "The bundle was cut to fit the model's context" in overview
+    # Fairly: every full-text paper keeps an excerpt of the same (capped) length.
+    excerpts = [p["full_text"]["excerpt_chars"] for p in data["papers"]  # type: ignore[attr-defined,index]
+                if p["full_text"]["status"] == "ok"]  # type: ignore[index]
+    assert len(set(excerpts)) == 1 and excerpts[0] < 30_000
+    # A rerun rebuilds the same bundle: nothing is sent, the server is not even asked.
+    sent, models = len(sglang_server.state.chat_requests), sglang_server.state.model_requests
+    assert build(workspace).exit_code == 0
+    assert len(sglang_server.state.chat_requests) == sent
+    assert sglang_server.state.model_requests == models
+
+
+def test_a_context_refusal_is_retried_once_with_a_smaller_bundle(
+    workspace: Path, sglang_server: SglangServer
+) -> None:
+    # The config claims a large context, so nothing is cut up front; the server refuses.
+    workspace.write_text(workspace.read_text() + "context_tokens = 200000\n")
+    sglang_server.state.max_model_len = 20_000
+    sglang_server.state.enforce_context = True
+    result = build(workspace)
+    assert result.exit_code == 0, result.output
+    assert len(sglang_server.state.chat_requests) == 12  # each refused once, then answered
+    data = record(workspace)
+    assert "refused" in data["bundle"]["note"]  # type: ignore[index]
+    sent = len(sglang_server.state.chat_requests)
+    assert build(workspace).exit_code == 0
+    assert len(sglang_server.state.chat_requests) == sent
+
+
+def test_context_errors_name_the_length() -> None:
+    assert context_from_error("This model's maximum context length is 32,768 tokens.") == 32768
+    assert context_from_error("Requested token count exceeds the model's maximum context "
+                              "length of 131072 tokens.") == 131072
+    assert context_from_error("CUDA out of memory") is None
+
+
+def test_answers_without_streaming(workspace: Path, sglang_server: SglangServer) -> None:
+    workspace.write_text(workspace.read_text() + "stream = false\n")
+    assert build(workspace).exit_code == 0
+    completions = record(workspace)["completions"]
+    assert all(c["ttft_s"] is None for c in completions)  # type: ignore[index,union-attr]
+    assert not any(r.get("stream") for r in sglang_server.state.chat_requests)
+
+
+def test_run_figures_show_tokens_and_timings(workspace: Path) -> None:
+    assert build(workspace).exit_code == 0
+    overview = (workspace.parent / "site_src" / "editions" / EDITION / "index.md").read_text()
+    assert "| Prompt | Thinking | Prompt tokens | Cached | Completion | Reasoning | First token (s) |" in overview
+    assert "Synthesis wall time:" in overview
+
+
+def request(name: str) -> PromptRequest:
+    return PromptRequest(name=name, title=name, kind="deep_dive", question="", messages=(),
+                         max_tokens=1, temperature=0)
+
+
+def test_progress_prints_plain_lines_off_a_terminal() -> None:
+    out = io.StringIO()
+    progress = Progress(out, live=False)
+    progress.started(request("a"))
+    progress.progress(request("a"), 5)
+    progress.done(request("a"), Completion(name="a", model="m", content="x", latency_s=1.5,
+                                           ttft_s=0.25))
+    assert out.getvalue() == "  done    a (0 tokens, 1.5 s, first token 0.2 s)\n"
+
+
+def test_progress_redraws_a_status_line_on_a_terminal() -> None:
+    out = io.StringIO()
+    progress = Progress(out, live=True)
+    progress.started(request("a"))
+    progress.progress(request("a"), 7)
+    assert "running: a (7)" in out.getvalue() and "\r\033[K" in out.getvalue()
+    progress.done(request("a"), Completion(name="a", model="m", error="boom"))
+    progress.close()
+    assert "  failed  a: boom\n" in out.getvalue()
