@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import socket
+import threading
+import time
 
 import pytest
 
@@ -109,3 +112,42 @@ def test_retries_ride_out_a_503(sglang_server: SglangServer) -> None:
     chat = ChatClient(sglang_server.base_url, MODEL, "k", timeout=10, max_retries=2)
     assert chat.complete(request()).ok
     assert len(sglang_server.state.chat_requests) == 2
+
+
+def test_retries_ride_out_a_429(sglang_server: SglangServer) -> None:
+    sglang_server.state.faults.append(Fault(429, "too many requests", "RateLimitError"))
+    chat = ChatClient(sglang_server.base_url, MODEL, "k", timeout=10, max_retries=2)
+    assert chat.complete(request()).ok
+
+
+def test_a_stalled_answer_times_out_and_is_retried(sglang_server: SglangServer) -> None:
+    calls = []
+
+    def stall_once(body: dict[str, object]) -> Answer:
+        calls.append(1)
+        if len(calls) == 1:
+            time.sleep(3)
+        return Answer("Fine now.")
+
+    sglang_server.state.responder = stall_once
+    stalled = ChatClient(sglang_server.base_url, MODEL, "k", timeout=0.5, max_retries=0)
+    with pytest.raises(LlmRequestError, match="timed out"):
+        stalled.complete(request())
+    retried = ChatClient(sglang_server.base_url, MODEL, "k", timeout=1.0, max_retries=1)
+    assert retried.complete(request()).content == "Fine now."
+
+
+def test_connection_refused_during_a_restart_is_retried() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    servers: list[SglangServer] = []
+    timer = threading.Timer(0.3, lambda: servers.append(SglangServer(port).start()))
+    timer.start()
+    try:
+        chat = ChatClient(f"http://127.0.0.1:{port}/v1", MODEL, "k", timeout=5, max_retries=4)
+        assert chat.complete(request()).ok
+    finally:
+        timer.join()
+        for server in servers:
+            server.stop()

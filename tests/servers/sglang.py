@@ -266,9 +266,9 @@ class _Server(ThreadingHTTPServer):
 class SglangServer:
     """Start with `start()`; `base_url` goes into [llm] base_url."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.state = SglangState()
-        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server = _Server(("127.0.0.1", port), _Handler)
         self._server.state = self.state
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
