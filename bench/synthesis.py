@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.latency_server import CHARS_PER_TOKEN, LatencyServer, Model  # noqa: E402
-from generator.arxiv_source import ArxivSource, HttpSession, RateLimiter  # noqa: E402
+from generator.arxiv_source import ArxivSource, RateLimiter, RecordingSession  # noqa: E402
 from generator.bundle import build_bundle  # noqa: E402
 from generator.cache import Cache  # noqa: E402
 from generator.config import PromptSettings  # noqa: E402
@@ -41,7 +41,7 @@ def edition_bundle(papers: int = 20, full_text: int = 5, max_pdf_chars: int = 30
     """A 20-paper bundle from the recorded arXiv feeds, 5 papers with real PDF text."""
     server = ArxivServer(FIXTURES).start()
     try:
-        source = ArxivSource(HttpSession(timeout=10), server.api_url, RateLimiter(0))
+        source = ArxivSource(RecordingSession(timeout=10), server.api_url, RateLimiter(0))
         found = []
         for feed, count in (("arxivpy2026_search_testing_start0_max15.xml", 15),
                             ("arxivpy2026_search_testing_start20_max10.xml", 10)):

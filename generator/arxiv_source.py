@@ -12,6 +12,8 @@ import threading
 import time
 from typing import Any
 
+from xml.etree import ElementTree
+
 import arxiv
 import requests
 
@@ -24,6 +26,7 @@ log = logging.getLogger(__name__)
 USER_AGENT = f"research-digest/{__version__} (periodic research digests; +https://pypi.org/)"
 
 _WS_RE = re.compile(r"\s+")
+_ATOM = "{http://www.w3.org/2005/Atom}"
 
 
 class HttpSession(requests.Session):
@@ -37,6 +40,32 @@ class HttpSession(requests.Session):
     def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("timeout", self.timeout)
         return super().request(method, url, *args, **kwargs)
+
+
+class RecordingSession(HttpSession):
+    """Keeps the last response body: the `arxiv` package drops arXiv's error feeds, we read them."""
+
+    last_body: bytes = b""
+
+    def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> Any:
+        response = super().request(method, url, *args, **kwargs)
+        if not kwargs.get("stream"):
+            self.last_body = response.content
+        return response
+
+
+def error_feed_message(body: bytes) -> str | None:
+    """The message of an arXiv error feed (a single entry titled "Error"), if `body` is one."""
+    if b"/api/errors" not in body:
+        return None
+    try:
+        root = ElementTree.fromstring(body)
+    except ElementTree.ParseError:
+        return None
+    for entry in root.iter(f"{_ATOM}entry"):
+        if "/api/errors" in (entry.findtext(f"{_ATOM}id") or ""):
+            return clean_text(entry.findtext(f"{_ATOM}summary") or "unknown error")
+    return None
 
 
 class RateLimiter:
@@ -83,7 +112,7 @@ class ArxivSource:
 
     def __init__(
         self,
-        session: requests.Session,
+        session: RecordingSession,
         api_url: str,
         limiter: RateLimiter,
         *,
@@ -115,6 +144,9 @@ class ArxivSource:
         try:
             results = list(self._client(min(max_papers, 2000)).results(search))
         except arxiv.HTTPError as err:
+            message = error_feed_message(self._session.last_body)
+            if message:
+                raise ArxivError(f"arXiv rejected the query ({err.url}): {message}") from err
             raise ArxivError(
                 f"arXiv answered HTTP {err.status} to {err.url} (after {err.retry + 1} tries); "
                 "check [arxiv] query and api_url in config.toml"
@@ -129,6 +161,11 @@ class ArxivSource:
         finally:
             # The package may have sent several requests (pages, retries): count from the last.
             self._limiter.mark()
+        if not results:
+            # An error feed with HTTP 200 parses as an empty page: tell it from "no match".
+            message = error_feed_message(self._session.last_body)
+            if message:
+                raise ArxivError(f"arXiv rejected the query ({self.api_url}): {message}")
         papers = [self._paper(r, max_abstract_chars) for r in results]
         log.info("arXiv returned %d paper(s) for %r", len(papers), query)
         return papers

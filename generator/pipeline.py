@@ -16,7 +16,7 @@ from pathlib import Path
 
 import requests
 
-from .arxiv_source import ArxivSource, HttpSession, PdfDownloader, RateLimiter
+from .arxiv_source import ArxivSource, PdfDownloader, RateLimiter, RecordingSession
 from .cache import Cache, completion_key
 from .config import Config
 from .errors import ServerUnavailableError, UsageError
@@ -74,7 +74,7 @@ def check_edition(edition: str) -> str:
 
 def make_services(config: Config, environ: Mapping[str, str]) -> Services:
     """Build the clients for a run. The API key comes from the environment and goes nowhere else."""
-    session = HttpSession(timeout=config.arxiv.timeout_seconds)
+    session = RecordingSession(timeout=config.arxiv.timeout_seconds)
     limiter = RateLimiter(config.arxiv.delay_seconds)
     api_key = environ.get(config.llm.api_key_env) or DEFAULT_API_KEY
     return Services(

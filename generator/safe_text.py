@@ -110,8 +110,15 @@ def safe_url(url: str | None) -> str | None:
     return quote(url.strip(), safe=":/?&=#%~+@,;")
 
 
-_FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-_CODE_SPAN_RE = re.compile(r"(`+)(?:.+?)\1", re.DOTALL)
+# A fence opener as pymdownx.superfences reads one: a language and options, or {attributes}.
+# A line that merely starts with backticks is text, and gets escaped like any other.
+_FENCE_RE = re.compile(
+    r"^\s{0,3}(`{3,}|~{3,})[ \t]*(?:\{[^}\n]*\}|[\w#.+\-]*(?:[ \t]+[\w-]+=\"[^\"\n]*\")*)[ \t]*$")
+# Python-Markdown's own rule for a code span (markdown.inlinepatterns.BACKTICK_RE), kept to one
+# line: a block boundary (a heading, a list item, a table row) can end a paragraph mid-line-run,
+# and text we wrongly took for code would stay unescaped. A code span that spans lines is
+# escaped like text instead: it may show an entity, never live markup.
+_CODE_SPAN_RE = re.compile(r"(?<!\\)(`+)([^\n]+?)(?<!`)\1(?!`)")
 _HEADING_RE = re.compile(r"^(\s{0,3})(#{1,6})(\s)")
 _LINK_TARGET_RE = re.compile(r"\]\(\s*<?\s*([A-Za-z][A-Za-z0-9+.\-]*):")
 _REF_DEF_RE = re.compile(r"^(\s{0,3})\[([^\]]+)\]:\s*<?\s*([A-Za-z][A-Za-z0-9+.\-]*):")
@@ -126,8 +133,9 @@ def _neutralise_inline(text: str) -> str:
     text = _REF_DEF_RE.sub(
         lambda m: m.group(0) if m.group(3).lower() in ("http", "https", "mailto")
         else m.group(1) + "\\" + m.group(0)[len(m.group(1)):], text)
-    # attr_list syntax could attach event-handler attributes to an element.
-    return text.replace("{:", "\\{:").replace("{ :", "\\{ :")
+    # attr_list syntax could attach event-handler attributes to an element, and a Markdown
+    # image would make every reader's browser fetch whatever the model named.
+    return text.replace("{:", "\\{:").replace("{ :", "\\{ :").replace("![", "!\\[")
 
 
 def md_model(text: str, shift: int = 1, transform: Callable[[str], str] | None = None) -> str:
@@ -166,7 +174,7 @@ def md_model(text: str, shift: int = 1, transform: Callable[[str], str] | None =
             out.append(line)
         elif fence is not None:
             out.append(line)
-            if marker and marker.group(1).startswith(fence):
+            if re.match(rf"^\s{{0,3}}{re.escape(fence)}{re.escape(fence[0])}*[ \t]*$", line):
                 fence = None
         elif not line.strip():
             flush()

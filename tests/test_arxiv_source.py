@@ -6,13 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from generator.arxiv_source import ArxivSource, HttpSession, PdfDownloader, RateLimiter, cut
+from generator.arxiv_source import (ArxivSource, HttpSession, PdfDownloader, RateLimiter,
+                                    RecordingSession, cut)
 from generator.errors import ArxivError, PdfTextError
 from tests.servers.arxiv import ArxivServer, PdfResponse
 
 
 def source(server: ArxivServer, delay: float = 0.0) -> ArxivSource:
-    return ArxivSource(HttpSession(timeout=5), server.api_url, RateLimiter(delay), num_retries=0)
+    return ArxivSource(RecordingSession(timeout=5), server.api_url, RateLimiter(delay), num_retries=0)
 
 
 def test_search_asks_for_newest_first_and_parses_papers(arxiv_server: ArxivServer) -> None:
@@ -66,7 +67,7 @@ def test_http_error_names_the_url(arxiv_server: ArxivServer) -> None:
 
 
 def test_unreachable_api_names_the_url() -> None:
-    dead = ArxivSource(HttpSession(timeout=2), "http://127.0.0.1:9/api/query", RateLimiter(0),
+    dead = ArxivSource(RecordingSession(timeout=2), "http://127.0.0.1:9/api/query", RateLimiter(0),
                        num_retries=0)
     with pytest.raises(ArxivError, match=r"could not reach arXiv at http://127\.0\.0\.1:9/api/query"):
         dead.search("testing", 3, 2000)
@@ -74,7 +75,7 @@ def test_unreachable_api_names_the_url() -> None:
 
 def test_requests_are_spaced_by_the_delay(arxiv_server: ArxivServer) -> None:
     limiter = RateLimiter(0.3)
-    session = HttpSession(timeout=5)
+    session = RecordingSession(timeout=5)
     papers = ArxivSource(session, arxiv_server.api_url, limiter).search("testing", 3, 2000)
     downloader = PdfDownloader(session, limiter, 10_000_000)
     for paper in papers[:2]:

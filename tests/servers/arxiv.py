@@ -7,6 +7,7 @@ are sliced to the request's start/max_results, as arXiv does.
 from __future__ import annotations
 
 import re
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -32,6 +33,10 @@ class ArxivState:
     default_feed: str = "arxivpy2026_search_testing_start0_max10.xml"
     feed_override: bytes | None = None  # served instead of any file (hostile or odd feeds)
     feed_status: int = 200
+    # Served, in order, before any feed: an HTTP status, "reset" (the connection is dropped)
+    # or "stall" (no answer for `stall_s`).
+    feed_faults: list[int | str] = field(default_factory=list)
+    stall_s: float = 5.0
     pdfs: dict[str, str | PdfResponse] = field(default_factory=dict)  # arXiv id -> file or fault
     requests: list[tuple[float, str]] = field(default_factory=list)  # (monotonic time, path)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -66,6 +71,17 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _feed(self, params: dict[str, list[str]]) -> None:
         state = self.server.state
+        with state.lock:
+            fault = state.feed_faults.pop(0) if state.feed_faults else None
+        if fault == "reset":
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if fault == "stall":
+            time.sleep(state.stall_s)
+        elif isinstance(fault, int):
+            self._send(fault, b"<html><body>Service Unavailable</body></html>", "text/html")
+            return
         query = params.get("search_query", [""])[0]
         name = state.feeds.get(query, state.default_feed)
         body = state.feed_override or (state.fixtures / "arxiv_api" / name).read_bytes()

@@ -78,6 +78,7 @@ class SglangState:
     in_flight: int = 0
     max_in_flight: int = 0
     arrivals: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
+    authorizations: list[str] = field(default_factory=list)
     chat_requests: list[dict[str, Any]] = field(default_factory=list)
     model_requests: int = 0
     seen_prompts: list[str] = field(default_factory=list)
@@ -131,6 +132,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, "Not Found", "NotFoundError")
             return
         with state.lock:
+            state.authorizations.append(self.headers.get("Authorization", ""))
             state.chat_requests.append(body)
             state.arrivals.append((time.monotonic(), body))
             fault = state.faults.pop(0) if state.faults else None
