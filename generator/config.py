@@ -25,6 +25,7 @@ from .errors import ConfigError
 class DigestSettings:
     title: str = "Efficient LLM Inference"
     description: str = "A periodic, LLM-synthesized digest of new arXiv papers."
+    site_url: str = ""  # where the site is published; the feed's links need it
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,9 @@ class ArxivSettings:
     delay_seconds: float = 3.0
     timeout_seconds: float = 30.0
     max_pdf_mb: float = 50.0
+    skip_seen: bool = False  # keep papers published in an earlier edition out of the bundle
+    since_last_edition: bool = False  # only papers submitted since the previous edition
+    days: int = 0  # or: only papers submitted in the last N days (0: no window)
 
 
 @dataclass(frozen=True)
@@ -296,6 +300,11 @@ def _check_values(config: Config) -> list[str]:
             f"arxiv.delay_seconds: arXiv's terms allow one request every 3 seconds, "
             f"got {a.delay_seconds:g}"
         )
+    at_least("arxiv.days", a.days, 0)
+    if a.since_last_edition and a.days:
+        problems.append("arxiv.days: set either days or since_last_edition, not both")
+    if config.digest.site_url and urlparse(config.digest.site_url).scheme not in ("http", "https"):
+        problems.append(f"digest.site_url: expected an http(s) URL, got {config.digest.site_url!r}")
     if not a.query.strip():
         problems.append("arxiv.query: must not be empty")
 

@@ -30,6 +30,7 @@ class FetchSettings:
     full_text_papers: int
     max_abstract_chars: int
     max_pdf_chars: int
+    skip: frozenset[str] = frozenset()  # arXiv ids (with version) to leave out: seen before
 
 
 def run_fetch(
@@ -47,15 +48,20 @@ def run_fetch(
     if previous and previous.query == settings.query and previous.max_papers == settings.max_papers:
         log.info("reusing the arXiv results recorded for edition %s", edition)
         papers = [s.paper for s in previous.sources]
-        fetched_at = previous.fetched_at
+        fetched_at, skipped = previous.fetched_at, previous.skipped
     else:
-        papers = source.search(settings.query, settings.max_papers, settings.max_abstract_chars)
+        found = source.search(settings.query, settings.max_papers, settings.max_abstract_chars)
+        found = list({p.arxiv_id: p for p in found}.values())  # arXiv pages can overlap
+        papers = [p for p in found if p.arxiv_id not in settings.skip]
+        skipped = tuple(p.arxiv_id for p in found if p.arxiv_id in settings.skip)
+        if skipped:
+            log.info("left out %d paper(s) published in earlier editions", len(skipped))
         fetched_at = datetime.now(UTC).isoformat(timespec="seconds")
 
     wanted = papers[: settings.full_text_papers]
     texts = fetch_full_texts(wanted, settings.max_pdf_chars, downloader, cache, on_text=on_text)
     sources = [Source(p, texts.get(p.arxiv_id, FullText(status="not_requested"))) for p in papers]
-    result = FetchResult(settings.query, settings.max_papers, fetched_at, tuple(sources))
+    result = FetchResult(settings.query, settings.max_papers, fetched_at, tuple(sources), skipped)
     cache.put_fetch(edition, result)
     return result
 

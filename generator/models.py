@@ -131,6 +131,7 @@ class FetchResult:
     max_papers: int
     fetched_at: str  # ISO timestamp, UTC
     sources: tuple[Source, ...]
+    skipped: tuple[str, ...] = ()  # ids left out because an earlier edition published them
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -138,6 +139,7 @@ class FetchResult:
             "max_papers": self.max_papers,
             "fetched_at": self.fetched_at,
             "sources": [s.to_dict() for s in self.sources],
+            "skipped": list(self.skipped),
         }
 
     @classmethod
@@ -147,6 +149,7 @@ class FetchResult:
             max_papers=data["max_papers"],
             fetched_at=data["fetched_at"],
             sources=tuple(Source.from_dict(s) for s in data["sources"]),
+            skipped=tuple(data.get("skipped", ())),
         )
 
 

@@ -11,7 +11,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import requests
@@ -26,8 +26,8 @@ from .planning import (BundlePlan, answer_tokens, bundles_for, cap_for, load_pla
                        save_plan)
 from .models import Bundle, FetchResult, PromptRequest, SynthesisResult
 from .prompts import build_requests
-from .render import (EDITION_RE, default_template_dir, load_records, make_environment,
-                     render_edition, write_pages)
+from .history import earlier, last_edition_day, load_records, windowed_query
+from .render import EDITION_RE, default_template_dir, make_environment, render_edition, write_pages
 from .server import ServerProbe
 from .site import build_site
 from .synthesis import Observer, load_synthesis, run_synthesis, save_synthesis
@@ -105,8 +105,21 @@ def wait_for_server(services: Services, timeout: float,
 def fetch_stage(config: Config, services: Services, edition: str, *, refresh: bool = False,
                 on_text: OnText | None = None) -> FetchResult:
     a = config.arxiv
-    settings = FetchSettings(a.query, a.max_papers, a.full_text_papers, a.max_abstract_chars,
-                             a.max_pdf_chars)
+    records = load_records(config.docs_dir)
+    query = a.query
+    try:
+        day = date.fromisoformat(edition)
+    except ValueError:
+        day = datetime.now(UTC).date()
+    if a.since_last_edition:
+        query = windowed_query(query, day, since=last_edition_day(records, edition) or (
+            day - timedelta(days=7)))
+    elif a.days:
+        query = windowed_query(query, day, days=a.days)
+    skip = frozenset(
+        p["arxiv_id"] for r in earlier(records, edition) for p in r["papers"]) if a.skip_seen else frozenset()
+    settings = FetchSettings(query, a.max_papers, a.full_text_papers, a.max_abstract_chars,
+                             a.max_pdf_chars, skip)
     return run_fetch(edition, settings, services.source, services.downloader, services.cache,
                      refresh=refresh, on_text=on_text)
 
@@ -216,7 +229,8 @@ def render_stage(config: Config, cache: Cache, edition: str) -> None:
     bundle, _ = prepare(config, fetch, plan)
     env = make_environment(config.workspace)
     rendered = render_edition(env, edition, config.digest.title, fetch, bundle, synthesis,
-                              load_records(config.docs_dir), plan.note if plan else "")
+                              load_records(config.docs_dir), plan.note if plan else "",
+                              config.digest.site_url)
     write_pages(config.docs_dir, rendered)
     log.info("rendered %d page(s) for edition %s", len(rendered.pages), edition)
 

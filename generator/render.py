@@ -19,8 +19,11 @@ from typing import Any
 import jinja2
 
 from . import __version__
-from .cache import atomic_write_text, read_json
+from .cache import atomic_write_text
 from .citations import CitationLinker, PageCitations
+from .charts import timeline, token_chart
+from .feed import atom_feed, overview_text
+from .history import appearances, earlier, status
 from .models import Bundle, Completion, FetchResult, PromptRequest, SynthesisResult
 from .safe_text import md_cell, md_model, md_text, plain, safe_url, tooltip
 
@@ -143,29 +146,6 @@ def page_name(request: PromptRequest) -> str:
     return "thinking" if request.kind == "thinking" else request.name
 
 
-def load_records(docs_dir: Path) -> list[dict[str, Any]]:
-    """Every published edition's record, newest first."""
-    records = []
-    for path in sorted((docs_dir / "editions").glob("*/edition.json")):
-        data = read_json(path)
-        if isinstance(data, dict) and data.get("edition") == path.parent.name:
-            records.append(data)
-        else:
-            log.warning("skipping unreadable edition record %s", path)
-    return sorted(records, key=lambda r: str(r["edition"]), reverse=True)
-
-
-def appearances(records: list[dict[str, Any]]) -> dict[str, list[dict[str, str]]]:
-    """For each paper (id without version): the editions it appeared in, newest first."""
-    seen: dict[str, list[dict[str, str]]] = {}
-    for record in records:
-        for paper in record["papers"]:
-            seen.setdefault(paper["base_id"], []).append(
-                {"edition": record["edition"], "slug": paper["slug"], "arxiv_id": paper["arxiv_id"]}
-            )
-    return seen
-
-
 def render_edition(
     env: jinja2.Environment,
     edition: str,
@@ -173,15 +153,24 @@ def render_edition(
     fetch: FetchResult,
     bundle: Bundle,
     synthesis: SynthesisResult,
-    earlier: list[dict[str, Any]],
+    published: list[dict[str, Any]],
     bundle_note: str = "",
+    site_url: str = "",
 ) -> RenderedEdition:
     """Every page of one edition plus the home page, as text keyed by path."""
     record = edition_record(edition, title, fetch, bundle, synthesis)
     record["bundle"]["note"] = bundle_note
-    records = sorted([r for r in earlier if r["edition"] != edition] + [record],
+    research_map = next((c.content for r, c in synthesis.pairs()
+                         if r.kind == "research_map" and c.ok), "")
+    record["overview"] = overview_text(research_map)
+    records = sorted([r for r in published if r["edition"] != edition] + [record],
                      key=lambda r: str(r["edition"]), reverse=True)
     history = appearances(records)
+    prior = appearances(earlier(records, edition))
+    statuses = {p.number: status(p.paper, prior) for p in bundle.papers}
+    for paper in record["papers"]:
+        paper["status"] = statuses[paper["number"]]
+    record["skipped_seen"] = list(fetch.skipped)
     pages: dict[str, str] = {}
 
     def add(path: str, text: str) -> None:
@@ -191,7 +180,8 @@ def render_edition(
 
     base = f"editions/{edition}"
     pairs = synthesis.pairs()
-    common = {"edition": edition, "title": title, "record": record, "bundle": bundle}
+    common = {"edition": edition, "title": title, "record": record, "bundle": bundle,
+              "statuses": statuses}
     by_name = {r.name: (r, c) for r, c in pairs}
     linkers: dict[str, CitationLinker] = {}
 
@@ -218,6 +208,8 @@ def render_edition(
                    for r, _ in pairs}
     common["citations"] = citations
     common["page_titles"] = page_titles
+    common["token_chart"] = token_chart(pairs)
+    common["timeline"] = timeline(bundle.papers)
     add(f"{base}/index.md", env.get_template("edition.md.j2").render(
         **common, pairs=pairs, page_name=page_name, failed=[(r, c) for r, c in pairs if not c.ok],
         problems=[(page, p) for page, c in citations.items() for p in c.problems],
@@ -229,8 +221,17 @@ def render_edition(
     add("index.md", env.get_template("home.md.j2").render(
         title=title, records=records, description=""))
     add(f"{base}/edition.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n")
-    add("assets/digest.css", env.get_template("digest.css").render())
+    for path, text in static_assets(env).items():
+        add(path, text)
+    add("feed.xml", atom_feed(title, site_url, records))
     return RenderedEdition(edition, pages)
+
+
+def static_assets(env: jinja2.Environment) -> dict[str, str]:
+    """Files under templates/assets/ (the workspace's first), copied as they are."""
+    assert env.loader is not None
+    return {name: env.loader.get_source(env, name)[0]
+            for name in env.list_templates() if name.startswith("assets/")}
 
 
 def cited_in(citations: dict[str, PageCitations], number: int) -> list[tuple[str, list[str]]]:

@@ -22,7 +22,7 @@ from mkdocs.exceptions import MkDocsException
 from mkdocs.plugins import BasePlugin
 
 from .errors import SiteBuildError
-from .render import load_records
+from .history import load_records
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ _TAGS = {
     "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "ins", "kbd", "li", "mark", "ol", "p",
     "pre", "s", "small", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td",
     "tfoot", "th", "thead", "tr", "u", "ul",
-} | _MATHML_TAGS
+} | _MATHML_TAGS | {"svg", "g", "rect", "line", "circle", "text", "title"}
 _GENERIC_ATTRS = {"class", "id", "title", "lang", "dir"}
 _ATTRS: dict[str, set[str]] = {
     "a": {"href"},
@@ -52,6 +52,10 @@ _ATTRS: dict[str, set[str]] = {
              "symmetric", "largeop", "minsize", "maxsize", "form"}
        for tag in _MATHML_TAGS - {"math"}},
 }
+_SVG_ATTRS = {"svg": {"viewBox", "width", "height", "role", "aria-label"},
+              "rect": {"x", "y", "width", "height"}, "line": {"x1", "y1", "x2", "y2"},
+              "circle": {"cx", "cy", "r"}, "text": {"x", "y", "text-anchor"}}
+_ATTRS.update(_SVG_ATTRS)
 _ATTRS = {tag: _GENERIC_ATTRS | _ATTRS.get(tag, set()) for tag in _TAGS}
 
 

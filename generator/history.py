@@ -1,0 +1,74 @@
+"""What earlier editions published: which papers are new, updated or seen before.
+
+The published records (`<docs_dir>/editions/<edition>/edition.json`) are the history; nothing
+else is needed, so a workspace's history travels with its Markdown.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+from .cache import read_json
+from .models import Paper
+
+log = logging.getLogger(__name__)
+
+Status = Literal["new", "updated", "seen"]
+
+
+def load_records(docs_dir: Path) -> list[dict[str, Any]]:
+    """Every published edition's record, newest first."""
+    records = []
+    for path in sorted((docs_dir / "editions").glob("*/edition.json")):
+        data = read_json(path)
+        if isinstance(data, dict) and data.get("edition") == path.parent.name:
+            records.append(data)
+        else:
+            log.warning("skipping unreadable edition record %s", path)
+    return sorted(records, key=lambda r: str(r["edition"]), reverse=True)
+
+
+def appearances(records: list[dict[str, Any]]) -> dict[str, list[dict[str, str]]]:
+    """For each paper (id without version): the editions it appeared in, newest first."""
+    seen: dict[str, list[dict[str, str]]] = {}
+    for record in records:
+        for paper in record["papers"]:
+            seen.setdefault(paper["base_id"], []).append(
+                {"edition": record["edition"], "slug": paper["slug"], "arxiv_id": paper["arxiv_id"]}
+            )
+    return seen
+
+
+def earlier(records: list[dict[str, Any]], edition: str) -> list[dict[str, Any]]:
+    """The records of editions published before `edition` (names sort by date)."""
+    return [r for r in records if str(r["edition"]) < edition]
+
+
+def status(paper: Paper, history: dict[str, list[dict[str, str]]]) -> Status:
+    """New (never published), updated (published in another version) or seen (this version)."""
+    versions = {seen["arxiv_id"] for seen in history.get(paper.base_id, [])}
+    if not versions:
+        return "new"
+    return "seen" if paper.arxiv_id in versions else "updated"
+
+
+def windowed_query(query: str, edition_day: date, *, since: date | None = None,
+                   days: int = 0) -> str:
+    """`query` limited to papers submitted in the window, with arXiv's submittedDate syntax."""
+    start = since if since is not None else (edition_day - timedelta(days=days) if days else None)
+    if start is None:
+        return query
+    return (f"({query}) AND submittedDate:[{start:%Y%m%d}0000 TO {edition_day:%Y%m%d}2359]")
+
+
+def last_edition_day(records: list[dict[str, Any]], edition: str) -> date | None:
+    """The date of the newest edition before `edition`, if editions are named by date."""
+    for record in earlier(records, edition):
+        try:
+            return date.fromisoformat(str(record["edition"]))
+        except ValueError:
+            continue
+    return None
