@@ -21,6 +21,7 @@ from .cache import Cache
 from .config import Config, load_config
 from .errors import DigestError, UsageError
 from .cli_progress import Progress
+from .site import deploy_site, zip_site
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +123,9 @@ def init(directory: Path) -> None:
 @edition_option
 @click.option("--refresh", is_flag=True, help="Query arXiv again even if this edition was fetched.")
 @wait_option
-def build(config_path: str, edition: str | None, refresh: bool, wait_s: float) -> None:
+@click.option("--zip", "make_zip", is_flag=True, help="Also write the site as one .zip archive.")
+def build(config_path: str, edition: str | None, refresh: bool, wait_s: float,
+          make_zip: bool) -> None:
     """Run every stage: fetch, synthesize, render and build the site.
 
     A rerun of the same edition reuses everything cached: no PDF is downloaded and no prompt
@@ -149,6 +152,8 @@ def build(config_path: str, edition: str | None, refresh: bool, wait_s: float) -
             f"text, {report.missing_full_text} missing), {report.sent_prompts} prompt(s) sent. "
             f"Site: {report.site_dir}"
         )
+        if make_zip and report.site_dir:
+            click.echo(f"Archive: {zip_site(report.site_dir)}")
         if report.failed_prompts:
             click.secho(
                 f"{len(report.failed_prompts)} prompt(s) failed: {', '.join(report.failed_prompts)}."
@@ -215,34 +220,73 @@ def synthesize(config_path: str, edition: str | None, wait_s: float) -> None:
 @cli.command()
 @config_option
 @edition_option
-def render(config_path: str, edition: str | None) -> None:
+@click.option("--all", "every", is_flag=True,
+              help="Render every edition again from its records (after a template change).")
+def render(config_path: str, edition: str | None, every: bool) -> None:
     """Write the Markdown pages of a synthesized edition into docs_dir.
+
+    Needs no network: it reads what fetch and synthesize recorded in the cache.
 
     \b
     Example:
         digest render --config my-digest/config.toml --edition 2026-12-02
+        digest render --config my-digest/config.toml --all && digest site
     """
     with user_errors():
         config = _config(config_path)
-        name = _edition(edition)
-        services = pipeline.make_services(config, os.environ)
-        with services.cache.lock():
-            pipeline.render_stage(config, services.cache, name)
+        cache = Cache(config.cache_dir)
+        with cache.lock():
+            if every:
+                done, skipped = pipeline.render_all(config, cache)
+                click.echo(f"Rendered {len(done)} edition(s) into {config.docs_dir}.")
+                if skipped:
+                    click.echo(f"Kept as they are (no records in the cache): {', '.join(skipped)}")
+                return
+            name = _edition(edition)
+            pipeline.render_stage(config, cache, name)
         click.echo(f"Pages of edition {name} written to {config.docs_dir}.")
 
 
 @cli.command()
 @config_option
-def site(config_path: str) -> None:
+@click.option("--zip", "make_zip", is_flag=True, help="Also write the site as one .zip archive.")
+def site(config_path: str, make_zip: bool) -> None:
     """Build the static site from docs_dir with MkDocs (strict: broken links fail).
+
+    The site reads offline from file:// (search included); --zip packs it to hand around.
 
     \b
     Example:
-        digest site --config my-digest/config.toml
+        digest site --config my-digest/config.toml --zip
     """
     with user_errors():
         config = _config(config_path)
-        click.echo(f"Site: {pipeline.site_stage(config)}")
+        site_dir = pipeline.site_stage(config)
+        click.echo(f"Site: {site_dir}")
+        if make_zip:
+            click.echo(f"Archive: {zip_site(site_dir)}")
+
+
+@cli.command()
+@config_option
+@click.option("--message", "-m", default=None, help="Commit message for the gh-pages branch.")
+@click.option("--force", is_flag=True, help="Force-push the gh-pages branch.")
+def deploy(config_path: str, message: str | None, force: bool) -> None:
+    """Publish the built site to GitHub Pages (the gh-pages branch; mkdocs gh-deploy).
+
+    Run it in a workspace that is a git repository with a GitHub remote, after `digest build`.
+    The remote and branch come from mkdocs.yml (remote_name, remote_branch).
+
+    \b
+    Example:
+        digest build --config my-digest/config.toml && digest deploy --config my-digest/config.toml
+    """
+    with user_errors():
+        config = _config(config_path)
+        deploy_site(config.mkdocs_yml, config.site_dir,
+                    fallback_yml=pipeline.skeleton_dir() / "mkdocs.yml", message=message,
+                    force=force)
+        click.echo(f"Deployed {config.site_dir} to the gh-pages branch.")
 
 
 @cli.command()

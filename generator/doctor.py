@@ -72,17 +72,17 @@ def run_doctor(config: Config, probe: ServerProbe, chat: ChatClient, source: Arx
                cache: Cache) -> list[Check]:
     checks: list[Check] = []
     llm = config.llm
-    hint = sglang_command(llm.model, llm.base_url)
+    hint = sglang_command(llm.model, chat.base_url)
     try:
         models = probe.models()
     except (requests.RequestException, ValueError) as err:
         status = getattr(getattr(err, "response", None), "status_code", None)
         reason = f"HTTP {status}" if status else type(err).__name__
-        checks.append(Check("server", "problem", f"{llm.base_url} does not answer ({reason})",
+        checks.append(Check("server", "problem", f"{chat.base_url} does not answer ({reason})",
                             f"start SGLang: {hint}"))
         checks.append(check_arxiv(config, source))
         return checks
-    checks.append(Check("server", "ok", f"{llm.base_url} answers"))
+    checks.append(Check("server", "ok", f"{chat.base_url} answers"))
 
     served = [m.id for m in models]
     if llm.model in served:

@@ -35,6 +35,7 @@ from .synthesis import Observer, load_synthesis, run_synthesis, save_synthesis
 log = logging.getLogger(__name__)
 
 DEFAULT_API_KEY = "not-needed"  # SGLang ignores the key, but the openai client insists on one
+BASE_URL_ENV = "DIGEST_LLM_BASE_URL"  # overrides [llm] base_url
 
 
 @dataclass(frozen=True)
@@ -77,18 +78,20 @@ def make_services(config: Config, environ: Mapping[str, str]) -> Services:
     session = RecordingSession(timeout=config.arxiv.timeout_seconds)
     limiter = RateLimiter(config.arxiv.delay_seconds)
     api_key = environ.get(config.llm.api_key_env) or DEFAULT_API_KEY
+    # CI keeps the server's address in a secret, not in config.toml.
+    base_url = environ.get(BASE_URL_ENV) or config.llm.base_url
     return Services(
         source=ArxivSource(session, config.arxiv.api_url, limiter),
         downloader=PdfDownloader(session, limiter, int(config.arxiv.max_pdf_mb * 1_000_000)),
         chat=ChatClient(
-            config.llm.base_url,
+            base_url,
             config.llm.model,
             api_key,
             timeout=config.llm.timeout_seconds,
             max_retries=config.llm.max_retries,
             stream=config.llm.stream,
         ),
-        probe=ServerProbe(session, config.llm.base_url, api_key),
+        probe=ServerProbe(session, base_url, api_key),
         cache=Cache(config.cache_dir),
     )
 
@@ -233,6 +236,22 @@ def render_stage(config: Config, cache: Cache, edition: str) -> None:
                               config.digest.site_url)
     write_pages(config.docs_dir, rendered)
     log.info("rendered %d page(s) for edition %s", len(rendered.pages), edition)
+
+
+def render_all(config: Config, cache: Cache) -> tuple[list[str], list[str]]:
+    """Render every edition again from its records (no network): (rendered, skipped)."""
+    rendered, skipped = [], []
+    names = {p.parent.name for p in (config.docs_dir / "editions").glob("*/edition.json")}
+    names |= {p.parent.name for p in (cache.root / "editions").glob("*/synthesis.json")}
+    for edition in sorted(names):
+        if cache.get_fetch(edition) and load_synthesis(cache, edition):
+            render_stage(config, cache, edition)
+            rendered.append(edition)
+        else:
+            log.warning("edition %s has no records in the cache; its pages are kept as they are",
+                        edition)
+            skipped.append(edition)
+    return rendered, skipped
 
 
 def skeleton_dir() -> Path:
