@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from html.parser import HTMLParser
 
+# <svg> is not listed: our charts are inline SVG. A hostile one would show up by its event
+# handler attributes (on*) or a script inside it, which are checked for everywhere.
 DANGEROUS_TAGS = {"script", "iframe", "object", "embed", "style", "img", "form", "input",
-                  "link", "meta", "base", "svg", "video", "audio", "frame"}
+                  "link", "meta", "base", "video", "audio", "frame", "foreignobject", "use",
+                  "animate", "set", "image"}
 
 
 class _Collector(HTMLParser):

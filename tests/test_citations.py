@@ -116,12 +116,12 @@ def test_citations_end_to_end(workspace: Path, sglang_server: SglangServer) -> N
     # The deep dives answered "Paper 1 alone.": their own record.
     assert [r["number"] for r in record["citations"]["memory-management"]["resolved"]] == [1]
 
-    html = (ws / "site" / "editions" / "2026-12-02" / "research-map" / "index.html").read_text()
+    html = (ws / "site" / "editions" / "2026-12-02" / "research-map.html").read_text()
     body = re.search(r"<article[^>]*>(.*)</article>", html, re.DOTALL)
     assert body
     content = body.group(1)
     assert live_problems(content) == []
-    assert 'href="../papers/2202.12139v1/"' in content  # relative link to the paper page
+    assert 'href="papers/2202.12139v1.html"' in content  # relative link to the paper page
     assert "⚠ not in this edition" in content and "⚠ title mismatch" in content
     assert "digest-found" in content and "digest-flag" in content
 

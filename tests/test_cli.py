@@ -90,11 +90,11 @@ def test_build_end_to_end_then_a_rebuild_sends_nothing(
     assert "text" not in json.dumps(record["papers"][0]["full_text"]).replace("full_text", "")
 
     site = ws / "site"
-    html = (site / "editions" / EDITION / "thinking" / "index.html").read_text()
+    html = (site / "editions" / EDITION / "thinking.html").read_text()
     assert "First, compare" in html
     assert (site / "index.html").is_file() and (site / "search" / "search_index.json").is_file()
     home = (site / "index.html").read_text()
-    assert f"editions/{EDITION}/" in home and "md-header" in home
+    assert f"editions/{EDITION}/index.html" in home and "md-header" in home
 
     # Never publish arXiv PDFs or extracted text: a phrase from a full-text excerpt is nowhere.
     cache = Cache(ws / ".cache")
@@ -132,7 +132,7 @@ def test_stages_run_one_at_a_time(workspace: Path, sglang_server: SglangServer) 
     assert digest("render", "--config", config, "--edition", EDITION).exit_code == 0
     site = digest("site", "--config", config)
     assert site.exit_code == 0, site.output
-    assert (workspace.parent / "site" / "editions" / EDITION / "research-map" / "index.html").is_file()
+    assert (workspace.parent / "site" / "editions" / EDITION / "research-map.html").is_file()
 
 
 def test_broken_pdfs_do_not_sink_the_edition(
@@ -268,14 +268,14 @@ def test_hostile_metadata_and_model_output_stay_inert(
     result = build(workspace)
     assert result.exit_code == 0, result.output
     site = workspace.parent / "site" / "editions" / EDITION
-    for page in [site / "index.html", site / "research-map" / "index.html",
-                 site / "papers" / "2202.12139v1" / "index.html"]:
+    for page in [site / "index.html", site / "research-map.html",
+                 site / "papers" / "2202.12139v1.html"]:
         content = article(page.read_text())
         assert live_problems(content) == [], page
-    paper = article((site / "papers" / "2202.12139v1" / "index.html").read_text())
+    paper = article((site / "papers" / "2202.12139v1.html").read_text())
     assert "&lt;script&gt;alert(\"t\")&lt;/script&gt;" in paper or "&lt;script&gt;alert(&quot;t&quot;)" in paper
     assert "{{ 7*7 }}" in paper and "Wübben Ørsted" in paper and "<math" in paper
-    research_map = article((site / "research-map" / "index.html").read_text())
+    research_map = article((site / "research-map.html").read_text())
     assert "<strong>good</strong>" in research_map and "&lt;iframe" in research_map
 
 

@@ -46,4 +46,4 @@ def test_killed_build_resumes_without_resending(
     assert resent <= 6 - (sent_before - 1)
     cache = tmp_path / "ws" / ".cache"
     assert not [p for p in cache.rglob("*") if p.name.endswith(".tmp")]
-    assert (tmp_path / "ws" / "site" / "editions" / "2026-12-02" / "thinking" / "index.html").is_file()
+    assert (tmp_path / "ws" / "site" / "editions" / "2026-12-02" / "thinking.html").is_file()

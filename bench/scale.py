@@ -1,0 +1,159 @@
+"""Benchmark: a year of weekly editions (52 x 20 papers) built into one site.
+
+    python bench/scale.py [--editions 52] [--papers 20]
+
+Generates a workspace from the recorded arXiv feeds (no server: fixed model answers), renders
+every edition with the project's templates, then builds the site twice, side by side: as the
+project does (paper pages out of the global navigation) and with every paper page in it. Prints
+build time, peak memory and site size per page. See README.md, "Benchmarks".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from datetime import date, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from generator.arxiv_source import ArxivSource, RateLimiter, RecordingSession  # noqa: E402
+from generator.bundle import build_bundle  # noqa: E402
+from generator.config import PromptSettings  # noqa: E402
+from generator.history import load_records  # noqa: E402
+from generator.models import (Completion, FetchResult, FullText, Paper, Source,  # noqa: E402
+                              SynthesisResult, Usage)
+from generator.prompts import build_requests  # noqa: E402
+from generator.render import make_environment, render_edition, write_pages  # noqa: E402
+from tests.servers.arxiv import ArxivServer  # noqa: E402
+
+FIXTURES = ROOT.parent / "shared" / "fixtures"
+ANSWER = """## Field overview
+
+Paper 1 and Paper 2 set the frame; Papers 3–5 extend it, and Paper 7 reports a 12.5% gain.
+
+## Research themes
+
+| Theme | Papers |
+|---|---|
+| Testing | Paper 1, Paper 4 |
+| Fuzzing | Paper 3 |
+
+## Open problems
+
+- Paper 9 leaves latency open.
+- Paper 12 (see its appendix) measures only throughput.
+"""
+
+
+def fixture_papers() -> list[Paper]:
+    server = ArxivServer(FIXTURES).start()
+    try:
+        source = ArxivSource(RecordingSession(timeout=10), server.api_url, RateLimiter(0))
+        papers: list[Paper] = []
+        for feed in sorted((FIXTURES / "arxiv_api").glob("*.xml")):
+            if "error" in feed.name or "empty" in feed.name:
+                continue
+            server.state.default_feed = feed.name
+            papers += source.search("x", 1, 2000)
+    finally:
+        server.stop()
+    return list({p.arxiv_id: p for p in papers}.values())
+
+
+def generate(workspace: Path, editions: int, per_edition: int) -> int:
+    """Render `editions` weekly editions into workspace/site_src; returns the page count."""
+    base = fixture_papers()
+    env = make_environment(ROOT)
+    docs = workspace / "site_src"
+    day = date(2026, 1, 5)
+    for e in range(editions):
+        name = (day + timedelta(weeks=e)).isoformat()
+        papers = [replace(base[(e * 7 + i) % len(base)], arxiv_id=f"26{e:02d}.{i:05d}v1")
+                  for i in range(per_edition)]
+        sources = tuple(Source(p, FullText("not_requested")) for p in papers)
+        bundle = build_bundle(sources)
+        requests = build_requests(PromptSettings(), bundle, {})
+        completions = tuple(Completion(name=r.name, model="bench", content=ANSWER,
+                                       reasoning="Thinking." if r.thinking else "",
+                                       finish_reason="stop",
+                                       usage=Usage(40_000, 900, 39_000, 0)) for r in requests)
+        synthesis = SynthesisResult("bench", tuple(requests), completions, bundle.chars,
+                                    bundle.estimated_tokens, 30.0)
+        fetch = FetchResult("bench", per_edition, f"{name}T06:00:00+00:00", sources)
+        write_pages(docs, render_edition(env, name, "Scale Digest", fetch, bundle, synthesis,
+                                         load_records(docs)))
+    return sum(1 for _ in docs.rglob("*.md"))
+
+
+BUILD = """
+import sys, json
+sys.path.insert(0, {root!r})
+from pathlib import Path
+from generator import site
+ws = Path({ws!r})
+if {papers_in_nav!r}:
+    plain = site.edition_nav
+    def with_papers(docs):
+        nav = plain(docs)
+        for entry in nav[1:]:
+            (edition, pages), = entry.items()
+            folder = docs / "editions" / edition / "papers"
+            pages.append({{"Papers": [f"editions/{{edition}}/papers/{{p.name}}"
+                                     for p in sorted(folder.glob("*.md"))]}})
+        return nav
+    site.edition_nav = with_papers
+site.build_site(Path({yml!r}), ws / "site_src", ws / "site", "Scale Digest",
+                fallback_yml=Path({yml!r}))
+"""
+
+
+def timed_build(workspace: Path, papers_in_nav: bool) -> tuple[float, float]:
+    """(seconds, peak MiB) of one site build in a fresh process."""
+    code = BUILD.format(root=str(ROOT), ws=str(workspace), yml=str(ROOT / "mkdocs.yml"),
+                        papers_in_nav=papers_in_nav)
+    started = time.perf_counter()
+    process = subprocess.Popen([sys.executable, "-c", code])
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit("the site build failed")
+    return elapsed, usage.ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--editions", type=int, default=52)
+    parser.add_argument("--papers", type=int, default=20)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        workspace = Path(folder)
+        started = time.perf_counter()
+        pages = generate(workspace, args.editions, args.papers)
+        render_s = time.perf_counter() - started
+        ours, ours_mb = timed_build(workspace, papers_in_nav=False)
+        html = list((workspace / "site").rglob("*.html"))
+        size = sum(p.stat().st_size for p in (workspace / "site").rglob("*") if p.is_file())
+        index = (workspace / "site" / "search" / "search_index.json").stat().st_size
+        nav_all, nav_all_mb = timed_build(workspace, papers_in_nav=True)
+        sample = json.loads((workspace / "site_src" / "editions" / "2026-01-05" /
+                             "edition.json").read_text())
+    print(f"Scale benchmark: {args.editions} editions x {args.papers} papers = {pages} Markdown "
+          f"pages ({len(sample['completions'])} prompts an edition)")
+    print(f"  render all editions (templates)         {render_s:7.1f} s")
+    print(f"  site build, paper pages out of the nav  {ours:7.1f} s   peak {ours_mb:6.0f} MiB")
+    print(f"  site build, every paper page in the nav {nav_all:7.1f} s   peak {nav_all_mb:6.0f} MiB")
+    print(f"  nav with papers / project               {nav_all / ours:7.2f}x")
+    print(f"  site size                               {size / 2**20:7.1f} MiB, {len(html)} HTML "
+          f"pages, {size / len(html) / 1024:.1f} KiB a page (search index {index / 2**20:.1f} MiB)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,210 @@
+"""Publishing: editions with history, the feed, offline reading, archives and deployment."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+
+from generator.cli import cli
+from tests.conftest import ROOT, write_config
+from tests.servers.arxiv import ArxivServer
+from tests.servers.sglang import SglangServer
+
+ATOM = "{http://www.w3.org/2005/Atom}"
+FIRST, SECOND = "2026-11-25", "2026-12-02"
+LOCAL_ASSET_ATTRS = re.compile(r'<(script|link|img|iframe|source)\b[^>]*\b(?:src|href)="([^"]*)"')
+
+
+def digest(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def build(config: Path, edition: str, *extra: str) -> Result:
+    result = digest("build", "--config", str(config), "--edition", edition, *extra)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+@pytest.fixture
+def two_editions(workspace: Path) -> Path:
+    build(workspace, FIRST)
+    build(workspace, SECOND, "--zip")
+    return workspace.parent
+
+
+def test_both_editions_are_reachable_from_the_home_page(two_editions: Path) -> None:
+    home = (two_editions / "site" / "index.html").read_text()
+    for edition in (FIRST, SECOND):
+        assert f'href="editions/{edition}/index.html"' in home
+        assert (two_editions / "site" / "editions" / edition / "index.html").is_file()
+    source = (two_editions / "site_src" / "index.md").read_text()
+    assert source.index(SECOND) < source.index(FIRST)  # latest first
+
+
+def test_the_feed_parses_and_lists_both_editions(two_editions: Path) -> None:
+    root = ElementTree.parse(two_editions / "site" / "feed.xml").getroot()
+    assert root.tag == f"{ATOM}feed"
+    entries = root.findall(f"{ATOM}entry")
+    titles = [e.findtext(f"{ATOM}title") for e in entries]
+    assert titles == [f"Test Digest: edition {SECOND}", f"Test Digest: edition {FIRST}"]
+    links = [e.find(f"{ATOM}link").get("href") for e in entries]  # type: ignore[union-attr]
+    assert links[0] == f"editions/{SECOND}/index.html"
+    assert all(e.findtext(f"{ATOM}summary") for e in entries)
+
+
+def test_a_seen_paper_is_marked_seen(two_editions: Path) -> None:
+    overview = (two_editions / "site_src" / "editions" / SECOND / "index.md").read_text()
+    assert "**0 new**, 0 updated (a new version), 6 seen in an earlier edition" in overview
+    assert "No new papers since the last edition" in overview
+    assert "| seen |" in overview
+    paper = (two_editions / "site_src" / "editions" / SECOND / "papers" / "2202.12139v1.md")
+    text = paper.read_text()
+    assert "seen in an earlier edition" in text and f"[{FIRST}](../../{FIRST}/papers/" in text
+
+
+def test_the_site_loads_nothing_from_another_host_and_holds_no_full_text(two_editions: Path) -> None:
+    site = two_editions / "site"
+    for page in site.rglob("*.html"):
+        for tag, url in LOCAL_ASSET_ATTRS.findall(page.read_text()):
+            if tag == "link" and not url.endswith((".css", ".js", ".ico", ".png", ".svg")):
+                continue  # navigation links, the feed
+            assert "://" not in url and not url.startswith("//"), (page, url)
+    assert not list(site.rglob("*.pdf"))
+    assert not [p for p in site.rglob("*") if p.suffix in (".woff", ".woff2", ".ttf")]
+    index = (site / "search" / "search_index.js").read_text()
+    assert index.startswith("var __index =")  # offline search
+    assert (site / "assets" / "javascripts" / "iframe-worker-shim.js").is_file()
+
+
+def test_the_archive_holds_the_whole_site(two_editions: Path) -> None:
+    with zipfile.ZipFile(two_editions / "site.zip") as archive:
+        names = set(archive.namelist())
+    assert "site/index.html" in names and f"site/editions/{SECOND}/thinking.html" in names
+
+
+def test_skip_seen_keeps_seen_papers_out(workspace: Path, sglang_server: SglangServer) -> None:
+    build(workspace, FIRST)
+    sent = len(sglang_server.state.chat_requests)
+    workspace.write_text(workspace.read_text().replace("[llm]", "skip_seen = true\n\n[llm]"))
+    build(workspace, SECOND)
+    record = (workspace.parent / "site_src" / "editions" / SECOND / "index.md").read_text()
+    assert "No new papers since the last edition" in record and "left out (`skip_seen`)" in record
+    assert len(sglang_server.state.chat_requests) == sent  # nothing to synthesize
+
+
+def test_since_last_edition_asks_arxiv_for_a_date_window(
+    workspace: Path, arxiv_server: ArxivServer
+) -> None:
+    build(workspace, FIRST)
+    workspace.write_text(workspace.read_text().replace("[llm]", "since_last_edition = true\n\n[llm]"))
+    build(workspace, SECOND)
+    last = arxiv_server.state.api_requests()[-1]
+    assert "submittedDate%3A%5B202611250000+TO+202612022359%5D" in last
+
+
+def test_render_all_applies_a_template_change_to_every_edition_offline(
+    workspace: Path, arxiv_server: ArxivServer, sglang_server: SglangServer
+) -> None:
+    build(workspace, FIRST)
+    build(workspace, SECOND)
+    templates = workspace.parent / "templates"
+    templates.mkdir()
+    default = (ROOT / "templates" / "research_map.md.j2").read_text()
+    (templates / "research_map.md.j2").write_text(default + "\nRendered by the new template.\n")
+    arxiv_server.stop()
+    sglang_server.stop()  # no network from here on
+    result = digest("render", "--config", str(workspace), "--all")
+    assert result.exit_code == 0 and "Rendered 2 edition(s)" in result.output
+    assert digest("site", "--config", str(workspace)).exit_code == 0
+    for edition in (FIRST, SECOND):
+        page = workspace.parent / "site" / "editions" / edition / "research-map.html"
+        assert "Rendered by the new template." in page.read_text()
+    # The first edition's paper pages now list the later edition too.
+    paper = workspace.parent / "site_src" / "editions" / FIRST / "papers" / "2202.12139v1.md"
+    assert f"[{SECOND}](../../{SECOND}/papers/2202.12139v1.md)" in paper.read_text()
+
+
+def git(*args: str, cwd: Path) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def test_deploy_pushes_the_site_to_gh_pages(workspace: Path, tmp_path: Path) -> None:
+    if not shutil.which("git"):
+        pytest.skip("git is not installed")
+    remote = tmp_path / "remote.git"
+    git("init", "--bare", "-q", str(remote), cwd=tmp_path)
+    ws = workspace.parent
+    git("init", "-q", cwd=ws)
+    git("-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "--allow-empty",
+        "-m", "start", cwd=ws)
+    git("remote", "add", "origin", str(remote), cwd=ws)
+    shutil.copy(ROOT / "mkdocs.yml", ws / "mkdocs.yml")
+    build(workspace, SECOND)
+    result = CliRunner(env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
+                            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
+                       ).invoke(cli, ["deploy", "--config", str(workspace)])
+    assert result.exit_code == 0, result.output
+    files = git("ls-tree", "-r", "--name-only", "gh-pages", cwd=remote).split()
+    assert "index.html" in files and ".nojekyll" in files
+    assert f"editions/{SECOND}/index.html" in files
+
+
+def test_deploy_outside_a_git_repository_says_so(workspace: Path) -> None:
+    build(workspace, SECOND)
+    result = digest("deploy", "--config", str(workspace))
+    assert result.exit_code == 1 and "is not a git repository" in result.output
+
+
+def test_the_workflow_builds_on_a_schedule_and_deploys_with_secrets() -> None:
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "digest.yml").read_text())
+    triggers = workflow[True]  # YAML reads the key `on` as true
+    assert "schedule" in triggers and "workflow_dispatch" in triggers
+    steps = workflow["jobs"]["build"]["steps"]
+    build_step = next(s for s in steps if s.get("name") == "Build the edition")
+    assert "digest build" in build_step["run"]
+    assert build_step["env"]["DIGEST_LLM_BASE_URL"] == "${{ secrets.DIGEST_LLM_BASE_URL }}"
+    assert build_step["env"]["SGLANG_API_KEY"] == "${{ secrets.SGLANG_API_KEY }}"
+    uses = [s.get("uses", "") for s in steps] + [
+        s.get("uses", "") for s in workflow["jobs"]["deploy"]["steps"]]
+    assert any(u.startswith("actions/cache/save") for u in uses)
+    assert any(u.startswith("actions/deploy-pages") for u in uses)
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def test_the_site_works_offline_in_a_browser(two_editions: Path) -> None:
+    browser_path = _chromium()
+    if browser_path is None:
+        pytest.skip("Debian's chromium is not installed (.ci/run installs it)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    requests: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=browser_path, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"])
+        try:
+            page = browser.new_page()
+            page.on("request", lambda request: requests.append(request.url))
+            page.goto((two_editions / "site" / "index.html").as_uri())
+            assert page.title() == "Test Digest"
+            assert page.locator("h1").first.inner_text().startswith("Test Digest")
+            page.fill("input.md-search__input", "Fuzzing")
+            page.wait_for_selector(".md-search-result__item", timeout=15_000)
+            assert page.locator(".md-search-result__item").count() >= 1
+            page.goto((two_editions / "site" / "editions" / SECOND / "index.html").as_uri())
+            assert page.locator("svg[role=img]").count() == 2  # the charts
+        finally:
+            browser.close()
+    elsewhere = [url for url in requests if not url.startswith(("file:", "data:", "blob:"))]
+    assert elsewhere == []
