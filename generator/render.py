@@ -184,6 +184,9 @@ def render_edition(
               "statuses": statuses}
     by_name = {r.name: (r, c) for r, c in pairs}
     linkers: dict[str, CitationLinker] = {}
+    page_titles = {page_name(r): ("Thinking comparison" if r.kind == "thinking" else r.title)
+                   for r, _ in pairs}
+    common["page_titles"] = page_titles
 
     def linker(page: str) -> CitationLinker:
         return linkers.setdefault(page, CitationLinker(page, bundle.papers))
@@ -204,10 +207,7 @@ def render_edition(
     citations = {page: l.result for page, l in linkers.items()}
     numbered = {p.number: p for p in bundle.papers}
     record["citations"] = {page: c.to_dict(numbered) for page, c in citations.items()}
-    page_titles = {page_name(r): ("Thinking comparison" if r.kind == "thinking" else r.title)
-                   for r, _ in pairs}
     common["citations"] = citations
-    common["page_titles"] = page_titles
     common["token_chart"] = token_chart(pairs)
     common["timeline"] = timeline(bundle.papers)
     add(f"{base}/index.md", env.get_template("edition.md.j2").render(

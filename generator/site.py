@@ -80,13 +80,25 @@ class SanitizePlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
         return sanitize_html(html)
 
 
+# Editions whose pages are all in the global navigation; older ones appear by their overview.
+EXPANDED_EDITIONS = 4
+
+
 def edition_nav(docs_dir: Path) -> list[dict[str, Any]]:
-    """Home, then each edition (newest first) with its synthesis pages; paper pages stay out
-    of the global navigation so that a year of editions still builds quickly."""
+    """Home, the latest editions with their synthesis pages, then an archive of overviews.
+
+    Every page carries the whole navigation, so a year of editions with all their pages in it
+    would make each page (and the build) several times larger. Paper pages are never in it;
+    each edition's own pages link to one another (templates/_edition_nav.md.j2).
+    """
     nav: list[dict[str, Any]] = [{"Home": "index.md"}]
-    for record in load_records(docs_dir):
+    archive: list[dict[str, str]] = []
+    for index, record in enumerate(load_records(docs_dir)):
         edition = record["edition"]
         base = f"editions/{edition}"
+        if index >= EXPANDED_EDITIONS:
+            archive.append({edition: f"{base}/index.md"})
+            continue
         entries: list[dict[str, str]] = [{"Overview": f"{base}/index.md"}]
         pages_seen: set[str] = set()
         for c in record["completions"]:
@@ -96,6 +108,8 @@ def edition_nav(docs_dir: Path) -> list[dict[str, Any]]:
             label = "Thinking comparison" if c["kind"] == "thinking" else c["title"]
             entries.append({label: f"{base}/{c['page']}"})
         nav.append({edition: entries})
+    if archive:
+        nav.append({"Earlier editions": archive})
     return nav
 
 
