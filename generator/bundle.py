@@ -33,7 +33,7 @@ def build_bundle(sources: Sequence[Source], excerpt_cap: int | None = None) -> B
         f"# Research bundle\n\n{len(numbered)} papers from arXiv, newest first. "
         "Cite them as Paper 1 ... Paper {0}.".format(len(numbered))
     ]
-    blocks.extend(_format(p) for p in numbered)
+    blocks.extend(paper_section(p) for p in numbered)
     bundle = Bundle(papers=numbered, text="\n\n".join(blocks) + "\n")
     log.info(
         "bundle: %d papers, %d with full text, %d characters (~%d tokens)",
@@ -69,7 +69,8 @@ def fair_excerpt_cap(lengths: Sequence[int], budget_chars: int) -> int | None:
     return remaining
 
 
-def _format(item: NumberedPaper) -> str:
+def paper_section(item: NumberedPaper) -> str:
+    """One paper of the bundle: heading, metadata, abstract and excerpt."""
     paper = item.paper
     lines = [
         f"## Paper {item.number}: {paper.title}",

@@ -26,6 +26,7 @@ class DigestSettings:
     title: str = "Efficient LLM Inference"
     description: str = "A periodic, LLM-synthesized digest of new arXiv papers."
     site_url: str = ""  # where the site is published; the feed's links need it
+    language: str = "English"  # the language of every answer
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,22 @@ class ThinkingPrompt:
     thinking_temperature: float = 0.6
 
 
+@dataclass(frozen=True)
+class ThemesPrompt:
+    enabled: bool = True
+    instruction: str = default_prompts.THEMES
+    max_tokens: int = 1200
+    temperature: float = 0.2
+
+
+@dataclass(frozen=True)
+class BriefSettings:
+    enabled: bool = True
+    instruction: str = default_prompts.BRIEF
+    max_tokens: int = 800
+    temperature: float = 0.2
+
+
 def _default_deep_dives() -> tuple[DeepDivePrompt, ...]:
     return tuple(DeepDivePrompt(label, q) for label, q in default_prompts.DEEP_DIVES)
 
@@ -107,6 +124,7 @@ class PromptSettings:
     research_map: ResearchMapPrompt = field(default_factory=ResearchMapPrompt)
     deep_dives: tuple[DeepDivePrompt, ...] = field(default_factory=_default_deep_dives)
     thinking: ThinkingPrompt = field(default_factory=ThinkingPrompt)
+    themes: ThemesPrompt = field(default_factory=ThemesPrompt)
 
 
 @dataclass(frozen=True)
@@ -119,6 +137,7 @@ class Config:
     llm: LlmSettings = field(default_factory=LlmSettings)
     paths: PathSettings = field(default_factory=PathSettings)
     prompts: PromptSettings = field(default_factory=PromptSettings)
+    briefs: BriefSettings = field(default_factory=BriefSettings)
 
     @property
     def workspace(self) -> Path:
@@ -147,6 +166,7 @@ _SECTIONS: dict[str, type] = {
     "llm": LlmSettings,
     "paths": PathSettings,
     "prompts": PromptSettings,
+    "briefs": BriefSettings,
 }
 
 
@@ -310,6 +330,8 @@ def _check_values(config: Config) -> list[str]:
 
     if urlparse(llm.base_url).scheme not in ("http", "https"):
         problems.append(f"llm.base_url: expected an http(s) URL, got {llm.base_url!r}")
+    if not config.digest.language.strip():
+        problems.append("digest.language: must not be empty")
     if not llm.model.strip():
         problems.append("llm.model: must not be empty")
     at_least("llm.timeout_seconds", llm.timeout_seconds, 1)
@@ -323,6 +345,8 @@ def _check_values(config: Config) -> list[str]:
     ]
     specs += [(f"prompts.deep_dives[{i}]", d.max_tokens, d.temperature)
               for i, d in enumerate(p.deep_dives)]
+    specs += [("prompts.themes", p.themes.max_tokens, p.themes.temperature),
+              ("briefs", config.briefs.max_tokens, config.briefs.temperature)]
     for dotted, max_tokens, temperature in specs:
         at_least(f"{dotted}.max_tokens", max_tokens, 1)
         if not 0.0 <= temperature <= 2.0:

@@ -60,3 +60,16 @@ THINKING = (
     "how would you combine them? Support each step with papers from the bundle by number and "
     "title, and say where the bundle is silent."
 )
+
+THEMES = (
+    "List the research themes of the papers in the bundle as structured data: 4-6 themes, each "
+    "with a short name, a one-line description, and the numbers of the papers that belong to "
+    "it (a paper may belong to several themes; use only numbers of papers in the bundle)."
+)
+
+BRIEF = (
+    "Write a brief of the paper above for a reader deciding whether to read it: a one-sentence "
+    "TL;DR, the problem it addresses, its method, its headline result with the figures the "
+    "paper reports (quoted exactly), and its limitations (say what the text does not show). "
+    "Use only what the text above says."
+)

@@ -189,7 +189,8 @@ class Message:
     content: str
 
 
-PromptKind = Literal["research_map", "deep_dive", "thinking"]
+PromptKind = Literal["research_map", "deep_dive", "thinking", "themes", "brief"]
+STRUCTURED_KINDS = ("themes", "brief")  # JSON answers, shown inside other pages
 
 
 @dataclass(frozen=True)

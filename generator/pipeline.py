@@ -142,11 +142,14 @@ def prepare(config: Config, fetch: FetchResult,
     bundle, bundles = bundles_for(sources, plan)
     if not bundle.papers:
         return bundle, []  # nothing to synthesize: the edition says no papers matched
-    requests = build_requests(config.prompts, bundle, config.llm.thinking_extra_body)
+    def requests_for(b: Bundle) -> list[PromptRequest]:
+        return build_requests(config.prompts, b, config.llm.thinking_extra_body,
+                              language=config.digest.language, briefs=config.briefs)
+
+    requests = requests_for(bundle)
     if plan and plan.overrides:
         for cap in set(plan.overrides.values()):
-            variants = {r.name: r for r in build_requests(
-                config.prompts, bundles[cap], config.llm.thinking_extra_body)}
+            variants = {r.name: r for r in requests_for(bundles[cap])}
             requests = [variants[r.name] if plan.overrides.get(r.name) == cap else r
                         for r in requests]
     return bundle, requests

@@ -24,7 +24,9 @@ from .citations import CitationLinker, PageCitations
 from .charts import timeline, token_chart
 from .feed import atom_feed, overview_text
 from .history import appearances, earlier, status
-from .models import Bundle, Completion, FetchResult, PromptRequest, SynthesisResult
+from .models import (STRUCTURED_KINDS, Bundle, Completion, FetchResult, PromptRequest,
+                     SynthesisResult)
+from .structured import SCHEMAS, InvalidAnswer, parse_answer
 from .safe_text import md_cell, md_model, md_text, plain, safe_url, tooltip
 
 log = logging.getLogger(__name__)
@@ -57,6 +59,7 @@ def make_environment(workspace: Path) -> jinja2.Environment:
         extensions=["jinja2.ext.do"],
         autoescape=False,  # Markdown, not HTML: the filters below do the escaping
     )
+    env.tests["contains"] = lambda seq, item: item in seq
     env.filters.update(text=md_text, cell=md_cell, model=_model, plain=plain, url=safe_url, tooltip=tooltip,
                        words=lambda s: len(str(s).split()), num=_num)
     return env
@@ -123,7 +126,7 @@ def edition_record(
                 "name": r.name,
                 "title": r.title,
                 "kind": r.kind,
-                "page": page_name(r) + ".md",
+                "page": f"{page_name(r)}.md" if page_name(r) else None,
                 "thinking": r.thinking,
                 "max_tokens": r.max_tokens,
                 "temperature": r.temperature,
@@ -141,9 +144,34 @@ def edition_record(
     }
 
 
-def page_name(request: PromptRequest) -> str:
-    """The file stem of the page that shows a request's answer (both thinking runs share one)."""
+def page_name(request: PromptRequest) -> str | None:
+    """The file stem of the page that shows a request's answer (both thinking runs share one);
+    None for structured answers, which appear inside other pages."""
+    if request.kind in STRUCTURED_KINDS:
+        return None
     return "thinking" if request.kind == "thinking" else request.name
+
+
+def structured_answers(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]]
+                       ) -> tuple[dict[int, dict[str, str]], list[dict[str, Any]]]:
+    """The validated briefs (by paper number) and themes (paper numbers in the bundle only)."""
+    numbers = {p.number for p in bundle.papers}
+    briefs: dict[int, dict[str, str]] = {}
+    themes: list[dict[str, Any]] = []
+    for request, completion in pairs:
+        if not completion.ok or request.kind not in STRUCTURED_KINDS:
+            continue
+        try:
+            data = parse_answer(completion.content, SCHEMAS[request.kind])
+        except InvalidAnswer as err:
+            log.warning("ignoring the cached %s: %s", request.name, err)
+            continue
+        if request.kind == "brief":
+            briefs[int(request.name.removeprefix("brief-"))] = data
+        else:
+            themes = [theme | {"papers": sorted({n for n in theme["papers"] if n in numbers})}
+                      for theme in data["themes"]]
+    return briefs, themes
 
 
 def render_edition(
@@ -184,9 +212,13 @@ def render_edition(
               "statuses": statuses}
     by_name = {r.name: (r, c) for r, c in pairs}
     linkers: dict[str, CitationLinker] = {}
-    page_titles = {page_name(r): ("Thinking comparison" if r.kind == "thinking" else r.title)
-                   for r, _ in pairs}
+    page_titles = {name: ("Thinking comparison" if r.kind == "thinking" else r.title)
+                   for r, _ in pairs if (name := page_name(r))}
     common["page_titles"] = page_titles
+    briefs, themes = structured_answers(bundle, pairs)
+    common["briefs"], common["themes"] = briefs, themes
+    record["briefs"] = {str(n): b for n, b in briefs.items()}
+    record["themes"] = themes
 
     def linker(page: str) -> CitationLinker:
         return linkers.setdefault(page, CitationLinker(page, bundle.papers))
@@ -195,9 +227,8 @@ def render_edition(
     for request, completion in pairs:
         if request.kind in ("research_map", "deep_dive"):
             template = "research_map.md.j2" if request.kind == "research_map" else "deep_dive.md.j2"
-            add(f"{base}/{page_name(request)}.md", env.get_template(template).render(
-                **common, request=request, completion=completion,
-                linker=linker(page_name(request))))
+            add(f"{base}/{request.name}.md", env.get_template(template).render(
+                **common, request=request, completion=completion, linker=linker(request.name)))
     if "thinking-off" in by_name and "thinking-on" in by_name:
         off, on = by_name["thinking-off"], by_name["thinking-on"]
         add(f"{base}/thinking.md", env.get_template("thinking.md.j2").render(

@@ -102,7 +102,7 @@ def edition_nav(docs_dir: Path) -> list[dict[str, Any]]:
         entries: list[dict[str, str]] = [{"Overview": f"{base}/index.md"}]
         pages_seen: set[str] = set()
         for c in record["completions"]:
-            if c["page"] in pages_seen:
+            if not c["page"] or c["page"] in pages_seen:
                 continue
             pages_seen.add(c["page"])
             label = "Thinking comparison" if c["kind"] == "thinking" else c["title"]

@@ -7,17 +7,20 @@ A prompt that fails is recorded with its error and the others go on.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 from .cache import Cache, completion_key, read_json, write_json
 from .errors import LlmRequestError
 from .llm_client import ChatClient, StreamEvents
-from .models import Completion, Message, PromptRequest, SynthesisResult
+from .models import STRUCTURED_KINDS, Completion, Message, PromptRequest, SynthesisResult
+from .structured import SCHEMAS, InvalidAnswer, parse_answer
 from .planning import context_from_error
 
 log = logging.getLogger(__name__)
@@ -80,17 +83,18 @@ def run_synthesis(
         return _result(client, requests, results, bundle_chars, bundle_tokens, started)
 
     client.check_ready()  # fail before any prompt is sent, naming the URL
-    # The thinking group first: its long decode bounds the stage, so its prefill goes first.
-    groups: dict[bool, list[int]] = {}
-    for index in sorted(todo, key=lambda i: not requests[i].thinking):
-        groups.setdefault(requests[index].thinking, []).append(index)
-    gates = {mode: threading.Event() for mode in groups}
+    # Prompts that carry the bundle form one group per thinking mode; a brief carries only its
+    # paper and goes alone. The thinking group first: its long decode bounds the stage.
+    groups: dict[str, list[int]] = {}
+    for index in sorted(todo, key=lambda i: (not requests[i].thinking, requests[i].kind == "brief")):
+        groups.setdefault(_group(requests[index]), []).append(index)
+    gates = {group: threading.Event() for group in groups}
     leaders = {members[0] for members in groups.values()}
     order = [m[0] for m in groups.values()] + [i for m in groups.values() for i in m[1:]]
 
     def work(index: int) -> Completion:
         request = requests[index]
-        gate = gates[request.thinking]
+        gate = gates[_group(request)]
         if index not in leaders and prefill_gate:
             gate.wait()
         observer.started(request)
@@ -108,11 +112,20 @@ def run_synthesis(
     return _result(client, requests, results, bundle_chars, bundle_tokens, started)
 
 
+def _group(request: PromptRequest) -> str:
+    if request.kind == "brief":
+        return request.name
+    return "bundle-thinking" if request.thinking else "bundle"
+
+
 def _complete(client: ChatClient, cache: Cache, request: PromptRequest, key: str,
               events: StreamEvents, shrink: Shrink | None) -> Completion:
     """One request, with one retry on a smaller bundle if the server says it is too long."""
     try:
-        completion = client.complete(request, events)
+        if request.kind in STRUCTURED_KINDS:
+            completion = _structured(client, request, events)
+        else:
+            completion = client.complete(request, events)
     except LlmRequestError as err:
         context = context_from_error(str(err)) if err.status == 400 else None
         smaller = shrink(request, context) if (context and shrink) else None
@@ -124,6 +137,42 @@ def _complete(client: ChatClient, cache: Cache, request: PromptRequest, key: str
         return _complete(client, cache, smaller, completion_key(client.model, smaller), events, None)
     cache.put_completion(key, completion)
     return completion
+
+
+def _structured(client: ChatClient, request: PromptRequest, events: StreamEvents) -> Completion:
+    """A JSON answer that matches the request's schema: constrained by the server where it can,
+    else asked for in words (the schema is in the task either way), and asked once more if the
+    answer does not parse or validate. The completion's content is the validated JSON."""
+    schema = SCHEMAS[request.kind]
+    try:
+        completion = client.complete(request, events)
+    except LlmRequestError as err:
+        if err.status not in (400, 422) or context_from_error(str(err)):
+            raise
+        log.info("the server refused response_format for %s (%s); asking in words",
+                 request.name, err)
+        request = _without_response_format(request)
+        completion = client.complete(request, events)
+    try:
+        data = parse_answer(completion.content, schema)
+    except InvalidAnswer as err:
+        log.warning("%s: %s; asking once more", request.name, err)
+        retry = replace(request, messages=(*request.messages,
+                                           Message("assistant", completion.content[:4000]),
+                                           Message("user", f"That answer was invalid: {err}. "
+                                                   "Reply with the corrected JSON object only.")))
+        completion = client.complete(retry, events)
+        try:
+            data = parse_answer(completion.content, schema)
+        except InvalidAnswer as again:
+            raise LlmRequestError(f"no valid structured answer after a retry: {again}") from again
+    return replace(completion, content=json.dumps(data, ensure_ascii=False, indent=1))
+
+
+def _without_response_format(request: PromptRequest) -> PromptRequest:
+    body = json.loads(request.extra_body_json)
+    body.pop("response_format", None)
+    return replace(request, extra_body_json=json.dumps(body, sort_keys=True))
 
 
 def _result(client: ChatClient, requests: Sequence[PromptRequest],

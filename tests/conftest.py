@@ -37,13 +37,24 @@ def sglang_server() -> Iterator[SglangServer]:
 
 
 def write_config(directory: Path, arxiv_server: ArxivServer, sglang_server: SglangServer,
-                 extra: str = "", *, max_papers: int = 6, full_text_papers: int = 3) -> Path:
-    """A workspace config pointing at the local servers, with arXiv's delay off for speed."""
+                 extra: str = "", *, max_papers: int = 6, full_text_papers: int = 3,
+                 structured: bool = False) -> Path:
+    """A workspace config pointing at the local servers, with arXiv's delay off for speed.
+
+    Briefs and the theme map are off unless `structured`: most tests count the six prose
+    prompts; tests/test_briefs.py covers the structured ones.
+    """
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "config.toml"
     path.write_text(f"""
 [digest]
 title = "Test Digest"
+
+[briefs]
+enabled = {str(structured).lower()}
+
+[prompts.themes]
+enabled = {str(structured).lower()}
 
 [arxiv]
 query = "testing"

@@ -45,8 +45,8 @@ def test_every_request_shares_the_system_message_and_bundle_prefix() -> None:
     extra = {"chat_template_kwargs": {"thinking": True}}
     requests = build_requests(PromptSettings(), bundle, extra)
     assert [r.name for r in requests] == [
-        "research-map", "memory-management", "benchmarks-and-metrics", "engineering-roadmap",
-        "thinking-off", "thinking-on"]
+        "research-map", "themes", "memory-management", "benchmarks-and-metrics",
+        "engineering-roadmap", "thinking-off", "thinking-on"]
     for r in requests:
         assert r.messages[0] == requests[0].messages[0]
         assert r.messages[1].content.startswith(bundle.text)
@@ -55,6 +55,7 @@ def test_every_request_shares_the_system_message_and_bundle_prefix() -> None:
     assert (on.max_tokens, on.temperature) == (4000, 0.6)
     off = requests[-2]
     assert not off.thinking and off.extra_body_json == "{}" and (off.max_tokens, off.temperature) == (1500, 0.2)
+    assert json.loads(requests[1].extra_body_json)["response_format"]["type"] == "json_schema"
     assert requests[0].max_tokens == 3000 and requests[1].temperature == 0.2
 
 

@@ -46,7 +46,31 @@ def thinking_of(body: dict[str, Any]) -> bool:
     return bool((body.get("chat_template_kwargs") or {}).get("thinking"))
 
 
+def is_structured(body: dict[str, Any]) -> bool:
+    """A brief or theme-map prompt (or the retry of one): its task carries a JSON Schema."""
+    return any("JSON Schema" in str(m["content"]) for m in body["messages"])
+
+
+def structured_answer(body: dict[str, Any]) -> Answer | None:
+    """Schema-valid JSON for the brief and theme-map prompts, None for the others."""
+    if not is_structured(body):
+        return None
+    task = str(body["messages"][1]["content"]).rsplit("\n---\n", 1)[-1]
+    if '"themes"' in task:
+        return Answer(json.dumps({"themes": [
+            {"name": "Testing", "description": "How systems are tested.", "papers": [1, 2, 4]},
+            {"name": "Security", "description": "Attacks and defences.", "papers": [3, 99]},
+        ]}))
+    title = str(body["messages"][1]["content"]).split("\n", 1)[0].split(": ", 1)[-1]
+    return Answer(json.dumps({
+        "tldr": f"A study of {title[:60]}.", "problem": "A problem.", "method": "A method.",
+        "result": "A 12% gain.", "limitations": "Few datasets."}))
+
+
 def default_responder(body: dict[str, Any]) -> Answer:
+    structured = structured_answer(body)
+    if structured:
+        return structured
     task = task_of(body)
     content = (
         f"# Answer\n\nThis answer addresses: {task[:80]}\n\n"
@@ -64,6 +88,10 @@ class SglangState:
     models: list[str] = field(default_factory=lambda: ["deepseek-ai/DeepSeek-V4-Flash"])
     max_model_len: int = 131072
     responder: Responder = default_responder
+    # Answers the brief and theme-map prompts (those whose task carries a JSON Schema).
+    structured_responder: Responder = field(default=lambda body: structured_answer(body) or Fault(
+        500, "no structured answer"))
+    reject_response_format: bool = False  # a server that does not support json_schema
     faults: list[Fault] = field(default_factory=list)  # served, in order, before any answer
     delay_s: float = 0.0
     # Server settings, as SGLang reports them at /server_info.
@@ -157,7 +185,10 @@ class _Handler(BaseHTTPRequestHandler):
         if time.monotonic() < state.starting_until:
             self._error(503, "The server is starting.", "ServiceUnavailableError")
             return
-        answer = state.responder(body)
+        if state.reject_response_format and "response_format" in body:
+            self._error(400, "response_format json_schema is not supported", "BadRequestError")
+            return
+        answer = (state.structured_responder if is_structured(body) else state.responder)(body)
         if isinstance(answer, Fault):
             self._error(answer.status, answer.message, answer.error_type)
             return

@@ -1,0 +1,116 @@
+"""Structured answers: per-paper briefs and the theme map, as JSON validated against a schema.
+
+The schemas are sent to the server as `response_format` (SGLang constrains decoding to them);
+where a server does not support that, the same schema is asked for in words and the answer is
+parsed and validated here. The validator covers the subset of JSON Schema these schemas use.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+BRIEF_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "tldr": {"type": "string", "description": "one sentence: what the paper shows"},
+        "problem": {"type": "string"},
+        "method": {"type": "string"},
+        "result": {"type": "string", "description": "the headline result with its figures"},
+        "limitations": {"type": "string"},
+    },
+    "required": ["tldr", "problem", "method", "result", "limitations"],
+    "additionalProperties": False,
+}
+
+THEMES_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "themes": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "description": {"type": "string"},
+                    "papers": {"type": "array", "items": {"type": "integer"}},
+                },
+                "required": ["name", "description", "papers"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    "required": ["themes"],
+    "additionalProperties": False,
+}
+
+SCHEMAS: dict[str, dict[str, Any]] = {"brief": BRIEF_SCHEMA, "themes": THEMES_SCHEMA}
+
+_FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+
+class InvalidAnswer(ValueError):
+    """The answer is not JSON, or not JSON of the expected shape."""
+
+
+def response_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The OpenAI `response_format` that asks the server for JSON matching `schema`."""
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
+
+
+def parse_answer(text: str, schema: dict[str, Any]) -> Any:
+    """The JSON value in a model's answer (bare, or in a ```json fence), validated."""
+    candidates = [text.strip(), *(m.strip() for m in _FENCE_RE.findall(text))]
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start:end + 1])
+    error = "no JSON object in the answer"
+    for candidate in candidates:
+        try:
+            data = json.loads(candidate)
+        except ValueError as err:
+            error = f"not valid JSON ({err})"
+            continue
+        problems = validate(data, schema)
+        if problems:
+            raise InvalidAnswer("the JSON does not match the schema: " + "; ".join(problems[:5]))
+        return data
+    raise InvalidAnswer(error)
+
+
+def validate(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]:
+    """Problems with `value` against `schema` (type, required, properties, items, minItems)."""
+    kind = schema.get("type")
+    checks: dict[str, type | tuple[type, ...]] = {
+        "object": dict, "array": list, "string": str, "integer": int, "number": (int, float),
+        "boolean": bool}
+    if kind in checks and (not isinstance(value, checks[kind]) or (
+            kind in ("integer", "number") and isinstance(value, bool))):
+        return [f"{path} should be {'an' if kind in ('object', 'array', 'integer') else 'a'} {kind}"]
+    problems: list[str] = []
+    if kind == "object":
+        properties = schema.get("properties", {})
+        for key in schema.get("required", []):
+            if key not in value:
+                problems.append(f"{path}.{key} is missing")
+        for key, item in value.items():
+            if key in properties:
+                problems += validate(item, properties[key], f"{path}.{key}")
+            elif schema.get("additionalProperties") is False:
+                problems.append(f"{path}.{key} is not allowed")
+    elif kind == "array":
+        if len(value) < schema.get("minItems", 0):
+            problems.append(f"{path} should have at least {schema['minItems']} item(s)")
+        for i, item in enumerate(value):
+            problems += validate(item, schema.get("items", {}), f"{path}[{i}]")
+    elif kind == "string" and not value.strip():
+        problems.append(f"{path} is empty")
+    return problems
+
+
+def schema_instruction(schema: dict[str, Any]) -> str:
+    """The schema in words, for servers that cannot constrain the answer themselves."""
+    return ("Answer with one JSON object and nothing else (no prose, no code fence), matching "
+            f"this JSON Schema:\n{json.dumps(schema, indent=1)}")
