@@ -146,11 +146,16 @@ class _Handler(BaseHTTPRequestHandler):
                  "total_tokens": prompt_tokens + total, "reasoning_tokens": reasoning,
                  "prompt_tokens_details": {"cached_tokens": cached}}
         step = 50  # tokens a chunk
+        if "response_format" in body:  # a theme map: JSON of about the answer's length
+            answer = json.dumps({"themes": [{"name": "Theme", "papers": [1, 2],
+                                             "description": "word " * (model.answer_tokens - 20)}]})
+        else:
+            answer = "word " * model.answer_tokens
         if not body.get("stream"):
             time.sleep(total / model.decode_tps * model.scale)
             self._json({"id": "x", "object": "chat.completion", "model": owner.served_model,
                         "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                            "role": "assistant", "content": "Paper 1. " * (model.answer_tokens // 2),
+                            "role": "assistant", "content": answer,
                             "reasoning_content": "Hmm. " * (reasoning // 2) or None}}],
                         "usage": usage})
             return
@@ -161,9 +166,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         for sent in range(0, total, step):
             n = min(step, total - sent)
-            key = "reasoning_content" if sent < reasoning else "content"
-            self._event({"choices": [{"index": 0, "delta": {key: "word " * n},
-                                      "finish_reason": None}]})
+            if sent < reasoning:
+                delta = {"reasoning_content": "word " * n}
+            else:
+                done = sent - reasoning
+                share = len(answer) / model.answer_tokens
+                delta = {"content": answer[int(done * share):int((done + n) * share)]}
+            self._event({"choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
             time.sleep(n / model.decode_tps * model.scale)
         self._event({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
         self._event({"choices": [], "usage": usage})
