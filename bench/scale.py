@@ -28,8 +28,7 @@ from generator.arxiv_source import ArxivSource, RateLimiter, RecordingSession  #
 from generator.bundle import build_bundle  # noqa: E402
 from generator.config import PromptSettings  # noqa: E402
 from generator.history import load_records  # noqa: E402
-from generator.models import (Completion, FetchResult, FullText, Paper, Source,  # noqa: E402
-                              SynthesisResult, Usage)
+from generator.models import Completion, FetchResult, FullText, Paper, Source, SynthesisResult, Usage  # noqa: E402
 from generator.prompts import build_requests  # noqa: E402
 from generator.render import make_environment, render_edition, write_pages  # noqa: E402
 from tests.servers.arxiv import ArxivServer  # noqa: E402

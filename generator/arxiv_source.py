@@ -11,7 +11,6 @@ import re
 import threading
 import time
 from typing import Any
-
 from xml.etree import ElementTree
 
 import arxiv

@@ -27,7 +27,10 @@ _RANGE = rf"{_NUM}(?:\s*(?:[-–—]|to)\s*{_NUM})?"
 _SEP = r"\s*(?:,\s*(?:and\s+|&\s*)?|\band\s+|&\s*)"
 _CITE_RE = re.compile(rf"(?<![\[\w])([Pp]apers?)\s+({_RANGE}(?:{_SEP}{_RANGE})*)\b")
 _NUMBER_RE = re.compile(rf"({_NUM})(?:\s*(?:[-–—]|to)\s*({_NUM}))?")
-_NAME_RE = re.compile(r"""\s*(?:\(([^()\n]{2,150})\)|[,:]?\s*["“]([^"”\n]{3,200})["”]|[,:]?\s*\*([^*\n]{3,200})\*)""")
+# A name right after a citation: "(FlashDecoding)", ', "A Title"' or ": *A Title*".
+_NAME_RE = re.compile(r"""\s*(?:\(([^()\n]{2,150})\)"""
+                      r"""|[,:]?\s*["“]([^"”\n]{3,200})["”]"""
+                      r"""|[,:]?\s*\*([^*\n]{3,200})\*)""")
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z*(\[\"“])|\n+")
 _FIGURE_RE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(%|×|x(?![A-Za-z])|-fold|\s?times\b)")
 _WORD_RE = re.compile(r"[a-z0-9]+")

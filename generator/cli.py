@@ -18,9 +18,9 @@ import click
 
 from . import __version__, pipeline
 from .cache import Cache
+from .cli_progress import Progress
 from .config import Config, load_config
 from .errors import DigestError, UsageError
-from .cli_progress import Progress
 from .site import deploy_site, zip_site
 
 log = logging.getLogger(__name__)

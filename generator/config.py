@@ -176,8 +176,9 @@ def load_config(path: str | Path) -> Config:
     shown = str(path)
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(shown, [f"file not found (create one with `digest init {path.parent}`)"])
+    except FileNotFoundError as err:
+        raise ConfigError(
+            shown, [f"file not found (create one with `digest init {path.parent}`)"]) from err
     except UnicodeDecodeError as err:
         raise ConfigError(shown, [f"not UTF-8 text: {err}"]) from err
     except tomllib.TOMLDecodeError as err:

@@ -17,7 +17,7 @@ def overview_text(research_map: str, limit: int = 700) -> str:
     sections = _HEADING_RE.split(research_map)
     # split() alternates text, heading, text...: pick the text under an "overview" heading.
     body = sections[0]
-    for heading, text in zip(sections[1::2], sections[2::2]):
+    for heading, text in zip(sections[1::2], sections[2::2], strict=False):
         if "overview" in heading.lower():
             body = text
             break

@@ -21,12 +21,11 @@ from .cache import Cache, completion_key
 from .config import Config
 from .errors import ServerUnavailableError, UsageError
 from .fetch import FetchSettings, OnText, run_fetch
-from .llm_client import ChatClient
-from .planning import (BundlePlan, answer_tokens, bundles_for, cap_for, load_plan, make_plan,
-                       save_plan)
-from .models import Bundle, FetchResult, PromptRequest, SynthesisResult
-from .prompts import build_requests
 from .history import earlier, last_edition_day, load_records, windowed_query
+from .llm_client import ChatClient
+from .models import Bundle, FetchResult, PromptRequest, SynthesisResult
+from .planning import BundlePlan, answer_tokens, bundles_for, cap_for, load_plan, make_plan, save_plan
+from .prompts import build_requests
 from .render import EDITION_RE, default_template_dir, make_environment, render_edition, write_pages
 from .server import ServerProbe
 from .site import build_site

@@ -20,14 +20,13 @@ import jinja2
 
 from . import __version__
 from .cache import atomic_write_text
-from .citations import CitationLinker, PageCitations
 from .charts import timeline, token_chart
+from .citations import CitationLinker, PageCitations
 from .feed import atom_feed, overview_text
 from .history import appearances, earlier, status
-from .models import (STRUCTURED_KINDS, Bundle, Completion, FetchResult, PromptRequest,
-                     SynthesisResult)
-from .structured import SCHEMAS, InvalidAnswer, parse_answer
+from .models import STRUCTURED_KINDS, Bundle, Completion, FetchResult, PromptRequest, SynthesisResult
 from .safe_text import md_cell, md_model, md_text, plain, safe_url, tooltip
+from .structured import SCHEMAS, InvalidAnswer, parse_answer
 
 log = logging.getLogger(__name__)
 
@@ -235,7 +234,7 @@ def render_edition(
             **common, off=off, on=on, summary=thinking_summary(off[1], on[1]),
             linker=linker("thinking")))
 
-    citations = {page: l.result for page, l in linkers.items()}
+    citations = {page: each.result for page, each in linkers.items()}
     numbered = {p.number: p for p in bundle.papers}
     record["citations"] = {page: c.to_dict(numbered) for page, c in citations.items()}
     common["citations"] = citations

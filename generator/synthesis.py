@@ -20,8 +20,8 @@ from .cache import Cache, completion_key, read_json, write_json
 from .errors import LlmRequestError
 from .llm_client import ChatClient, StreamEvents
 from .models import STRUCTURED_KINDS, Completion, Message, PromptRequest, SynthesisResult
-from .structured import SCHEMAS, InvalidAnswer, parse_answer
 from .planning import context_from_error
+from .structured import SCHEMAS, InvalidAnswer, parse_answer
 
 log = logging.getLogger(__name__)
 
@@ -73,10 +73,11 @@ def run_synthesis(
     started = time.perf_counter()
     keys = [completion_key(client.model, r) for r in requests]
     results: list[Completion | None] = [cache.get_completion(k) for k in keys]
-    results = [None if c is None else _renamed(c, r.name) for c, r in zip(results, requests)]
+    results = [None if c is None else _renamed(c, r.name)
+               for c, r in zip(results, requests, strict=True)]
     todo = [i for i, c in enumerate(results) if c is None]
     log.info("%d prompt(s): %d cached, %d to send", len(requests), len(requests) - len(todo), len(todo))
-    for request, completion in zip(requests, results):
+    for request, completion in zip(requests, results, strict=True):
         if completion is not None:
             observer.done(request, completion)
     if not todo:
@@ -90,7 +91,11 @@ def run_synthesis(
         groups.setdefault(_group(requests[index]), []).append(index)
     gates = {group: threading.Event() for group in groups}
     leaders = {members[0] for members in groups.values()}
-    order = [m[0] for m in groups.values()] + [i for m in groups.values() for i in m[1:]]
+    shared = [m for g, m in groups.items() if g.startswith("bundle")]
+    # Bundle leaders, then their followers (so a waiting follower's leader is always running),
+    # then the briefs, which wait for no one and decode short answers.
+    order = ([m[0] for m in shared] + [i for m in shared for i in m[1:]]
+             + [m[0] for g, m in groups.items() if not g.startswith("bundle")])
 
     def work(index: int) -> Completion:
         request = requests[index]
@@ -99,13 +104,13 @@ def run_synthesis(
             gate.wait()
         observer.started(request)
         try:
-            completion = _complete(client, cache, request, keys[index], _Events(request, observer, gate), shrink)
+            events = _Events(request, observer, gate)
+            completion = _complete(client, cache, request, keys[index], events, shrink)
         finally:
             gate.set()  # a leader that failed before its first token must not hold the others
         observer.done(request, completion)
         return completion
 
-    # Leaders are queued before followers, so a waiting follower's leader is always running.
     with ThreadPoolExecutor(max_workers=max(1, max_concurrency)) as pool:
         for index, completion in zip(order, pool.map(work, order), strict=True):
             results[index] = completion

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.arxiv_source import (ArxivSource, HttpSession, PdfDownloader, RateLimiter,
-                                    RecordingSession, cut)
+from generator.arxiv_source import ArxivSource, HttpSession, PdfDownloader, RateLimiter, RecordingSession, cut
 from generator.errors import ArxivError, PdfTextError
 from tests.servers.arxiv import ArxivServer, PdfResponse
 
@@ -83,7 +82,7 @@ def test_requests_are_spaced_by_the_delay(arxiv_server: ArxivServer) -> None:
         downloader.download(paper.pdf_url)
     times = [t for t, _ in arxiv_server.state.requests]
     assert len(times) == 3
-    assert all(b - a >= 0.29 for a, b in zip(times, times[1:]))
+    assert all(b - a >= 0.29 for a, b in zip(times, times[1:], strict=False))
 
 
 def downloader(server: ArxivServer, max_bytes: int = 10_000_000) -> PdfDownloader:

@@ -160,3 +160,11 @@ def test_parse_answer_accepts_fences_and_rejects_shapes() -> None:
         parse_answer(json.dumps({k: v for k, v in GOOD.items() if k != "method"}), BRIEF_SCHEMA)
     assert validate(GOOD | {"extra": 1}, BRIEF_SCHEMA) == ["$.extra is not allowed"]
     assert validate(GOOD | {"tldr": 5}, BRIEF_SCHEMA) == ["$.tldr should be a string"]
+
+
+def test_bundle_prompts_go_before_the_briefs(workspace: Path, sglang_server: SglangServer) -> None:
+    workspace.write_text(workspace.read_text() + "max_concurrency = 2\n")
+    assert build(workspace).exit_code == 0
+    kinds = ["brief" if "TL;DR" in str(b["messages"][1]["content"]) else "bundle"  # type: ignore[index]
+             for _, b in sglang_server.state.arrivals]
+    assert kinds == ["bundle"] * 7 + ["brief"] * 6

@@ -17,7 +17,7 @@ from generator.prompts import build_requests
 
 def paper(n: int) -> Paper:
     return Paper(f"2401.0000{n}v1", f"Title {n}", tuple(f"Author {i}" for i in range(7)),
-                 "2024-01-0%d" % n, "2024-01-0%d" % n, f"Abstract {n}.", ("cs.CL",),
+                 f"2024-01-0{n}", f"2024-01-0{n}", f"Abstract {n}.", ("cs.CL",),
                  f"https://arxiv.org/abs/2401.0000{n}v1", None)
 
 
@@ -54,7 +54,8 @@ def test_every_request_shares_the_system_message_and_bundle_prefix() -> None:
     assert on.thinking and json.loads(on.extra_body_json) == extra
     assert (on.max_tokens, on.temperature) == (4000, 0.6)
     off = requests[-2]
-    assert not off.thinking and off.extra_body_json == "{}" and (off.max_tokens, off.temperature) == (1500, 0.2)
+    assert not off.thinking and off.extra_body_json == "{}"
+    assert (off.max_tokens, off.temperature) == (1500, 0.2)
     assert json.loads(requests[1].extra_body_json)["response_format"]["type"] == "json_schema"
     assert requests[0].max_tokens == 3000 and requests[1].temperature == 0.2
 

@@ -273,7 +273,8 @@ def test_hostile_metadata_and_model_output_stay_inert(
         content = article(page.read_text())
         assert live_problems(content) == [], page
     paper = article((site / "papers" / "2202.12139v1.html").read_text())
-    assert "&lt;script&gt;alert(\"t\")&lt;/script&gt;" in paper or "&lt;script&gt;alert(&quot;t&quot;)" in paper
+    assert ("&lt;script&gt;alert(\"t\")&lt;/script&gt;" in paper
+            or "&lt;script&gt;alert(&quot;t&quot;)" in paper)
     assert "{{ 7*7 }}" in paper and "Wübben Ørsted" in paper and "<math" in paper
     research_map = article((site / "research-map.html").read_text())
     assert "<strong>good</strong>" in research_map and "&lt;iframe" in research_map

@@ -14,8 +14,17 @@ from hypothesis import strategies as st
 from pypdf import PdfWriter
 
 from generator.cli import cli
-from generator.models import (Bundle, Completion, FetchResult, FullText, NumberedPaper, Paper,
-                              PromptRequest, Source, SynthesisResult)
+from generator.models import (
+    Bundle,
+    Completion,
+    FetchResult,
+    FullText,
+    NumberedPaper,
+    Paper,
+    PromptRequest,
+    Source,
+    SynthesisResult,
+)
 from generator.render import make_environment, render_edition
 from generator.site import sanitize_html
 from tests.htmlcheck import live_problems

@@ -14,7 +14,7 @@ import yaml
 from click.testing import CliRunner, Result
 
 from generator.cli import cli
-from tests.conftest import ROOT, write_config
+from tests.conftest import ROOT
 from tests.servers.arxiv import ArxivServer
 from tests.servers.sglang import SglangServer
 

@@ -135,7 +135,8 @@ def test_answers_without_streaming(workspace: Path, sglang_server: SglangServer)
 def test_run_figures_show_tokens_and_timings(workspace: Path) -> None:
     assert build(workspace).exit_code == 0
     overview = (workspace.parent / "site_src" / "editions" / EDITION / "index.md").read_text()
-    assert "| Prompt | Thinking | Prompt tokens | Cached | Completion | Reasoning | First token (s) |" in overview
+    assert ("| Prompt | Thinking | Prompt tokens | Cached | Completion | Reasoning | "
+            "First token (s) |") in overview
     assert "Synthesis wall time:" in overview
 
 
