@@ -19,7 +19,7 @@ import click
 from . import __version__, pipeline
 from .cache import Cache
 from .cli_progress import Progress
-from .config import Config, load_config
+from .config import load_config
 from .errors import DigestError, UsageError
 from .site import deploy_site, zip_site
 
@@ -49,10 +49,6 @@ def _setup_logging(verbose: int) -> None:
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     for noisy in ("httpx", "httpx2", "openai", "urllib3", "arxiv", "mkdocs"):
         logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
-
-
-def _config(path: str) -> Config:
-    return load_config(path)
 
 
 def _edition(edition: str | None) -> str:
@@ -136,7 +132,7 @@ def build(config_path: str, edition: str | None, refresh: bool, wait_s: float,
         digest build --config my-digest/config.toml --edition 2026-12-02
     """
     with user_errors():
-        config = _config(config_path)
+        config = load_config(config_path)
         name = _edition(edition)
         services = pipeline.make_services(config, os.environ)
         click.echo(f"Building edition {name} of {config.digest.title!r}", err=True)
@@ -175,7 +171,7 @@ def fetch(config_path: str, edition: str | None, refresh: bool) -> None:
         digest fetch --config my-digest/config.toml
     """
     with user_errors():
-        config = _config(config_path)
+        config = load_config(config_path)
         name = _edition(edition)
         services = pipeline.make_services(config, os.environ)
         with services.cache.lock():
@@ -200,7 +196,7 @@ def synthesize(config_path: str, edition: str | None, wait_s: float) -> None:
         digest synthesize --config my-digest/config.toml --edition 2026-12-02
     """
     with user_errors():
-        config = _config(config_path)
+        config = load_config(config_path)
         name = _edition(edition)
         services = pipeline.make_services(config, os.environ)
         _wait(services, wait_s)
@@ -233,7 +229,7 @@ def render(config_path: str, edition: str | None, every: bool) -> None:
         digest render --config my-digest/config.toml --all && digest site
     """
     with user_errors():
-        config = _config(config_path)
+        config = load_config(config_path)
         cache = Cache(config.cache_dir)
         with cache.lock():
             if every:
@@ -260,7 +256,7 @@ def site(config_path: str, make_zip: bool) -> None:
         digest site --config my-digest/config.toml --zip
     """
     with user_errors():
-        config = _config(config_path)
+        config = load_config(config_path)
         site_dir = pipeline.site_stage(config)
         click.echo(f"Site: {site_dir}")
         if make_zip:
@@ -282,7 +278,7 @@ def deploy(config_path: str, message: str | None, force: bool) -> None:
         digest build --config my-digest/config.toml && digest deploy --config my-digest/config.toml
     """
     with user_errors():
-        config = _config(config_path)
+        config = load_config(config_path)
         deploy_site(config.mkdocs_yml, config.site_dir,
                     fallback_yml=pipeline.skeleton_dir() / "mkdocs.yml", message=message,
                     force=force)
@@ -302,7 +298,7 @@ def serve(config_path: str, dev_addr: str | None) -> None:
     from .site import serve_site
 
     with user_errors():
-        config = _config(config_path)
+        config = load_config(config_path)
         serve_site(config.mkdocs_yml, config.docs_dir, config.digest.title,
                    fallback_yml=pipeline.skeleton_dir() / "mkdocs.yml", dev_addr=dev_addr)
 
@@ -328,7 +324,7 @@ def doctor(config_path: str) -> None:
     from .doctor import run_doctor
 
     with user_errors():
-        config = _config(config_path)
+        config = load_config(config_path)
         services = pipeline.make_services(config, os.environ)
         checks = run_doctor(config, services.probe, services.chat, services.source, services.cache)
         for check in checks:
@@ -358,7 +354,7 @@ def server_command(config_path: str) -> None:
     from .server import sglang_command
 
     with user_errors():
-        config = _config(config_path)
+        config = load_config(config_path)
         size = bundle_size(config, Cache(config.cache_dir))
         context = suggested_context(needed_context(config, size.tokens))
         click.echo(f"# context length sized for {size.source} ({size.tokens:,} tokens)", err=True)
