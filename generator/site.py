@@ -151,7 +151,8 @@ def build_site(
                 nav=edition_nav(docs_dir),
                 strict=True,
             )
-            config.plugins["research-digest/sanitize"] = SanitizePlugin()
+            if not any(isinstance(p, SanitizePlugin) for p in config.plugins.values()):
+                config.plugins["digest-sanitize"] = SanitizePlugin()  # a workspace's own mkdocs.yml
             if (docs_dir / "assets" / "digest.css").is_file():
                 config.extra_css.append("assets/digest.css")
             mkdocs_build(config)
