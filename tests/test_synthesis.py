@@ -64,7 +64,8 @@ def test_prompts_sharing_a_prefix_wait_for_the_first_prefill(
     assert sorted(thinking_of(body) for _, body in arrivals[:2]) == [False, True]
     assert "Task: Write a research map" in next(
         task_of(body) for _, body in arrivals[:2] if not thinking_of(body))
-    leader_time = max(t for t, _ in arrivals[:2])
+    # The non-thinking followers wait for the non-thinking leader's first token.
+    leader_time = next(t for t, body in arrivals[:2] if not thinking_of(body))
     followers = [t for t, body in arrivals[2:]]
     assert len(followers) == 4
     assert min(followers) - leader_time >= 0.45
