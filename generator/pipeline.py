@@ -161,6 +161,11 @@ def all_cached(config: Config, services: Services, edition: str) -> bool:
         return False
     plan = load_plan(services.cache, edition, list(fetch.sources))
     _, requests = prepare(config, fetch, plan)
+    return _answered(services, requests)
+
+
+def _answered(services: Services, requests: list[PromptRequest]) -> bool:
+    """Whether the cache holds an answer to every one of `requests`."""
     return all(services.cache.get_completion(completion_key(services.chat.model, r))
                for r in requests)
 
@@ -190,8 +195,7 @@ def synthesize_stage(
         longest = answer_tokens(config.prompts)
         saved = make_plan(sources, None, longest)
         _, requests = prepare(config, fetch, saved)
-        if sources and not all(services.cache.get_completion(
-                completion_key(services.chat.model, r)) for r in requests):
+        if not _answered(services, requests):  # only then is the server asked its context
             saved = make_plan(sources, context_length(config, services), longest)
         save_plan(services.cache, edition, saved)
     plan: BundlePlan = saved
