@@ -18,7 +18,8 @@ import requests
 
 from . import __version__
 from .errors import ArxivError, PdfTextError
-from .models import Paper
+from .models import Paper, valid_arxiv_id
+from .safe_text import clean
 
 log = logging.getLogger(__name__)
 
@@ -91,8 +92,9 @@ class RateLimiter:
 
 
 def clean_text(text: str) -> str:
-    """Collapse the hard wraps and indents of arXiv's Atom fields into single spaces."""
-    return _WS_RE.sub(" ", text).strip()
+    """Collapse the hard wraps and indents of arXiv's Atom fields into single spaces, and drop
+    the control and bidi-override characters no page or feed may carry."""
+    return _WS_RE.sub(" ", clean(text)).strip()
 
 
 def cut(text: str, limit: int) -> str:
@@ -165,24 +167,44 @@ class ArxivSource:
             message = error_feed_message(self._session.last_body)
             if message:
                 raise ArxivError(f"arXiv rejected the query ({self.api_url}): {message}")
-        papers = [self._paper(r, max_abstract_chars) for r in results]
+        papers = papers_from_results(results, max_abstract_chars)
         log.info("arXiv returned %d paper(s) for %r", len(papers), query)
         return papers
 
-    @staticmethod
-    def _paper(result: arxiv.Result, max_abstract_chars: int) -> Paper:
+
+
+def papers_from_results(results: list[arxiv.Result], max_abstract_chars: int) -> list[Paper]:
+    """Papers for the results whose ids are arXiv ids, each id once.
+
+    An id names the paper's page, cache entries and PDF, so an entry whose id is not an
+    arXiv id (`../../x`, `quant-ph_0201082v1`, anything with a quote) is left out, with the id
+    in the warning, and a repeated id keeps its first entry.
+    """
+    papers: dict[str, Paper] = {}
+    for result in results:
         arxiv_id = result.get_short_id()
-        return Paper(
-            arxiv_id=arxiv_id,
-            title=clean_text(result.title),
-            authors=tuple(clean_text(a.name) for a in result.authors),
-            published=result.published.date().isoformat(),
-            updated=result.updated.date().isoformat(),
-            abstract=cut(clean_text(result.summary), max_abstract_chars),
-            categories=tuple(result.categories),
-            abs_url=f"https://arxiv.org/abs/{arxiv_id}",
-            pdf_url=result.pdf_url,
-        )
+        if not valid_arxiv_id(arxiv_id):
+            log.warning("left out an arXiv entry whose id is not an arXiv id: %r", arxiv_id[:200])
+        elif arxiv_id in papers:
+            log.warning("left out a second arXiv entry with the id %s", arxiv_id)
+        else:
+            papers[arxiv_id] = _paper(result, max_abstract_chars)
+    return list(papers.values())
+
+
+def _paper(result: arxiv.Result, max_abstract_chars: int) -> Paper:
+    arxiv_id = result.get_short_id()
+    return Paper(
+        arxiv_id=arxiv_id,
+        title=clean_text(result.title),
+        authors=tuple(clean_text(a.name) for a in result.authors),
+        published=result.published.date().isoformat(),
+        updated=result.updated.date().isoformat(),
+        abstract=cut(clean_text(result.summary), max_abstract_chars),
+        categories=tuple(clean_text(c) for c in result.categories),
+        abs_url=f"https://arxiv.org/abs/{arxiv_id}",
+        pdf_url=result.pdf_url,
+    )
 
 
 class PdfDownloader:

@@ -8,9 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import date
-from html import escape
+from html import escape as _html_escape
 
 from .models import Completion, NumberedPaper, PromptRequest
+from .safe_text import clean
+
+
+def escape(text: str) -> str:
+    """Untrusted text for SVG: cleaned of control and bidi characters, then escaped."""
+    return _html_escape(clean(text))
 
 WIDTH = 680
 LABEL_W = 220

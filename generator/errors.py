@@ -56,3 +56,16 @@ class SiteBuildError(DigestError):
 
 class LockedError(DigestError):
     """Another digest run holds the workspace lock."""
+
+
+class InvalidPaperId(DigestError):
+    """An id that is not an arXiv id: it would name files, so it is refused."""
+
+    def __init__(self, arxiv_id: str) -> None:
+        self.arxiv_id = arxiv_id
+        super().__init__(f"{arxiv_id[:200]!r} is not an arXiv id (like 2401.01234v2 or "
+                         "quant-ph/0201082v1); the paper was left out")
+
+
+class UnsafeSiteError(SiteBuildError):
+    """The built site holds live markup that came from untrusted text; it was not published."""

@@ -7,6 +7,8 @@ from typing import Any
 from urllib.parse import urljoin
 from xml.etree import ElementTree
 
+from .safe_text import clean
+
 _ATOM = "http://www.w3.org/2005/Atom"
 _HEADING_RE = re.compile(r"^#{1,6}\s+(.*)$", re.MULTILINE)
 _MARKUP_RE = re.compile(r"[*_`#>|\[\]]+")
@@ -35,9 +37,10 @@ def atom_feed(title: str, site_url: str, records: list[dict[str, Any]], limit: i
 
     def element(parent: ElementTree.Element, tag: str, text: str | None = None,
                 **attrs: str) -> ElementTree.Element:
-        child = ElementTree.SubElement(parent, f"{{{_ATOM}}}{tag}", attrs)
+        child = ElementTree.SubElement(parent, f"{{{_ATOM}}}{tag}",
+                                       {k: clean(v) for k, v in attrs.items()})
         if text is not None:
-            child.text = text
+            child.text = clean(text)  # XML 1.0 cannot carry control characters at all
         return child
 
     feed = ElementTree.Element(f"{{{_ATOM}}}feed")
@@ -66,5 +69,5 @@ def atom_feed(title: str, site_url: str, records: list[dict[str, Any]], limit: i
 
 def _name(tag: str, text: str) -> ElementTree.Element:
     node = ElementTree.Element(tag)
-    node.text = text or "Research Digest"
+    node.text = clean(text) or "Research Digest"
     return node

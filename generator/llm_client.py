@@ -18,6 +18,7 @@ from openai import OpenAI
 
 from .errors import LlmRequestError, ServerUnavailableError
 from .models import Completion, PromptRequest, Usage
+from .safe_text import clean
 from .server import sglang_command
 
 log = logging.getLogger(__name__)
@@ -118,7 +119,8 @@ class ChatClient:
         except openai.APIConnectionError as err:
             raise LlmRequestError(f"no answer from {self.base_url} ({_cause(err)})") from err
         latency = time.perf_counter() - started
-        content, reasoning = split_reasoning(answer.content, answer.reasoning)
+        # Model output is untrusted text: no control or bidi-override characters go further.
+        content, reasoning = split_reasoning(clean(answer.content), clean(answer.reasoning))
         if not content and answer.finish_reason != "length":
             raise LlmRequestError(f"the server at {self.base_url} returned an empty answer")
         return Completion(

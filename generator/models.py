@@ -10,13 +10,31 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .errors import InvalidPaperId
+
 FullTextStatus = Literal["ok", "missing", "not_requested"]
 
 _VERSION_RE = re.compile(r"v\d+$")
+# arXiv's identifier grammar: new style (YYMM.NNNN or YYMM.NNNNN since 2015) and old style
+# (archive[.SC]/YYMMNNN), each with an optional version. An id names files, so nothing else
+# is accepted: no dots alone, no slashes but the one of an old-style id, no underscores.
+ARXIV_ID_RE = re.compile(
+    r"(?:\d{4}\.\d{4,5}|[a-z]+(?:-[a-z]+)?(?:\.[A-Z]{2})?/\d{7})(?:v[1-9]\d{0,3})?")
+
+
+def valid_arxiv_id(arxiv_id: str) -> bool:
+    """Whether `arxiv_id` follows arXiv's identifier grammar (new or old style)."""
+    return ARXIV_ID_RE.fullmatch(arxiv_id) is not None
 
 
 def paper_slug(arxiv_id: str) -> str:
-    """A file-name-safe form of an arXiv id: a slash in an old-style id is never a path."""
+    """A file-name-safe form of an arXiv id: a slash in an old-style id is never a path.
+
+    Only valid ids have slugs, and no valid id has an underscore, so two papers never share
+    a page, a cache entry or a PDF.
+    """
+    if not valid_arxiv_id(arxiv_id):
+        raise InvalidPaperId(arxiv_id)
     return arxiv_id.replace("/", "_")
 
 
@@ -33,6 +51,10 @@ class Paper:
     categories: tuple[str, ...]
     abs_url: str
     pdf_url: str | None
+
+    def __post_init__(self) -> None:
+        if not valid_arxiv_id(self.arxiv_id):
+            raise InvalidPaperId(self.arxiv_id)
 
     @property
     def base_id(self) -> str:

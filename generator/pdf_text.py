@@ -15,19 +15,19 @@ from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError, P
 
 from .errors import PdfTextError
 from .models import FullText
+from .safe_text import clean
 
 log = logging.getLogger(__name__)
 
 _SPACES_RE = re.compile(r"[ \t\f\v]+")
 _BLANK_LINES_RE = re.compile(r"\n{3,}")
-# Control characters (other than newline and tab) that some PDFs emit; they break JSON readers.
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def normalize(text: str) -> str:
     """Tidy extracted text: no control characters, single spaces, at most one blank line."""
-    text = _CONTROL_RE.sub("", text)
-    text = text.encode("utf-8", "replace").decode("utf-8")  # lone surrogates
+    # Control characters (other than newline and tab), lone surrogates and bidi overrides
+    # that some PDFs emit break JSON and XML readers, or reorder the text around them.
+    text = clean(text)
     text = _SPACES_RE.sub(" ", text)
     lines = (line.strip() for line in text.splitlines())
     return _BLANK_LINES_RE.sub("\n\n", "\n".join(lines)).strip()

@@ -25,7 +25,7 @@ from .citations import CitationLinker, PageCitations
 from .feed import atom_feed, overview_text
 from .history import appearances, earlier, status
 from .models import STRUCTURED_KINDS, Bundle, Completion, FetchResult, PromptRequest, SynthesisResult
-from .safe_text import md_cell, md_model, md_text, plain, safe_url, tooltip
+from .safe_text import clean, md_cell, md_model, md_text, page_title, plain, safe_url, tooltip
 from .structured import SCHEMAS, InvalidAnswer, parse_answer
 
 log = logging.getLogger(__name__)
@@ -200,10 +200,10 @@ def render_edition(
     record["skipped_seen"] = list(fetch.skipped)
     pages: dict[str, str] = {}
 
-    def add(path: str, text: str) -> None:
+    def add(path: str, text: str, page_title: str | None = None) -> None:
         if path in pages:
             raise ValueError(f"two pages would be written to {path}")
-        pages[path] = text
+        pages[path] = text if page_title is None else with_title(page_title, text)
 
     base = f"editions/{edition}"
     pairs = synthesis.pairs()
@@ -227,12 +227,13 @@ def render_edition(
         if request.kind in ("research_map", "deep_dive"):
             template = "research_map.md.j2" if request.kind == "research_map" else "deep_dive.md.j2"
             add(f"{base}/{request.name}.md", env.get_template(template).render(
-                **common, request=request, completion=completion, linker=linker(request.name)))
+                **common, request=request, completion=completion, linker=linker(request.name)),
+                request.title if request.kind == "research_map" else f"Deep dive: {request.title}")
     if "thinking-off" in by_name and "thinking-on" in by_name:
         off, on = by_name["thinking-off"], by_name["thinking-on"]
         add(f"{base}/thinking.md", env.get_template("thinking.md.j2").render(
             **common, off=off, on=on, summary=thinking_summary(off[1], on[1]),
-            linker=linker("thinking")))
+            linker=linker("thinking")), "Thinking comparison")
 
     citations = {page: each.result for page, each in linkers.items()}
     numbered = {p.number: p for p in bundle.papers}
@@ -243,18 +244,41 @@ def render_edition(
     add(f"{base}/index.md", env.get_template("edition.md.j2").render(
         **common, pairs=pairs, page_name=page_name, failed=[(r, c) for r, c in pairs if not c.ok],
         problems=[(page, p) for page, c in citations.items() for p in c.problems],
-        figures=[(page, f) for page, c in citations.items() for f in c.figures]))
+        figures=[(page, f) for page, c in citations.items() for f in c.figures]),
+        f"{title}: edition {edition}")
     for item in bundle.papers:
         add(f"{base}/papers/{item.paper.slug}.md", env.get_template("paper.md.j2").render(
             **common, item=item, appearances=history.get(item.paper.base_id, []),
-            cited_in=cited_in(citations, item.number)))
+            cited_in=cited_in(citations, item.number)), item.paper.title)
     add("index.md", env.get_template("home.md.j2").render(
         title=title, records=records, description=""))
-    add(f"{base}/edition.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    add(f"{base}/edition.json", json.dumps(_cleaned(record), indent=2, ensure_ascii=False) + "\n")
     for path, text in static_assets(env).items():
         add(path, text)
     add("feed.xml", atom_feed(title, site_url, records))
     return RenderedEdition(edition, pages)
+
+
+def _cleaned(value: Any) -> Any:
+    """A record with every string cleaned (text from a cache an older version wrote, too)."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        return {k: _cleaned(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_cleaned(v) for v in value]
+    return value
+
+
+def with_title(title: str, markdown: str) -> str:
+    """The page with its title in front matter, HTML-escaped once.
+
+    MkDocs would otherwise take the title from the page's H1 and themes print it raw into
+    <title>, the header and the navigation: an arXiv title like `</title><script>` would run.
+    JSON is a subset of YAML's double-quoted scalars, so the value needs no further quoting.
+    """
+    value = json.dumps(page_title(title), ensure_ascii=False)
+    return f"---\ntitle: {value}\n---\n\n{markdown}"
 
 
 def static_assets(env: jinja2.Environment) -> dict[str, str]:

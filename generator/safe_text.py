@@ -29,6 +29,21 @@ _BRACED_ACCENT_RE = re.compile(r"\{\\([\"'`^~])\s*\{?([A-Za-z])\}?\}")
 _ACCENTS = {'"': "\u0308", "'": "\u0301", "`": "\u0300", "^": "\u0302", "~": "\u0303"}
 _MATHML_TEXT_RE = re.compile(r">([^<]+)<")
 _SAFE_URL_SCHEMES = ("http", "https")
+# C0 controls but tab and newline, DEL, C1 controls, lone surrogates (never valid UTF-8), the
+# XML non-characters, and the bidi embeddings, overrides and isolates that reorder the text
+# around them (a title could make a neighbouring line read backwards).
+_UNSAFE_CHARS_RE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u202a-\u202e\u2066-\u2069]")
+
+
+def clean(text: str) -> str:
+    """Untrusted text as characters every file format we write can hold and show in order.
+
+    Applied where text enters (arXiv fields, PDF text, model answers) and again by every
+    filter that puts text on a page, so a cache written by an older version is safe too.
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _UNSAFE_CHARS_RE.sub("", text)
 
 
 def tex_accents(text: str) -> str:
@@ -68,7 +83,7 @@ def _mathml(latex: str) -> str | None:
 
 def md_text(text: str) -> str:
     """Untrusted plain text (a title, an abstract) as inline Markdown, with math as MathML."""
-    text = tex_accents(text)
+    text = tex_accents(clean(text))
     out: list[str] = []
     last = 0
     for match in _MATH_RE.finditer(text):
@@ -89,7 +104,16 @@ def md_cell(text: str) -> str:
 
 def plain(text: str) -> str:
     """Untrusted text as plain characters only (no math): for link titles and headings' anchors."""
-    return escape_markdown(" ".join(tex_accents(text).split()))
+    return escape_markdown(" ".join(tex_accents(clean(text)).split()))
+
+
+def page_title(text: str) -> str:
+    """Untrusted text for a page's front-matter title: HTML-escaped once, no Markdown.
+
+    Themes print the title raw into <title>, the header, the navigation and the search index,
+    so it must arrive as inert HTML text; MkDocs never derives it from the H1 of our pages.
+    """
+    return html.escape(" ".join(tex_accents(clean(text)).split()), quote=True)
 
 
 _TOOLTIP_UNSAFE_RE = re.compile(r'[<>"\\\[\]`|()]')
@@ -97,7 +121,7 @@ _TOOLTIP_UNSAFE_RE = re.compile(r'[<>"\\\[\]`|()]')
 
 def tooltip(text: str) -> str:
     """Untrusted text for a Markdown link title ("…"): nothing that could end the title or link."""
-    return " ".join(_TOOLTIP_UNSAFE_RE.sub("", text).split())[:200]
+    return " ".join(_TOOLTIP_UNSAFE_RE.sub("", clean(text)).split())[:200]
 
 
 def safe_url(url: str | None) -> str | None:
@@ -133,9 +157,10 @@ def _neutralise_inline(text: str) -> str:
     text = _REF_DEF_RE.sub(
         lambda m: m.group(0) if m.group(3).lower() in ("http", "https", "mailto")
         else m.group(1) + "\\" + m.group(0)[len(m.group(1)):], text)
-    # attr_list syntax could attach event-handler attributes to an element, and a Markdown
-    # image would make every reader's browser fetch whatever the model named.
-    return text.replace("{:", "\\{:").replace("{ :", "\\{ :").replace("![", "!\\[")
+    # attr_list syntax ({: …} and also { …} without the colon) could set an id, class or
+    # event-handler attribute on an element, and a Markdown image would make every reader's
+    # browser fetch whatever the model named. A backslash-escaped brace renders as a brace.
+    return text.replace("{", "\\{").replace("![", "!\\[")
 
 
 def md_model(text: str, shift: int = 1, transform: Callable[[str], str] | None = None) -> str:
@@ -166,7 +191,7 @@ def md_model(text: str, shift: int = 1, transform: Callable[[str], str] | None =
             out.append("".join(pieces))
             paragraph.clear()
 
-    for line in text.replace("\r\n", "\n").replace("\x00", "").split("\n"):
+    for line in clean(text).split("\n"):
         marker = _FENCE_RE.match(line)
         if fence is None and marker:
             flush()

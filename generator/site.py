@@ -8,6 +8,7 @@ build succeeds, so a failed build never changes what readers see.
 from __future__ import annotations
 
 import contextlib
+import html
 import logging
 import os
 import shutil
@@ -15,6 +16,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import nh3
 from mkdocs.commands.build import build as mkdocs_build
@@ -22,8 +24,9 @@ from mkdocs.config import load_config
 from mkdocs.exceptions import MkDocsException
 from mkdocs.plugins import BasePlugin
 
-from .errors import SiteBuildError
+from .errors import SiteBuildError, UnsafeSiteError
 from .history import load_records
+from .inert import check_site
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +109,8 @@ def edition_nav(docs_dir: Path) -> list[dict[str, Any]]:
                 continue
             pages_seen.add(c["page"])
             label = "Thinking comparison" if c["kind"] == "thinking" else c["title"]
-            entries.append({label: f"{base}/{c['page']}"})
+            # Themes print navigation labels raw, so a label is HTML text.
+            entries.append({html.escape(label): f"{base}/{c['page']}"})
         nav.append({edition: entries})
     if archive:
         nav.append({"Earlier editions": archive})
@@ -163,8 +167,24 @@ def build_site(
                 f"MkDocs could not build the site ({err}); the published site in {site_dir} "
                 f"was left as it was.{details}"
             ) from err
+    refuse_live_markup(staging, site_dir, urlsplit(config.site_url or "/").path or "/")
     _swap_in(staging, site_dir)
     log.info("site built in %s", site_dir)
+
+
+def refuse_live_markup(staging: Path, site_dir: Path, base_path: str) -> None:
+    """Publish nothing that could run code: the check does not depend on any plugin having run."""
+    problems = check_site(staging, base_path=base_path)
+    if not problems:
+        return
+    shutil.rmtree(staging, ignore_errors=True)
+    shown = "".join(f"\n  {p}" for p in problems[:20])
+    more = f"\n  … and {len(problems) - 20} more" if len(problems) > 20 else ""
+    raise UnsafeSiteError(
+        f"the built site holds {len(problems)} live element(s) or attribute(s) that could run "
+        f"code, so it was not published and {site_dir} was left as it was. Is the "
+        f"digest-sanitize plugin missing from mkdocs.yml, or a theme override printing text "
+        f"raw?{shown}{more}")
 
 
 def _swap_in(staging: Path, site_dir: Path) -> None:

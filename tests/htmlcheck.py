@@ -1,41 +1,19 @@
-"""Find live HTML: elements and attributes that could run code or fetch from elsewhere."""
+"""Find live HTML in a fragment, judged as a browser parses it (html5lib, via generator.inert)."""
 
 from __future__ import annotations
 
-from html.parser import HTMLParser
-
-# <svg> is not listed: our charts are inline SVG. A hostile one would show up by its event
-# handler attributes (on*) or a script inside it, which are checked for everywhere.
-DANGEROUS_TAGS = {"script", "iframe", "object", "embed", "style", "img", "form", "input",
-                  "link", "meta", "base", "video", "audio", "frame", "foreignobject", "use",
-                  "animate", "set", "image"}
+from generator.inert import live_in_fragment
 
 
-class _Collector(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[str, dict[str, str]]] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, {k: v or "" for k, v in attrs}))
+def live_problems(html: str) -> list[str]:
+    """Every element or attribute in `html` that could run script or load something."""
+    return live_in_fragment(html)
 
 
 def elements(html: str) -> list[tuple[str, dict[str, str]]]:
-    collector = _Collector()
-    collector.feed(html)
-    return collector.tags
+    """(tag, attributes) of every element of a fragment, in document order."""
+    import html5lib
 
-
-def live_problems(html: str, allowed_tags: set[str] = frozenset()) -> list[str]:
-    """Every element or attribute in `html` that could run script; empty when the HTML is inert."""
-    problems = []
-    for tag, attrs in elements(html):
-        if tag in DANGEROUS_TAGS - allowed_tags:
-            problems.append(f"<{tag}>")
-        for name, value in attrs.items():
-            if name.startswith("on"):
-                problems.append(f"<{tag} {name}>")
-            if name in ("href", "src", "action", "formaction") and value.strip().lower().startswith(
-                    ("javascript:", "data:", "vbscript:")):
-                problems.append(f"<{tag} {name}={value}>")
-    return problems
+    tree = html5lib.parseFragment(html, treebuilder="etree", namespaceHTMLElements=False)
+    return [(str(e.tag).rsplit("}", 1)[-1], dict(e.attrib)) for e in tree.iter()
+            if isinstance(e.tag, str) and e is not tree]

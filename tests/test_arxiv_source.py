@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from generator.arxiv_source import ArxivSource, HttpSession, PdfDownloader, RateLimiter, RecordingSession, cut
-from generator.errors import ArxivError, PdfTextError
+from generator.errors import ArxivError, InvalidPaperId, PdfTextError
+from generator.models import paper_slug, valid_arxiv_id
 from tests.servers.arxiv import ArxivServer, PdfResponse
 
 
@@ -120,3 +122,19 @@ def test_unreachable_pdf_host_gives_a_reason() -> None:
     with pytest.raises(PdfTextError, match="the connection failed"):
         PdfDownloader(HttpSession(timeout=2), RateLimiter(0), 1000).download(
             "http://127.0.0.1:9/pdf/1.1")
+
+
+@pytest.mark.parametrize("arxiv_id", ["2401.01234v2", "0704.0001", "1501.00001v12",
+                                      "quant-ph/0201082v1", "math.AG/0601001", "astro-ph/0601001"])
+def test_arxiv_ids_of_both_styles_are_valid(arxiv_id: str) -> None:
+    assert valid_arxiv_id(arxiv_id)
+    assert "/" not in paper_slug(arxiv_id)
+
+
+@pytest.mark.parametrize("arxiv_id", ["../../x", "quant-ph_0201082v1", '2401.01234v1"', "",
+                                      "2401.01234/../x", "2401.1234567", ".2401.01234",
+                                      "2401.01234v1\n", "QUANT-PH/0201082"])
+def test_anything_else_is_refused_with_the_id_named(arxiv_id: str) -> None:
+    assert not valid_arxiv_id(arxiv_id)
+    with pytest.raises(InvalidPaperId, match=re.escape(repr(arxiv_id))):
+        paper_slug(arxiv_id)

@@ -11,6 +11,7 @@ import yaml
 from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mkdocs.utils.meta import get_data
 from pypdf import PdfWriter
 
 from generator.cli import cli
@@ -171,7 +172,8 @@ def test_a_title_that_is_literally_zero_is_a_title(workspace: Path, arxiv_server
     arxiv_server.state.default_feed = "arxivpy2026_idlist_2104.12255v1.xml"
     assert build(workspace).exit_code == 0
     edition = workspace.parent / "site_src" / "editions" / EDITION
-    assert (edition / "papers" / "2104.12255v1.md").read_text().startswith("# 0\n")
+    assert (edition / "papers" / "2104.12255v1.md").read_text().startswith(
+        '---\ntitle: "0"\n---\n\n# 0\n')
     assert "[0](papers/2104.12255v1.md)" in (edition / "index.md").read_text()
 
 
@@ -215,8 +217,11 @@ def _rendered(title: str, abstract: str, answer: str) -> list[str]:
     synthesis = SynthesisResult("m", (request,), (completion,), 1, 1, 0.0)
     fetch = FetchResult("q", 1, "2025-01-01T00:00:00+00:00", (source,))
     rendered = render_edition(ENV, EDITION, title, fetch, bundle, synthesis, [])
-    return [markdown.markdown(text, extensions=EXTENSIONS, extension_configs=EXTENSION_CONFIGS)
-            for path, text in rendered.pages.items() if path.endswith(".md")]
+    # MkDocs takes the front matter off before Markdown sees the page.
+    pages = [get_data(text) for path, text in rendered.pages.items() if path.endswith(".md")]
+    # The front-matter title is printed raw by the theme: it must be inert HTML on its own.
+    return [markdown.markdown(body, extensions=EXTENSIONS, extension_configs=EXTENSION_CONFIGS)
+            + str(meta.get("title", "")) for body, meta in pages]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

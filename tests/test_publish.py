@@ -14,9 +14,10 @@ import yaml
 from click.testing import CliRunner, Result
 
 from generator.cli import cli
+from tests.browser import launch_chromium
 from tests.conftest import ROOT
 from tests.servers.arxiv import ArxivServer
-from tests.servers.sglang import SglangServer
+from tests.servers.sglang import Answer, SglangServer
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 FIRST, SECOND = "2026-11-25", "2026-12-02"
@@ -179,32 +180,28 @@ def test_the_workflow_builds_on_a_schedule_and_deploys_with_secrets() -> None:
     assert any(u.startswith("actions/deploy-pages") for u in uses)
 
 
-def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
 def test_the_site_works_offline_in_a_browser(two_editions: Path) -> None:
-    browser_path = _chromium()
-    if browser_path is None:
-        pytest.skip("Debian's chromium is not installed (.ci/run installs it)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     requests: list[str] = []
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=browser_path, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run"])
-        try:
-            page = browser.new_page()
-            page.on("request", lambda request: requests.append(request.url))
-            page.goto((two_editions / "site" / "index.html").as_uri())
-            assert page.title() == "Test Digest"
-            assert page.locator("h1").first.inner_text().startswith("Test Digest")
-            page.fill("input.md-search__input", "Fuzzing")
-            page.wait_for_selector(".md-search-result__item", timeout=15_000)
-            assert page.locator(".md-search-result__item").count() >= 1
-            page.goto((two_editions / "site" / "editions" / SECOND / "index.html").as_uri())
-            assert page.locator("svg[role=img]").count() == 2  # the charts
-        finally:
-            browser.close()
+    with launch_chromium() as browser:
+        page = browser.new_page()
+        page.on("request", lambda request: requests.append(request.url))
+        page.goto((two_editions / "site" / "index.html").as_uri())
+        assert page.title() == "Test Digest"
+        assert page.locator("h1").first.inner_text().startswith("Test Digest")
+        page.fill("input.md-search__input", "Fuzzing")
+        page.wait_for_selector(".md-search-result__item", timeout=15_000)
+        assert page.locator(".md-search-result__item").count() >= 1
+        page.goto((two_editions / "site" / "editions" / SECOND / "index.html").as_uri())
+        assert page.locator("svg[role=img]").count() == 2  # the charts
     elsewhere = [url for url in requests if not url.startswith(("file:", "data:", "blob:"))]
     assert elsewhere == []
+
+
+def test_the_feed_stays_well_formed_with_control_characters_in_answers(
+        workspace: Path, sglang_server: SglangServer) -> None:
+    sglang_server.state.responder = lambda body: Answer(
+        "## Field overview\n\nA bell\x07, a NUL\x00, an escape\x1b[1m and \x0c form feed.\n")
+    build(workspace, SECOND)
+    feed = ElementTree.parse(workspace.parent / "site" / "feed.xml")
+    summary = feed.getroot().find(f"{ATOM}entry/{ATOM}summary")
+    assert summary is not None and "A bell, a NUL, an escape1m and form feed." in str(summary.text)

@@ -82,3 +82,26 @@ def test_safe_url_allows_only_http() -> None:
     assert safe_url("https://arxiv.org/pdf/1234.5678v1") == "https://arxiv.org/pdf/1234.5678v1"
     assert safe_url("javascript:alert(1)") is None
     assert safe_url("https://arxiv.org/a b)") == "https://arxiv.org/a%20b%29"
+
+
+def test_clean_drops_control_and_bidi_characters_but_keeps_text() -> None:
+    from generator.safe_text import clean
+
+    assert clean("a\x00b\x07c\x1b[0m\x7f\x85d\r\ne\rf\tg") == "abc[0md\ne\nf\tg"
+    assert clean("evil\u202egnp.exe \u2066x\u2069") == "evilgnp.exe x"
+    assert clean("lone \ud800 surrogate") == "lone  surrogate"
+    assert clean("日本語 Ωmega — “quotes”") == "日本語 Ωmega — “quotes”"
+
+
+def test_page_titles_are_escaped_once() -> None:
+    from generator.safe_text import page_title
+
+    assert page_title('a < b & "c"\x00 \u202ed') == "a &lt; b &amp; &quot;c&quot; d"
+
+
+def test_attribute_lists_in_model_output_stay_text() -> None:
+    for answer in ["## Findings { id='x\"autofocus onfocus=alert(1)//' }", "## H {: #x }",
+                   "Text {.cls onclick=alert(1)}"]:
+        out = markdown.markdown(md_model(answer), extensions=EXTENSIONS)  # no sanitizer
+        assert "onfocus" not in str(elements(out)) and "onclick" not in str(elements(out))
+        assert "{" in out and "id=" not in str(elements(out))
