@@ -6,20 +6,25 @@ goes through one `RateLimiter` and one `HttpSession`, both passed in by the call
 
 from __future__ import annotations
 
+import json
 import logging
+import math
 import re
 import threading
 import time
+from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
 import arxiv
 import requests
+import urllib3
 
 from . import __version__
+from .cache import atomic_write_text
 from .errors import ArxivError, PdfTextError
 from .models import Paper, valid_arxiv_id
-from .safe_text import clean
+from .safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, clean, cut
 
 log = logging.getLogger(__name__)
 
@@ -42,16 +47,52 @@ class HttpSession(requests.Session):
         return super().request(method, url, *args, **kwargs)
 
 
+class NotAnAtomFeed(requests.ConnectionError):
+    """arXiv answered HTTP 200 with something else (an HTML "Rate exceeded" page, say).
+
+    A ConnectionError, so that the `arxiv` package retries it as it retries a 503; it must
+    never parse as an empty result, which would be cached as "no papers matched".
+    """
+
+    def __init__(self, url: str, body: bytes) -> None:
+        self.url = url
+        self.body = body
+        super().__init__(f"{url} answered with something other than an Atom feed")
+
+
 class RecordingSession(HttpSession):
-    """Keeps the last response body: the `arxiv` package drops arXiv's error feeds, we read them."""
+    """Keeps the last response body: the `arxiv` package drops arXiv's error feeds, we read them.
+
+    Requests to `feed_url` carry our User-Agent (the package sets its own on each request)
+    and must come back as an Atom feed.
+    """
 
     last_body: bytes = b""
 
+    def __init__(self, timeout: float, user_agent: str = USER_AGENT, *,
+                 feed_url: str | None = None) -> None:
+        super().__init__(timeout, user_agent)
+        self.feed_url = feed_url
+
     def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> Any:
+        headers = {k: v for k, v in (kwargs.get("headers") or {}).items()
+                   if k.lower() != "user-agent"}
+        kwargs["headers"] = headers  # ours, from the session, not the arxiv package's
         response = super().request(method, url, *args, **kwargs)
         if not kwargs.get("stream"):
             self.last_body = response.content
+            if (self.feed_url and str(url).startswith(self.feed_url)
+                    and response.status_code == 200 and not is_atom_feed(response.content)):
+                raise NotAnAtomFeed(self.feed_url, response.content)
         return response
+
+
+def is_atom_feed(body: bytes) -> bool:
+    """Whether `body` is an Atom feed document (what arXiv's API answers, errors included)."""
+    try:
+        return ElementTree.fromstring(body).tag == f"{_ATOM}feed"
+    except ElementTree.ParseError:
+        return False
 
 
 def error_feed_message(body: bytes) -> str | None:
@@ -69,43 +110,64 @@ def error_feed_message(body: bytes) -> str | None:
 
 
 class RateLimiter:
-    """Spaces requests to one host at least `delay` seconds apart (start to start)."""
+    """Spaces requests to one host at least `delay` seconds apart (start to start).
 
-    def __init__(self, delay: float) -> None:
+    With a `state_file`, the time of the last request is kept on disk too, so that commands
+    run one after another (`digest doctor`, then `digest build`) honour the spacing as well.
+    """
+
+    def __init__(self, delay: float, state_file: Path | None = None, key: str = "arxiv") -> None:
         self.delay = delay
-        self._last: float | None = None
+        self._last: float | None = None  # wall-clock seconds: comparable across processes
         self._lock = threading.Lock()
+        self._state_file = state_file
+        self._key = key
 
     def wait(self) -> None:
         with self._lock:
-            if self._last is not None:
-                remaining = self._last + self.delay - time.monotonic()
+            last = max(filter(None, (self._last, self._shared_last())), default=None)
+            if last is not None:
+                # A clock set back would leave `last` in the future: never wait past one delay.
+                remaining = min(last + self.delay - time.time(), self.delay)
                 if remaining > 0:
                     log.debug("waiting %.1fs before the next arXiv request", remaining)
                     time.sleep(remaining)
-            self._last = time.monotonic()
+            self._record()
 
     def mark(self) -> None:
         """Record that a request was just made by someone else (the `arxiv` package)."""
         with self._lock:
-            self._last = time.monotonic()
+            self._record()
+
+    def _record(self) -> None:
+        self._last = time.time()
+        if self._state_file is None:
+            return
+        times = self._shared_times()
+        times[self._key] = self._last
+        try:
+            atomic_write_text(self._state_file, json.dumps(times) + "\n")
+        except OSError as err:  # the spacing within this process still holds
+            log.warning("could not record the time of the last arXiv request: %s", err)
+
+    def _shared_times(self) -> dict[str, float]:
+        if self._state_file is None:
+            return {}
+        try:
+            data = json.loads(self._state_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return {k: float(v) for k, v in data.items()
+                if isinstance(v, int | float) and math.isfinite(v)} if isinstance(data, dict) else {}
+
+    def _shared_last(self) -> float | None:
+        return self._shared_times().get(self._key)
 
 
 def clean_text(text: str) -> str:
     """Collapse the hard wraps and indents of arXiv's Atom fields into single spaces, and drop
     the control and bidi-override characters no page or feed may carry."""
     return _WS_RE.sub(" ", clean(text)).strip()
-
-
-def cut(text: str, limit: int) -> str:
-    """Cut `text` to at most `limit` characters at a word boundary, marking the cut."""
-    if len(text) <= limit:
-        return text
-    head = text[: max(limit - 1, 0)]
-    space = head.rfind(" ")
-    if space > limit * 0.6:
-        head = head[:space]
-    return head.rstrip() + "…"
 
 
 class ArxivSource:
@@ -154,6 +216,11 @@ class ArxivSource:
             ) from err
         except arxiv.UnexpectedEmptyPageError as err:
             raise ArxivError(f"arXiv returned an unexpected empty page for {err.url}") from err
+        except NotAnAtomFeed as err:
+            raise ArxivError(
+                f"arXiv answered {err.url} with {_kind_of(err.body)} instead of an Atom feed "
+                f"(after {self._num_retries + 1} tries); nothing was recorded, so running the "
+                "same command later asks again") from err
         except requests.RequestException as err:
             raise ArxivError(
                 f"could not reach arXiv at {self.api_url}: {_reason(err)}; check your network "
@@ -196,8 +263,8 @@ def _paper(result: arxiv.Result, max_abstract_chars: int) -> Paper:
     arxiv_id = result.get_short_id()
     return Paper(
         arxiv_id=arxiv_id,
-        title=clean_text(result.title),
-        authors=tuple(clean_text(a.name) for a in result.authors),
+        title=cut(clean_text(result.title), MAX_TITLE_CHARS),
+        authors=tuple(cut(clean_text(a.name), MAX_AUTHOR_CHARS) for a in result.authors),
         published=result.published.date().isoformat(),
         updated=result.updated.date().isoformat(),
         abstract=cut(clean_text(result.summary), max_abstract_chars),
@@ -210,10 +277,12 @@ def _paper(result: arxiv.Result, max_abstract_chars: int) -> Paper:
 class PdfDownloader:
     """Downloads one PDF at a time through the shared rate limiter, with a size cap."""
 
-    def __init__(self, session: requests.Session, limiter: RateLimiter, max_bytes: int) -> None:
+    def __init__(self, session: requests.Session, limiter: RateLimiter, max_bytes: int,
+                 deadline_s: float = 120.0) -> None:
         self._session = session
         self._limiter = limiter
         self.max_bytes = max_bytes
+        self.deadline_s = deadline_s  # for the whole download: a trickle never trips a read timeout
 
     def download(self, url: str) -> bytes:
         """The PDF's bytes; PdfTextError (with a reason for the reader) on any failure."""
@@ -227,12 +296,19 @@ class PdfDownloader:
                     raise PdfTextError(self._too_big(int(declared)))
                 chunks: list[bytes] = []
                 size = 0
-                for chunk in response.iter_content(chunk_size=1 << 16):
+                deadline = time.monotonic() + self.deadline_s
+                # read1 returns whatever one read brings, so the deadline is checked between
+                # reads even when the server sends one byte a second.
+                while chunk := response.raw.read1(1 << 16, decode_content=True):
                     size += len(chunk)
                     if size > self.max_bytes:
                         raise PdfTextError(self._too_big(size))
+                    if time.monotonic() > deadline:
+                        raise PdfTextError(
+                            f"the PDF download took longer than {self.deadline_s:g} s "
+                            f"([arxiv] pdf_deadline_seconds) with {size / 1e6:.2f} MB received ({url})")
                     chunks.append(chunk)
-        except requests.RequestException as err:
+        except (requests.RequestException, urllib3.exceptions.HTTPError) as err:
             raise PdfTextError(f"the PDF download failed: {_reason(err)} ({url})") from err
         data = b"".join(chunks)
         if b"%PDF-" not in data[:1024]:
@@ -245,9 +321,18 @@ class PdfDownloader:
                 f"([arxiv] max_pdf_mb): {size / 1e6:.1f} MB or more")
 
 
-def _reason(err: requests.RequestException) -> str:
-    if isinstance(err, requests.Timeout):
+def _kind_of(body: bytes) -> str:
+    head = body[:4096]
+    if b"<html" in head.lower():
+        title = re.search(rb"<title>(.*?)</title>", head, re.IGNORECASE | re.DOTALL)
+        shown = clean_text(title.group(1).decode("utf-8", "replace"))[:80] if title else ""
+        return f"an HTML page ({shown!r})" if shown else "an HTML page"
+    return "an empty answer" if not body.strip() else "something else"
+
+
+def _reason(err: requests.RequestException | urllib3.exceptions.HTTPError) -> str:
+    if isinstance(err, requests.Timeout | urllib3.exceptions.TimeoutError):
         return "the connection timed out"
-    if isinstance(err, requests.ConnectionError):
+    if isinstance(err, requests.ConnectionError | urllib3.exceptions.ProtocolError):
         return "the connection failed"
     return type(err).__name__

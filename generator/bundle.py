@@ -11,6 +11,7 @@ import logging
 from collections.abc import Sequence
 
 from .models import Bundle, NumberedPaper, Source
+from .safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, cut
 
 log = logging.getLogger(__name__)
 
@@ -73,10 +74,10 @@ def paper_section(item: NumberedPaper) -> str:
     """One paper of the bundle: heading, metadata, abstract and excerpt."""
     paper = item.paper
     lines = [
-        f"## Paper {item.number}: {paper.title}",
+        f"## Paper {item.number}: {cut(paper.title, MAX_TITLE_CHARS)}",
         "",
         f"- arXiv id: {paper.arxiv_id}",
-        f"- Authors: {paper.short_authors()}",
+        f"- Authors: {cut(paper.short_authors(), 5 * MAX_AUTHOR_CHARS)}",
         f"- Submitted: {paper.published}",
         f"- Categories: {', '.join(paper.categories)}",
         "",

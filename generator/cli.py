@@ -22,6 +22,7 @@ from .cli_progress import Progress
 from .config import load_config
 from .errors import DigestError, UsageError
 from .site import deploy_site, zip_site
+from .urls import RedactingFilter
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,8 @@ def user_errors() -> Iterator[None]:
 def _setup_logging(verbose: int) -> None:
     level = logging.DEBUG if verbose > 1 else logging.INFO if verbose else logging.WARNING
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", force=True)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RedactingFilter())  # no credentials in any log line
     # pypdf warns about every font it cannot fully parse; the text comes out all the same.
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     for noisy in ("httpx", "httpx2", "openai", "urllib3", "arxiv", "mkdocs"):
@@ -257,10 +260,11 @@ def site(config_path: str, make_zip: bool) -> None:
     """
     with user_errors():
         config = load_config(config_path)
-        site_dir = pipeline.site_stage(config)
-        click.echo(f"Site: {site_dir}")
-        if make_zip:
-            click.echo(f"Archive: {zip_site(site_dir)}")
+        with Cache(config.cache_dir).lock():
+            site_dir = pipeline.site_stage(config)
+            click.echo(f"Site: {site_dir}")
+            if make_zip:
+                click.echo(f"Archive: {zip_site(site_dir)}")
 
 
 @cli.command()
@@ -279,9 +283,10 @@ def deploy(config_path: str, message: str | None, force: bool) -> None:
     """
     with user_errors():
         config = load_config(config_path)
-        deploy_site(config.mkdocs_yml, config.site_dir,
-                    fallback_yml=pipeline.skeleton_dir() / "mkdocs.yml", message=message,
-                    force=force)
+        with Cache(config.cache_dir).lock():  # never push a site that a build is replacing
+            deploy_site(config.mkdocs_yml, config.site_dir,
+                        fallback_yml=pipeline.skeleton_dir() / "mkdocs.yml", message=message,
+                        force=force)
         click.echo(f"Deployed {config.site_dir} to the gh-pages branch.")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import math
 import tomllib
 import types
 import typing
@@ -43,6 +44,7 @@ class ArxivSettings:
     delay_seconds: float = 3.0
     timeout_seconds: float = 30.0
     max_pdf_mb: float = 50.0
+    pdf_deadline_seconds: float = 120.0  # for a whole PDF download (a trickle never times out)
     skip_seen: bool = False  # keep papers published in an earlier edition out of the bundle
     since_last_edition: bool = False  # only papers submitted since the previous edition
     days: int = 0  # or: only papers submitted in the last N days (0: no window)
@@ -70,6 +72,9 @@ class PathSettings:
     docs_dir: str = "site_src"
     site_dir: str = "site"
     cache_dir: str = ".cache"
+    # The three folders must lie inside the workspace (the config file's folder) unless this
+    # is true: a typo must never make a build write, or replace, a folder elsewhere.
+    allow_outside_workspace: bool = False
 
 
 @dataclass(frozen=True)
@@ -241,6 +246,9 @@ def _convert(hint: Any, value: Any, dotted: str, problems: list[str]) -> Any:
             return value
     elif hint is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not math.isfinite(value):
+                problems.append(f"{dotted}: expected a finite number, got {value}")
+                return _INVALID
             return float(value)
     elif hint is str:
         if isinstance(value, str):
@@ -300,19 +308,20 @@ def _check_values(config: Config) -> list[str]:
     problems: list[str] = []
     a, llm, p = config.arxiv, config.llm, config.prompts
 
-    def at_least(dotted: str, value: float, low: float) -> None:
-        if value < low:
-            problems.append(f"{dotted}: must be at least {low:g}, got {value:g}")
+    def within(dotted: str, value: float, low: float, high: float) -> None:
+        if not low <= value <= high:
+            shown = value if isinstance(value, int) else f"{value:g}"
+            problems.append(f"{dotted}: must be between {low:g} and {high:g}, got {shown}")
 
-    at_least("arxiv.max_papers", a.max_papers, 1)
-    if a.max_papers > 2000:
-        problems.append(f"arxiv.max_papers: arXiv serves at most 2000 a page, got {a.max_papers}")
-    at_least("arxiv.full_text_papers", a.full_text_papers, 0)
-    at_least("arxiv.max_abstract_chars", a.max_abstract_chars, 1)
-    at_least("arxiv.max_pdf_chars", a.max_pdf_chars, 0)
-    at_least("arxiv.timeout_seconds", a.timeout_seconds, 0.1)
-    at_least("arxiv.max_pdf_mb", a.max_pdf_mb, 0.1)
-    at_least("arxiv.delay_seconds", a.delay_seconds, 0)
+    # Every number has a sane range: a huge one ends in an overflow deep inside a stage.
+    within("arxiv.max_papers", a.max_papers, 1, 2000)
+    within("arxiv.full_text_papers", a.full_text_papers, 0, 2000)
+    within("arxiv.max_abstract_chars", a.max_abstract_chars, 1, 100_000)
+    within("arxiv.max_pdf_chars", a.max_pdf_chars, 0, 10_000_000)
+    within("arxiv.timeout_seconds", a.timeout_seconds, 0.1, 3600)
+    within("arxiv.max_pdf_mb", a.max_pdf_mb, 0.1, 2000)
+    within("arxiv.pdf_deadline_seconds", a.pdf_deadline_seconds, 1, 86_400)
+    within("arxiv.delay_seconds", a.delay_seconds, 0, 3600)
     host = urlparse(a.api_url).hostname or ""
     if urlparse(a.api_url).scheme not in ("http", "https") or not host:
         problems.append(f"arxiv.api_url: expected an http(s) URL, got {a.api_url!r}")
@@ -321,7 +330,7 @@ def _check_values(config: Config) -> list[str]:
             f"arxiv.delay_seconds: arXiv's terms allow one request every 3 seconds, "
             f"got {a.delay_seconds:g}"
         )
-    at_least("arxiv.days", a.days, 0)
+    within("arxiv.days", a.days, 0, 36_500)
     if a.since_last_edition and a.days:
         problems.append("arxiv.days: set either days or since_last_edition, not both")
     if config.digest.site_url and urlparse(config.digest.site_url).scheme not in ("http", "https"):
@@ -335,10 +344,10 @@ def _check_values(config: Config) -> list[str]:
         problems.append("digest.language: must not be empty")
     if not llm.model.strip():
         problems.append("llm.model: must not be empty")
-    at_least("llm.timeout_seconds", llm.timeout_seconds, 1)
-    at_least("llm.max_retries", llm.max_retries, 0)
-    at_least("llm.max_concurrency", llm.max_concurrency, 1)
-    at_least("llm.context_tokens", llm.context_tokens, 0)
+    within("llm.timeout_seconds", llm.timeout_seconds, 1, 86_400)
+    within("llm.max_retries", llm.max_retries, 0, 20)
+    within("llm.max_concurrency", llm.max_concurrency, 1, 1024)
+    within("llm.context_tokens", llm.context_tokens, 0, 100_000_000)
 
     specs: list[tuple[str, int, float]] = [
         ("prompts.research_map", p.research_map.max_tokens, p.research_map.temperature),
@@ -349,20 +358,46 @@ def _check_values(config: Config) -> list[str]:
     specs += [("prompts.themes", p.themes.max_tokens, p.themes.temperature),
               ("briefs", config.briefs.max_tokens, config.briefs.temperature)]
     for dotted, max_tokens, temperature in specs:
-        at_least(f"{dotted}.max_tokens", max_tokens, 1)
+        within(f"{dotted}.max_tokens", max_tokens, 1, 10_000_000)
         if not 0.0 <= temperature <= 2.0:
             problems.append(f"{dotted}.temperature: must be between 0 and 2, got {temperature:g}")
-    at_least("prompts.thinking.thinking_max_tokens", p.thinking.thinking_max_tokens, 1)
+    within("prompts.thinking.thinking_max_tokens", p.thinking.thinking_max_tokens, 1, 10_000_000)
     if not 0.0 <= p.thinking.thinking_temperature <= 2.0:
         problems.append("prompts.thinking.thinking_temperature: must be between 0 and 2")
     labels = [d.label for d in p.deep_dives]
     for label in {x for x in labels if labels.count(x) > 1}:
         problems.append(f"prompts.deep_dives: the label {label!r} is used more than once")
 
-    docs, cache, site = config.docs_dir, config.cache_dir, config.site_dir
-    if cache == docs or cache.is_relative_to(docs):
-        problems.append("paths.cache_dir: must not be inside paths.docs_dir (it holds full text, "
-                        "which must never be published)")
-    if site == docs or site.is_relative_to(docs) or docs.is_relative_to(site):
-        problems.append("paths.site_dir: must be separate from paths.docs_dir")
+    problems.extend(_check_paths(config))
+    return problems
+
+
+def _check_paths(config: Config) -> list[str]:
+    """Folders that stay in the workspace, apart from one another and from the config file.
+
+    The site folder is replaced wholesale and the docs folder is written into, so a site_dir
+    of ".cache", "config.toml" or "../somewhere" must be refused before anything is written.
+    """
+    problems: list[str] = []
+    workspace = config.workspace.resolve()
+    folders = {"paths.docs_dir": config.docs_dir, "paths.site_dir": config.site_dir,
+               "paths.cache_dir": config.cache_dir}
+    for dotted, folder in folders.items():
+        if folder == workspace:
+            problems.append(f"{dotted}: must be a folder inside the workspace, not the workspace "
+                            f"itself ({workspace})")
+        elif not folder.is_relative_to(workspace) and not config.paths.allow_outside_workspace:
+            problems.append(f"{dotted}: {folder} is outside the workspace {workspace}; use a "
+                            "path inside it, or set paths.allow_outside_workspace = true")
+        if config.path == folder or config.path.is_relative_to(folder):
+            problems.append(f"{dotted}: must not be or contain the config file {config.path}")
+    names = list(folders)
+    for i, first in enumerate(names):
+        for second in names[i + 1:]:
+            a, b = folders[first], folders[second]
+            if a == b or a.is_relative_to(b) or b.is_relative_to(a):
+                why = (" (the cache holds full text, which must never be published)"
+                       if second == "paths.cache_dir" else "")
+                problems.append(f"{second}: must be separate from {first}, neither inside the "
+                                f"other{why}")
     return problems

@@ -5,11 +5,20 @@ Library code raises these; only the CLI turns them into a red line and an exit c
 
 from __future__ import annotations
 
+from .urls import redact_text
+
 
 class DigestError(Exception):
-    """Base class: a problem the user can act on. ``str(err)`` is the user-facing message."""
+    """Base class: a problem the user can act on. ``str(err)`` is the user-facing message.
+
+    The message may end up in a page, a record or the log, so URLs in it are shown without
+    credentials, query strings or fragments.
+    """
 
     exit_code = 1
+
+    def __str__(self) -> str:
+        return redact_text(super().__str__())
 
 
 class ConfigError(DigestError):

@@ -20,6 +20,7 @@ from .errors import LlmRequestError, ServerUnavailableError
 from .models import Completion, PromptRequest, Usage
 from .safe_text import clean
 from .server import sglang_command
+from .urls import redact_url
 
 log = logging.getLogger(__name__)
 
@@ -66,9 +67,10 @@ class ChatClient:
         max_retries: int = 2,
         stream: bool = True,
     ) -> None:
-        self.base_url = base_url
+        self.base_url = redact_url(base_url)  # for messages; the client alone has the real one
         self.model = model
         self.stream = stream
+        self.max_retries = max_retries
         self._client = OpenAI(
             base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries
         )
@@ -105,10 +107,20 @@ class ChatClient:
         Streamed (the default), so that the time to first token is known, progress can be shown
         and a caller can release requests that wait for this one's prefill (`events`).
         """
+        for attempt in range(self.max_retries + 1):
+            try:
+                return self._complete_once(request, events or StreamEvents())
+            except IncompleteAnswerError as err:
+                if attempt == self.max_retries:
+                    raise
+                log.warning("%s; asking again (%d of %d)", err, attempt + 1, self.max_retries)
+        raise AssertionError("unreachable")
+
+    def _complete_once(self, request: PromptRequest, events: StreamEvents) -> Completion:
         started = time.perf_counter()
         try:
             if self.stream:
-                answer = self._streamed(request, started, events or StreamEvents())
+                answer = self._streamed(request, started, events)
             else:
                 answer = self._whole(request)
         except openai.APIStatusError as err:
@@ -119,6 +131,12 @@ class ChatClient:
         except openai.APIConnectionError as err:
             raise LlmRequestError(f"no answer from {self.base_url} ({_cause(err)})") from err
         latency = time.perf_counter() - started
+        if not answer.finish_reason:
+            # A stream that just stops (no finish reason, no [DONE]) is a cut answer, not a
+            # short one: it must never be cached as if it were whole.
+            raise IncompleteAnswerError(
+                f"the answer from {self.base_url} stopped after {len(answer.content):,} "
+                "characters without a finish reason (the connection ended early)")
         # Model output is untrusted text: no control or bidi-override characters go further.
         content, reasoning = split_reasoning(clean(answer.content), clean(answer.reasoning))
         if not content and answer.finish_reason != "length":
@@ -196,6 +214,10 @@ class ChatClient:
         finally:
             stream.close()
         return _Answer("".join(content), "".join(reasoning), finish, usage, model, ttft)
+
+
+class IncompleteAnswerError(LlmRequestError):
+    """The server ended the answer without saying why: it is asked again, never cached."""
 
 
 class StreamEvents:

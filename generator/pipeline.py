@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from urllib.parse import urlparse
 
 import requests
 
@@ -74,14 +75,17 @@ def check_edition(edition: str) -> str:
 
 def make_services(config: Config, environ: Mapping[str, str]) -> Services:
     """Build the clients for a run. The API key comes from the environment and goes nowhere else."""
-    session = RecordingSession(timeout=config.arxiv.timeout_seconds)
-    limiter = RateLimiter(config.arxiv.delay_seconds)
+    session = RecordingSession(timeout=config.arxiv.timeout_seconds, feed_url=config.arxiv.api_url)
+    # Kept in the workspace, so that one command after another keeps arXiv's spacing too.
+    limiter = RateLimiter(config.arxiv.delay_seconds, config.cache_dir / "arxiv-last-request.json",
+                          key=urlparse(config.arxiv.api_url).hostname or "arxiv")
     api_key = environ.get(config.llm.api_key_env) or DEFAULT_API_KEY
     # CI keeps the server's address in a secret, not in config.toml.
     base_url = environ.get(BASE_URL_ENV) or config.llm.base_url
     return Services(
         source=ArxivSource(session, config.arxiv.api_url, limiter),
-        downloader=PdfDownloader(session, limiter, int(config.arxiv.max_pdf_mb * 1_000_000)),
+        downloader=PdfDownloader(session, limiter, int(config.arxiv.max_pdf_mb * 1_000_000),
+                                 deadline_s=config.arxiv.pdf_deadline_seconds),
         chat=ChatClient(
             base_url,
             config.llm.model,

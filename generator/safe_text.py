@@ -36,6 +36,23 @@ _UNSAFE_CHARS_RE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u202a-\u202e\u2066-\u2069]")
 
 
+def cut(text: str, limit: int) -> str:
+    """Cut `text` to at most `limit` characters at a word boundary, marking the cut."""
+    if len(text) <= limit:
+        return text
+    head = text[: max(limit - 1, 0)]
+    space = head.rfind(" ")
+    if space > limit * 0.6:
+        head = head[:space]
+    return head.rstrip() + "…"
+
+
+# A title or name longer than these is not a title or a name: it would be carried into every
+# prompt (a 200 KB title once made every bundle prompt too long for the context).
+MAX_TITLE_CHARS = 500
+MAX_AUTHOR_CHARS = 200
+
+
 def clean(text: str) -> str:
     """Untrusted text as characters every file format we write can hold and show in order.
 

@@ -143,8 +143,9 @@ def build_site(
     """Build docs_dir into site_dir with MkDocs (strict), replacing the old site only on success."""
     config_file = mkdocs_yml if mkdocs_yml.is_file() else fallback_yml
     site_dir.parent.mkdir(parents=True, exist_ok=True)
+    check_replaceable(site_dir)
+    remove_leftovers(site_dir)
     staging = site_dir.with_name(f".{site_dir.name}.building-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
     with _collect_mkdocs_warnings() as warnings:
         try:
             config = load_config(
@@ -168,8 +169,61 @@ def build_site(
                 f"was left as it was.{details}"
             ) from err
     refuse_live_markup(staging, site_dir, urlsplit(config.site_url or "/").path or "/")
+    (staging / SITE_MARKER).write_text(
+        "Built by research-digest. `digest site` replaces this folder on every build.\n",
+        encoding="utf-8")
     _swap_in(staging, site_dir)
     log.info("site built in %s", site_dir)
+
+
+SITE_MARKER = ".digest-site"
+
+
+def check_replaceable(site_dir: Path) -> None:
+    """Refuse to replace a folder that an earlier `digest site` did not build.
+
+    The site folder is swapped out and deleted on every build, so a misconfigured site_dir
+    must never point at somebody's data: only an empty folder, one with our marker, or one
+    that is plainly a MkDocs build (from before the marker existed) may be replaced.
+    """
+    if not site_dir.exists():
+        return
+    if not site_dir.is_dir():
+        raise SiteBuildError(f"{site_dir} is a file, not a site folder: set [paths] site_dir "
+                             "in config.toml to a folder `digest site` may own")
+    if (site_dir / SITE_MARKER).is_file() or not any(site_dir.iterdir()):
+        return
+    if all((site_dir / name).exists() for name in ("404.html", "sitemap.xml", "search")):
+        return  # a MkDocs site built before the marker existed
+    raise SiteBuildError(
+        f"{site_dir} holds files that `digest site` did not write, and building the site "
+        f"would replace them all; nothing was changed. Point [paths] site_dir at a new or "
+        f"empty folder, or delete this one yourself if it is an old build.")
+
+
+def remove_leftovers(site_dir: Path) -> None:
+    """Delete staging and retired folders that a killed build left beside the site."""
+    for pattern in (f".{site_dir.name}.building-*", f".{site_dir.name}.old-*",
+                    f".{site_dir.name}.zipping-*"):
+        for leftover in site_dir.parent.glob(pattern):
+            pid = leftover.name.rsplit("-", 1)[-1].removesuffix(".zip")
+            if pid.isdigit() and int(pid) != os.getpid() and _alive(int(pid)):
+                continue  # another process's build, still running
+            log.info("removing %s, left by a build that did not finish", leftover)
+            if leftover.is_dir():
+                shutil.rmtree(leftover, ignore_errors=True)
+            else:
+                leftover.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def refuse_live_markup(staging: Path, site_dir: Path, base_path: str) -> None:

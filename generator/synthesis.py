@@ -22,6 +22,7 @@ from .llm_client import ChatClient, StreamEvents
 from .models import STRUCTURED_KINDS, Completion, Message, PromptRequest, SynthesisResult
 from .planning import context_from_error
 from .structured import SCHEMAS, InvalidAnswer, parse_answer
+from .urls import redact_text
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +137,7 @@ def _complete(client: ChatClient, cache: Cache, request: PromptRequest, key: str
         smaller = shrink(request, context) if (context and shrink) else None
         if smaller is None:
             log.error("prompt %s failed: %s", request.name, err)
-            return Completion(name=request.name, model=client.model, error=str(err))
+            return Completion(name=request.name, model=client.model, error=redact_text(str(err)))
         log.warning("prompt %s was too long for a %d-token context; retrying with shorter "
                     "excerpts", request.name, context)
         return _complete(client, cache, smaller, completion_key(client.model, smaller), events, None)

@@ -63,7 +63,7 @@ def test_empty_result_is_an_empty_list(arxiv_server: ArxivServer) -> None:
 
 def test_http_error_names_the_url(arxiv_server: ArxivServer) -> None:
     arxiv_server.state.feed_status = 503
-    with pytest.raises(ArxivError, match=r"HTTP 503 to http://127\.0\.0\.1:\d+/api/query\?"):
+    with pytest.raises(ArxivError, match=r"HTTP 503 to http://127\.0\.0\.1:\d+/api/query \(after"):
         source(arxiv_server).search("testing", 3, 2000)
 
 

@@ -96,11 +96,11 @@ def test_values_out_of_range(tmp_path: Path) -> None:
                            "[llm]\nbase_url = 'localhost:30000'\n"
                            "[paths]\ncache_dir = 'site_src/cache'\n")
     assert problems(path) == [
-        "arxiv.max_papers: must be at least 1, got 0",
+        "arxiv.max_papers: must be between 1 and 2000, got 0",
         "arxiv.delay_seconds: arXiv's terms allow one request every 3 seconds, got 1",
         "llm.base_url: expected an http(s) URL, got 'localhost:30000'",
-        "paths.cache_dir: must not be inside paths.docs_dir (it holds full text, which must "
-        "never be published)",
+        "paths.cache_dir: must be separate from paths.docs_dir, neither inside the other (the "
+        "cache holds full text, which must never be published)",
     ]
 
 
@@ -108,3 +108,40 @@ def test_mirrors_may_use_a_shorter_delay(tmp_path: Path) -> None:
     config = load_config(write(tmp_path, "[arxiv]\napi_url = 'http://127.0.0.1:9/api/query'\n"
                                          "delay_seconds = 0.0\n"))
     assert config.arxiv.delay_seconds == 0.0
+
+
+@pytest.mark.parametrize(("setting", "message"), [
+    ("[arxiv]\ndelay_seconds = nan", "arxiv.delay_seconds: expected a finite number, got nan"),
+    ("[arxiv]\ntimeout_seconds = inf", "arxiv.timeout_seconds: expected a finite number, got inf"),
+    ("[arxiv]\ntimeout_seconds = 1e300",
+     "arxiv.timeout_seconds: must be between 0.1 and 3600, got 1e+300"),
+    ("[arxiv]\nmax_pdf_mb = -inf", "arxiv.max_pdf_mb: expected a finite number, got -inf"),
+    ("[arxiv]\nmax_pdf_mb = nan", "arxiv.max_pdf_mb: expected a finite number, got nan"),
+    ("[llm]\ntimeout_seconds = nan", "llm.timeout_seconds: expected a finite number, got nan"),
+    ("[arxiv]\ndays = 999999999", "arxiv.days: must be between 0 and 36500, got 999999999"),
+    ("[llm]\nmax_concurrency = 100000",
+     "llm.max_concurrency: must be between 1 and 1024, got 100000"),
+])
+def test_numbers_that_are_not_numbers_are_config_errors(tmp_path: Path, setting: str,
+                                                        message: str) -> None:
+    assert problems(write(tmp_path, setting)) == [message]
+
+
+@pytest.mark.parametrize(("paths", "message"), [
+    ("docs_dir = '/srv/elsewhere'", "paths.docs_dir: /srv/elsewhere is outside the workspace"),
+    ("docs_dir = '../../x'", "paths.docs_dir: "),
+    ("site_dir = '../victim'", "paths.site_dir: "),
+    ("site_dir = '.cache'", "paths.cache_dir: must be separate from paths.site_dir"),
+    ("site_dir = 'out'\ncache_dir = 'out/cache'",
+     "paths.cache_dir: must be separate from paths.site_dir"),
+    ("site_dir = 'config.toml'", "paths.site_dir: must not be or contain the config file"),
+    ("site_dir = '.'", "paths.site_dir: must be a folder inside the workspace, not the workspace"),
+])
+def test_paths_stay_in_the_workspace_and_apart(tmp_path: Path, paths: str, message: str) -> None:
+    found = problems(write(tmp_path, f"[paths]\n{paths}\n"))
+    assert any(p.startswith(message) for p in found), found
+
+
+def test_paths_outside_the_workspace_only_on_purpose(tmp_path: Path) -> None:
+    path = write(tmp_path, "[paths]\nsite_dir = '../published'\nallow_outside_workspace = true\n")
+    assert load_config(path).site_dir == (tmp_path.parent / "published").resolve()

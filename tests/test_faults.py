@@ -54,7 +54,7 @@ def test_arxiv_down_for_good_names_the_url(workspace: Path, arxiv_server: ArxivS
     arxiv_server.state.feed_faults = [503] * 10
     result = build(workspace)
     assert result.exit_code == 1
-    assert re.search(r"arXiv answered HTTP 503 to http://127\.0\.0\.1:\d+/api/query\?", result.output)
+    assert re.search(r"arXiv answered HTTP 503 to http://127\.0\.0\.1:\d+/api/query \(after", result.output)
     assert not (workspace.parent / "site").exists()
 
 

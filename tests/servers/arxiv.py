@@ -24,6 +24,7 @@ class PdfResponse:
     status: int = 200
     body: bytes = b""
     content_type: str = "application/pdf"
+    trickle_s: float = 0.0  # send the body one byte at a time, this many seconds apart
 
 
 @dataclass
@@ -38,7 +39,8 @@ class ArxivState:
     feed_faults: list[int | str] = field(default_factory=list)
     stall_s: float = 5.0
     pdfs: dict[str, str | PdfResponse] = field(default_factory=dict)  # arXiv id -> file or fault
-    requests: list[tuple[float, str]] = field(default_factory=list)  # (monotonic time, path)
+    requests: list[tuple[float, str]] = field(default_factory=list)  # (wall-clock time, path)
+    user_agents: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def pdf_files(self) -> list[Path]:
@@ -60,7 +62,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         state = self.server.state
         with state.lock:
-            state.requests.append((time.monotonic(), self.path))
+            state.requests.append((time.time(), self.path))
+            state.user_agents.append(self.headers.get("User-Agent", ""))
         url = urlparse(self.path)
         if url.path == "/api/query":
             self._feed(parse_qs(url.query))
@@ -99,6 +102,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _pdf(self, arxiv_id: str) -> None:
         state = self.server.state
         choice = state.pdfs.get(arxiv_id)
+        if isinstance(choice, PdfResponse) and choice.trickle_s:
+            self._trickle(choice)
+            return
         if isinstance(choice, PdfResponse):
             self._send(choice.status, choice.body, choice.content_type)
             return
@@ -109,6 +115,19 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             path = state.fixtures / "pdfs" / choice
         self._send(200, path.read_bytes(), "application/pdf")
+
+    def _trickle(self, choice: PdfResponse) -> None:
+        self.send_response(choice.status)
+        self.send_header("Content-Type", choice.content_type)
+        self.send_header("Content-Length", str(len(choice.body)))
+        self.end_headers()
+        try:
+            for index in range(min(len(choice.body), 60)):  # bounded: stops by itself
+                self.wfile.write(choice.body[index:index + 1])
+                self.wfile.flush()
+                time.sleep(choice.trickle_s)
+        except OSError:
+            pass  # the client gave up, as it should
 
     def _send(self, status: int, body: bytes, content_type: str) -> None:
         self.send_response(status)

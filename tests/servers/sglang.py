@@ -103,6 +103,9 @@ class SglangState:
     plain_openai: bool = False  # only the plain OpenAI endpoints (vLLM, llama.cpp, hosted APIs)
     enforce_context: bool = False  # refuse prompt + max_tokens beyond max_model_len, as SGLang does
     prefill_delay_s: float = 0.0  # sleep before the first streamed token
+    # The next `cut_streams` streamed answers end cleanly after a few chunks: no finish
+    # reason, no usage, no [DONE] (a proxy or server that gave up without an error).
+    cut_streams: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
     arrivals: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
@@ -259,7 +262,12 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(self.server.state.prefill_delay_s)
         for piece in _pieces(answer.reasoning):
             send({"reasoning_content": piece})
-        for piece in _pieces(answer.content):
+        with self.server.state.lock:
+            cut = self.server.state.cut_streams > 0
+            self.server.state.cut_streams -= cut
+        for index, piece in enumerate(_pieces(answer.content)):
+            if cut and index == 3:
+                return
             send({"content": piece})
         send({}, finish=answer.finish_reason)
         send({}, with_usage=usage)
