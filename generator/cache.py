@@ -147,6 +147,20 @@ class Cache:
     def put_fetch(self, edition: str, result: FetchResult) -> None:
         write_json(self._fetch_path(edition), result.to_dict())
 
+    def _removed_path(self, edition: str) -> Path:
+        return self.root / "editions" / edition / "removed"
+
+    def mark_removed(self, edition: str, removed: bool = True) -> None:
+        """`digest remove` keeps the cache but `render --all` must not bring the edition back."""
+        path = self._removed_path(edition)
+        if removed:
+            atomic_write_text(path, "removed with `digest remove`; `digest build` brings it back\n")
+        else:
+            path.unlink(missing_ok=True)
+
+    def is_removed(self, edition: str) -> bool:
+        return self._removed_path(edition).is_file()
+
     def synthesis_path(self, edition: str) -> Path:
         return self.root / "editions" / edition / "synthesis.json"
 

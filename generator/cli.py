@@ -69,6 +69,15 @@ def _wait(services: pipeline.Services, wait_s: float) -> None:
     pipeline.wait_for_server(services, wait_s, progress)
 
 
+def _more_logging(ctx: click.Context, param: click.Parameter, value: int) -> None:
+    if value:
+        _setup_logging(value + (ctx.find_root().params.get("verbose") or 0))
+
+
+# -v works after the command too (`digest serve -v`), not only before it.
+verbose_option = click.option("-v", "--verbose", count=True, expose_value=False, is_eager=True,
+                              callback=_more_logging, help="More log output (-vv for debug).")
+
 config_option = click.option("--config", "config_path", default="config.toml", show_default=True,
                              type=click.Path(dir_okay=False), help=CONFIG_HELP)
 wait_option = click.option(
@@ -95,6 +104,7 @@ def cli(verbose: int) -> None:
 
 
 @cli.command()
+@verbose_option
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 def init(directory: Path) -> None:
     """Create a workspace: DIRECTORY/config.toml and DIRECTORY/mkdocs.yml, ready to edit.
@@ -118,6 +128,7 @@ def init(directory: Path) -> None:
 
 
 @cli.command()
+@verbose_option
 @config_option
 @edition_option
 @click.option("--refresh", is_flag=True, help="Query arXiv again even if this edition was fetched.")
@@ -163,6 +174,7 @@ def build(config_path: str, edition: str | None, refresh: bool, wait_s: float,
 
 
 @cli.command()
+@verbose_option
 @config_option
 @edition_option
 @click.option("--refresh", is_flag=True, help="Query arXiv again even if this edition was fetched.")
@@ -188,6 +200,7 @@ def fetch(config_path: str, edition: str | None, refresh: bool) -> None:
 
 
 @cli.command()
+@verbose_option
 @config_option
 @edition_option
 @wait_option
@@ -217,6 +230,7 @@ def synthesize(config_path: str, edition: str | None, wait_s: float) -> None:
 
 
 @cli.command()
+@verbose_option
 @config_option
 @edition_option
 @click.option("--all", "every", is_flag=True,
@@ -247,6 +261,7 @@ def render(config_path: str, edition: str | None, every: bool) -> None:
 
 
 @cli.command()
+@verbose_option
 @config_option
 @click.option("--zip", "make_zip", is_flag=True, help="Also write the site as one .zip archive.")
 def site(config_path: str, make_zip: bool) -> None:
@@ -268,6 +283,7 @@ def site(config_path: str, make_zip: bool) -> None:
 
 
 @cli.command()
+@verbose_option
 @config_option
 @click.option("--message", "-m", default=None, help="Commit message for the gh-pages branch.")
 @click.option("--force", is_flag=True, help="Force-push the gh-pages branch.")
@@ -291,6 +307,7 @@ def deploy(config_path: str, message: str | None, force: bool) -> None:
 
 
 @cli.command()
+@verbose_option
 @config_option
 @click.option("--dev-addr", default=None, metavar="IP:PORT", help="Address to serve on.")
 def serve(config_path: str, dev_addr: str | None) -> None:
@@ -304,8 +321,11 @@ def serve(config_path: str, dev_addr: str | None) -> None:
 
     with user_errors():
         config = load_config(config_path)
+        address = dev_addr or "127.0.0.1:8000"
+        click.echo(f"Serving {config.docs_dir} at http://{address}/ (live reload; Ctrl-C to stop)",
+                   err=True)
         serve_site(config.mkdocs_yml, config.docs_dir, config.digest.title,
-                   fallback_yml=pipeline.skeleton_dir() / "mkdocs.yml", dev_addr=dev_addr)
+                   fallback_yml=pipeline.skeleton_dir() / "mkdocs.yml", dev_addr=address)
 
 
 _MARKS = {"ok": ("ok", "green"), "warning": ("warning", "yellow"), "problem": ("problem", "red"),
@@ -313,6 +333,7 @@ _MARKS = {"ok": ("ok", "green"), "warning": ("warning", "yellow"), "problem": ("
 
 
 @cli.command()
+@verbose_option
 @config_option
 def doctor(config_path: str) -> None:
     """Check the LLM server and arXiv before spending anything on them.
@@ -343,7 +364,34 @@ def doctor(config_path: str) -> None:
             sys.exit(1)
 
 
+@cli.command()
+@verbose_option
+@config_option
+@click.argument("edition")
+def remove(config_path: str, edition: str) -> None:
+    """Take an edition off the site: its pages and record go, its cache stays.
+
+    The other editions are rendered again (their papers' statuses may change) and the site is
+    rebuilt; `digest build --edition EDITION` would bring the edition back from the cache.
+
+    \b
+    Example:
+        digest remove --config my-digest/config.toml 2026-11-25
+    """
+    with user_errors():
+        config = load_config(config_path)
+        cache = Cache(config.cache_dir)
+        with cache.lock():
+            skipped = pipeline.remove_edition(config, cache, pipeline.check_edition(edition))
+            if skipped:
+                click.echo(f"Kept as they are (no records in the cache): {', '.join(skipped)}",
+                           err=True)
+            site_dir = pipeline.site_stage(config)
+        click.echo(f"Removed edition {edition}. Site: {site_dir}")
+
+
 @cli.command("server-command")
+@verbose_option
 @config_option
 def server_command(config_path: str) -> None:
     """Print the SGLang launch command that fits this workspace's config.
@@ -355,15 +403,21 @@ def server_command(config_path: str) -> None:
     Example:
         digest server-command --config my-digest/config.toml
     """
-    from .doctor import bundle_size, needed_context, suggested_context
-    from .server import sglang_command
+    from .doctor import bundle_size, launch_command
+    from .server import is_local
 
     with user_errors():
         config = load_config(config_path)
-        size = bundle_size(config, Cache(config.cache_dir))
-        context = suggested_context(needed_context(config, size.tokens))
+        cache = Cache(config.cache_dir)
+        base_url = os.environ.get(pipeline.BASE_URL_ENV) or config.llm.base_url
+        size = bundle_size(config, cache)
         click.echo(f"# context length sized for {size.source} ({size.tokens:,} tokens)", err=True)
-        click.echo(sglang_command(config.llm.model, config.llm.base_url, context))
+        if not is_local(base_url):
+            click.echo(f"# reached from other machines: listens on every interface and wants the "
+                       f"key in ${config.llm.api_key_env}; put it behind TLS (a reverse proxy) "
+                       "or on the runner's own machine (README: Publishing on a schedule)",
+                       err=True)
+        click.echo(launch_command(config, cache, base_url))
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -68,11 +68,25 @@ def suggested_context(needed: int) -> int:
     return math.ceil(needed * 1.2 / 1024) * 1024
 
 
+def launch_command(config: Config, cache: Cache, base_url: str) -> str:
+    """The SGLang command for this workspace: its model, port, context length and key."""
+    context = suggested_context(needed_context(config, bundle_size(config, cache).tokens))
+    return sglang_command(config.llm.model, base_url, context, config.llm.api_key_env)
+
+
+def launch_advice(config: Config, cache: Cache, base_url: str) -> str:
+    """What to do when nothing answers at the server's URL."""
+    return (f"Start SGLang with:\n  {launch_command(config, cache, base_url)}\n"
+            "or point [llm] base_url in config.toml (or the DIGEST_LLM_BASE_URL environment "
+            "variable) at a running OpenAI-compatible server. `digest doctor` checks the server; "
+            "`--wait-for-server SECONDS` waits for one that is still loading.")
+
+
 def run_doctor(config: Config, probe: ServerProbe, chat: ChatClient, source: ArxivSource,
                cache: Cache) -> list[Check]:
     checks: list[Check] = []
     llm = config.llm
-    hint = sglang_command(llm.model, chat.base_url)
+    hint = launch_command(config, cache, chat.base_url)
     try:
         models = probe.models()
     except (requests.RequestException, ValueError) as err:

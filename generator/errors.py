@@ -47,6 +47,10 @@ class ServerUnavailableError(DigestError):
     """The LLM server did not answer, so nothing was sent or written."""
 
 
+class ServerNotAnsweringError(ServerUnavailableError):
+    """Nothing answers at the server's URL (as opposed to a server that answers wrongly)."""
+
+
 class LlmRequestError(DigestError):
     """One completion failed; the edition reports it and goes on."""
 

@@ -66,7 +66,7 @@ def run_fetch(
     return result
 
 
-OnText = Callable[[Paper, FullText], None]
+OnText = Callable[[Paper, FullText, bool], None]  # paper, its text, whether it came from the cache
 
 
 def _init_worker() -> None:
@@ -82,10 +82,10 @@ def fetch_full_texts(
     texts: dict[str, FullText] = {}
     pending: dict[Future[FullText], Paper] = {}
 
-    def finish(paper: Paper, text: FullText) -> None:
+    def finish(paper: Paper, text: FullText, from_cache: bool = False) -> None:
         texts[paper.arxiv_id] = text
         if on_text:
-            on_text(paper, text)
+            on_text(paper, text, from_cache)
 
     def collect(future: Future[FullText]) -> None:
         paper = pending.pop(future)
@@ -106,7 +106,7 @@ def fetch_full_texts(
     for paper in papers:
         cached = cache.get_text(paper.arxiv_id, max_chars)
         if cached is not None:
-            finish(paper, cached)
+            finish(paper, cached, True)
         elif not paper.pdf_url:
             finish(paper, FullText(status="missing", reason="arXiv lists no PDF for this paper"))
         else:

@@ -16,10 +16,9 @@ from typing import Any
 import openai
 from openai import OpenAI
 
-from .errors import LlmRequestError, ServerUnavailableError
+from .errors import LlmRequestError, ServerNotAnsweringError, ServerUnavailableError
 from .models import Completion, PromptRequest, Usage
 from .safe_text import clean
-from .server import sglang_command
 from .urls import redact_url
 
 log = logging.getLogger(__name__)
@@ -80,10 +79,8 @@ class ChatClient:
         try:
             page = self._client.with_options(timeout=15.0, max_retries=1).models.list()
         except openai.APIConnectionError as err:
-            raise ServerUnavailableError(
-                f"the LLM server at {self.base_url} did not answer ({_cause(err)}).\n"
-                f"Start SGLang with:\n  {sglang_command(self.model, self.base_url)}\n"
-                "or point [llm] base_url in config.toml at a running OpenAI-compatible server."
+            raise ServerNotAnsweringError(
+                f"the LLM server at {self.base_url} did not answer ({_cause(err)})."
             ) from err
         except openai.APIStatusError as err:
             raise ServerUnavailableError(

@@ -7,9 +7,11 @@ time and an interrupted build resumes where it stopped. External services are bu
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import shutil
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -18,16 +20,23 @@ from urllib.parse import urlparse
 import requests
 
 from .arxiv_source import ArxivSource, PdfDownloader, RateLimiter, RecordingSession
-from .cache import Cache, completion_key
+from .cache import Cache, atomic_write_text, completion_key
 from .config import Config
-from .errors import ServerUnavailableError, UsageError
+from .errors import ServerNotAnsweringError, ServerUnavailableError, UsageError
 from .fetch import FetchSettings, OnText, run_fetch
 from .history import earlier, last_edition_day, load_records, windowed_query
 from .llm_client import ChatClient
 from .models import Bundle, FetchResult, PromptRequest, SynthesisResult
 from .planning import BundlePlan, answer_tokens, bundles_for, cap_for, load_plan, make_plan, save_plan
 from .prompts import build_requests
-from .render import EDITION_RE, default_template_dir, make_environment, render_edition, write_pages
+from .render import (
+    EDITION_RE,
+    default_template_dir,
+    front_pages,
+    make_environment,
+    render_edition,
+    write_pages,
+)
 from .server import ServerProbe
 from .site import build_site
 from .synthesis import Observer, load_synthesis, run_synthesis, save_synthesis
@@ -65,12 +74,30 @@ def today() -> str:
 
 
 def check_edition(edition: str) -> str:
-    if not EDITION_RE.match(edition):
+    """An edition name: a real date, optionally with a suffix (2026-12-02, 2026-12-02-special)."""
+    match = EDITION_RE.fullmatch(edition)
+    try:
+        valid = match is not None and bool(date.fromisoformat(match.group(1)))
+    except ValueError:
+        valid = False
+    if not valid:
         raise UsageError(
-            f"invalid edition name {edition!r}: use a date such as 2026-12-02 (letters, digits, "
-            "'.', '_' and '-' only)"
-        )
+            f"invalid edition name {edition!r}: an edition is named by its date, such as "
+            "2026-12-02, optionally with a suffix for a second edition that day "
+            "(2026-12-02-special); editions sort by name, so the newest is the latest")
     return edition
+
+
+@contextlib.contextmanager
+def launch_advice_on_failure(config: Config, services: Services) -> Iterator[None]:
+    """When nothing answers at the server's URL, say how to start one that fits this config."""
+    from .doctor import launch_advice
+
+    try:
+        yield
+    except ServerNotAnsweringError as err:
+        raise ServerNotAnsweringError(
+            f"{err}\n{launch_advice(config, services.cache, services.chat.base_url)}") from err
 
 
 def make_services(config: Config, environ: Mapping[str, str]) -> Services:
@@ -114,7 +141,7 @@ def fetch_stage(config: Config, services: Services, edition: str, *, refresh: bo
     records = load_records(config.docs_dir)
     query = a.query
     try:
-        day = date.fromisoformat(edition)
+        day = date.fromisoformat(edition[:10])
     except ValueError:
         day = datetime.now(UTC).date()
     if a.since_last_edition:
@@ -222,12 +249,13 @@ def synthesize_stage(
             _, variants = prepare(config, fetch, plan)
         return next(r for r in variants if r.name == request.name)
 
-    result = run_synthesis(
-        requests, services.chat, services.cache,
-        bundle_chars=bundle.chars, bundle_tokens=bundle.estimated_tokens,
-        max_concurrency=config.llm.max_concurrency, prefill_gate=config.llm.prefill_gate,
-        observer=observer, shrink=shrink,
-    )
+    with launch_advice_on_failure(config, services):
+        result = run_synthesis(
+            requests, services.chat, services.cache,
+            bundle_chars=bundle.chars, bundle_tokens=bundle.estimated_tokens,
+            max_concurrency=config.llm.max_concurrency, prefill_gate=config.llm.prefill_gate,
+            observer=observer, shrink=shrink,
+        )
     save_synthesis(services.cache, edition, result)
     return result
 
@@ -245,6 +273,7 @@ def render_stage(config: Config, cache: Cache, edition: str) -> None:
                               load_records(config.docs_dir), plan.note if plan else "",
                               config.digest.site_url)
     write_pages(config.docs_dir, rendered)
+    cache.mark_removed(edition, False)  # rendering an edition on purpose publishes it again
     log.info("rendered %d page(s) for edition %s", len(rendered.pages), edition)
 
 
@@ -254,6 +283,8 @@ def render_all(config: Config, cache: Cache) -> tuple[list[str], list[str]]:
     names = {p.parent.name for p in (config.docs_dir / "editions").glob("*/edition.json")}
     names |= {p.parent.name for p in (cache.root / "editions").glob("*/synthesis.json")}
     for edition in sorted(names):
+        if cache.is_removed(edition):
+            continue
         if cache.get_fetch(edition) and load_synthesis(cache, edition):
             render_stage(config, cache, edition)
             rendered.append(edition)
@@ -262,6 +293,28 @@ def render_all(config: Config, cache: Cache) -> tuple[list[str], list[str]]:
                         edition)
             skipped.append(edition)
     return rendered, skipped
+
+
+def remove_edition(config: Config, cache: Cache, edition: str) -> list[str]:
+    """Take an edition's pages and record off the site (its cache stays); re-render the rest.
+
+    The other editions are rendered again from the cache, since their statuses ("seen in an
+    earlier edition") and their papers' edition lists may have named the removed one. Returns
+    the editions that could not be re-rendered (no records in the cache).
+    """
+    folder = config.docs_dir / "editions" / edition
+    if not (folder / "edition.json").is_file():
+        known = ", ".join(r["edition"] for r in load_records(config.docs_dir)) or "none"
+        raise UsageError(f"there is no edition {edition} in {config.docs_dir} (editions: {known})")
+    cache.mark_removed(edition)
+    shutil.rmtree(folder)
+    log.info("removed the pages and record of edition %s", edition)
+    _, skipped = render_all(config, cache)
+    env = make_environment(config.workspace)
+    for path, text in front_pages(env, config.digest.title, load_records(config.docs_dir),
+                                  config.digest.site_url).items():
+        atomic_write_text(config.docs_dir / path, text)
+    return skipped
 
 
 def skeleton_dir() -> Path:
@@ -288,10 +341,16 @@ def run(
     """Run every stage for one edition under the workspace lock."""
     with services.cache.lock():
         if not all_cached(config, services, edition):
-            services.chat.check_ready()  # before arXiv is asked or anything is written
+            with launch_advice_on_failure(config, services):
+                services.chat.check_ready()  # before arXiv is asked or anything is written
+        stages = observer or Observer()
+        stages.stage("fetch: arXiv search and full text")
         fetch = fetch_stage(config, services, edition, refresh=refresh, on_text=on_text)
+        stages.stage(f"synthesis: {services.chat.model} at {services.chat.base_url}")
         synthesis = synthesize_stage(config, services, edition, observer=observer)
+        stages.stage("render: Markdown pages")
         render_stage(config, services.cache, edition)
+        stages.stage("site: MkDocs build and check")
         site_dir = site_stage(config)
     statuses = [s.full_text.status for s in fetch.sources]
     return BuildReport(

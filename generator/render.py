@@ -30,7 +30,9 @@ from .structured import SCHEMAS, InvalidAnswer, parse_answer
 
 log = logging.getLogger(__name__)
 
-EDITION_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,63}$")
+# An edition is named by its date, optionally with a suffix for a second edition that day:
+# names sort as dates, so the newest edition is always the latest.
+EDITION_RE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:-[a-z0-9][a-z0-9-]{0,40})?")
 RECORD_FORMAT = 1
 
 
@@ -250,13 +252,20 @@ def render_edition(
         add(f"{base}/papers/{item.paper.slug}.md", env.get_template("paper.md.j2").render(
             **common, item=item, appearances=history.get(item.paper.base_id, []),
             cited_in=cited_in(citations, item.number)), item.paper.title)
-    add("index.md", env.get_template("home.md.j2").render(
-        title=title, records=records, description=""))
+    for path, text in front_pages(env, title, records, site_url).items():
+        add(path, text)
     add(f"{base}/edition.json", json.dumps(_cleaned(record), indent=2, ensure_ascii=False) + "\n")
     for path, text in static_assets(env).items():
         add(path, text)
-    add("feed.xml", atom_feed(title, site_url, records))
     return RenderedEdition(edition, pages)
+
+
+def front_pages(env: jinja2.Environment, title: str, records: list[dict[str, Any]],
+                site_url: str) -> dict[str, str]:
+    """The home page and the feed, which list every edition (newest first)."""
+    return {"index.md": env.get_template("home.md.j2").render(
+                title=title, records=records, description=""),
+            "feed.xml": atom_feed(title, site_url, records)}
 
 
 def _cleaned(value: Any) -> Any:

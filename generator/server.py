@@ -34,12 +34,22 @@ def reasoning_parser_for(model: str) -> str | None:
     return next((parser for key, parser in _REASONING_PARSERS if key in name), None)
 
 
-def sglang_command(model: str, base_url: str, context_length: int | None = None) -> str:
-    """The SGLang launch command that serves `model` where `base_url` expects it."""
+def is_local(base_url: str) -> bool:
+    """Whether the server is on this machine (so it needs neither --host nor a key)."""
+    return (urlparse(base_url).hostname or "localhost") in ("localhost", "127.0.0.1", "::1")
+
+
+def sglang_command(model: str, base_url: str, context_length: int | None = None,
+                   api_key_env: str = "SGLANG_API_KEY") -> str:
+    """The SGLang launch command that serves `model` where `base_url` expects it.
+
+    A server that other machines reach (a GitHub runner, say) listens on every interface and
+    wants the API key that the digest sends from `api_key_env`.
+    """
     url = urlparse(base_url)
     parts = ["python -m sglang.launch_server", f"--model-path {model}"]
-    if url.hostname and url.hostname not in ("localhost", "127.0.0.1", "::1"):
-        parts.append("--host 0.0.0.0")
+    if not is_local(base_url):
+        parts += ["--host 0.0.0.0", f'--api-key "${api_key_env}"']
     parts.append(f"--port {url.port or 30000}")
     parser = reasoning_parser_for(model)
     if parser:

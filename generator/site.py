@@ -160,6 +160,7 @@ def build_site(
                 config.plugins["digest-sanitize"] = SanitizePlugin()  # a workspace's own mkdocs.yml
             if (docs_dir / "assets" / "digest.css").is_file():
                 config.extra_css.append("assets/digest.css")
+            config.copyright = with_arxiv_credit(config.copyright)
             mkdocs_build(config)
         except (MkDocsException, OSError) as err:
             shutil.rmtree(staging, ignore_errors=True)
@@ -177,6 +178,16 @@ def build_site(
 
 
 SITE_MARKER = ".digest-site"
+
+
+ARXIV_CREDIT = "Thank you to arXiv for use of its open access interoperability."
+
+
+def with_arxiv_credit(copyright: str | None) -> str:
+    """The footer line with the credit arXiv's terms of use ask for, once."""
+    if copyright and ARXIV_CREDIT in copyright:
+        return copyright
+    return f"{copyright} · {ARXIV_CREDIT}" if copyright else ARXIV_CREDIT
 
 
 def check_replaceable(site_dir: Path) -> None:
@@ -297,4 +308,5 @@ def serve_site(mkdocs_yml: Path, docs_dir: Path, site_name: str, *, fallback_yml
         site_name=site_name,
         nav=edition_nav(docs_dir),
         dev_addr=dev_addr,
+        copyright=with_arxiv_credit(load_config(str(config_file)).copyright),
     )

@@ -36,6 +36,12 @@ class Observer:
 
     def done(self, request: PromptRequest, completion: Completion) -> None: ...
 
+    def planned(self, total: int, cached: int) -> None:
+        """How many prompts the stage has, and how many of them the cache answers."""
+
+    def stage(self, name: str) -> None:
+        """A pipeline stage begins (called by the pipeline, not by synthesis)."""
+
 
 # Rebuilds a request with a bundle that fits `context_tokens`, or None if it cannot be cut.
 Shrink = Callable[[PromptRequest, int], PromptRequest | None]
@@ -78,6 +84,7 @@ def run_synthesis(
                for c, r in zip(results, requests, strict=True)]
     todo = [i for i, c in enumerate(results) if c is None]
     log.info("%d prompt(s): %d cached, %d to send", len(requests), len(requests) - len(todo), len(todo))
+    observer.planned(len(requests), len(requests) - len(todo))
     for request, completion in zip(requests, results, strict=True):
         if completion is not None:
             observer.done(request, completion)
@@ -136,7 +143,8 @@ def _complete(client: ChatClient, cache: Cache, request: PromptRequest, key: str
         context = context_from_error(str(err)) if err.status == 400 else None
         smaller = shrink(request, context) if (context and shrink) else None
         if smaller is None:
-            log.error("prompt %s failed: %s", request.name, err)
+            # The observer (the CLI's progress) and the edition report it; logged once, quietly.
+            log.info("prompt %s failed: %s", request.name, err)
             return Completion(name=request.name, model=client.model, error=redact_text(str(err)))
         log.warning("prompt %s was too long for a %d-token context; retrying with shorter "
                     "excerpts", request.name, context)

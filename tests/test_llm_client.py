@@ -6,10 +6,14 @@ import json
 import socket
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
-from generator.errors import LlmRequestError, ServerUnavailableError
+from generator.cache import Cache
+from generator.config import load_config
+from generator.doctor import launch_advice
+from generator.errors import LlmRequestError, ServerNotAnsweringError, ServerUnavailableError
 from generator.llm_client import ChatClient, split_reasoning
 from generator.models import Message, PromptRequest
 from tests.servers.sglang import Answer, Fault, SglangServer
@@ -97,14 +101,17 @@ def test_unserved_model_lists_the_served_ones(sglang_server: SglangServer) -> No
     client(sglang_server).check_ready()
 
 
-def test_unreachable_server_names_the_url_and_how_to_start_sglang() -> None:
-    with pytest.raises(ServerUnavailableError) as info:
+def test_unreachable_server_names_the_url_and_how_to_start_sglang(tmp_path: Path) -> None:
+    with pytest.raises(ServerNotAnsweringError) as info:
         ChatClient("http://127.0.0.1:9/v1", MODEL, "k", max_retries=0).check_ready()
-    message = str(info.value)
-    assert "http://127.0.0.1:9/v1 did not answer" in message
+    assert "http://127.0.0.1:9/v1 did not answer" in str(info.value)
+    # The pipeline adds the launch command that fits the workspace (context length included).
+    (tmp_path / "config.toml").write_text('[llm]\nbase_url = "http://127.0.0.1:9/v1"\n')
+    config = load_config(tmp_path / "config.toml")
+    advice = launch_advice(config, Cache(config.cache_dir), "http://127.0.0.1:9/v1")
     assert (f"python -m sglang.launch_server --model-path {MODEL} --port 9 "
-            "--reasoning-parser deepseek-v4 --enable-cache-report") in message
-    assert "--schedule-policy lpm" in message
+            "--reasoning-parser deepseek-v4 --enable-cache-report") in advice
+    assert "--schedule-policy lpm --context-length" in advice
 
 
 def test_retries_ride_out_a_503(sglang_server: SglangServer) -> None:

@@ -150,22 +150,32 @@ def request(name: str) -> PromptRequest:
                          max_tokens=1, temperature=0)
 
 
-def test_progress_prints_plain_lines_off_a_terminal() -> None:
+def test_progress_off_a_terminal_is_one_line_per_stage_and_per_failure() -> None:
     out = io.StringIO()
     progress = Progress(out, live=False)
+    progress.stage("synthesis")
+    progress.planned(3, 1)
     progress.started(request("a"))
     progress.progress(request("a"), 5)
     progress.done(request("a"), Completion(name="a", model="m", content="x", latency_s=1.5,
                                            ttft_s=0.25))
-    assert out.getvalue() == "  done    a (0 tokens, 1.5 s, first token 0.2 s)\n"
+    progress.done(request("b"), Completion(name="b", model="m", content="x", from_cache=True))
+    progress.done(request("c"), Completion(name="c", model="m", error="boom"))
+    assert out.getvalue() == ("synthesis…\n  1 of 3 prompt(s) answered from the cache\n"
+                              "  failed  c: boom\n")
 
 
-def test_progress_redraws_a_status_line_on_a_terminal() -> None:
+def test_progress_redraws_one_status_row_no_wider_than_the_terminal() -> None:
     out = io.StringIO()
-    progress = Progress(out, live=True)
-    progress.started(request("a"))
-    progress.progress(request("a"), 7)
-    assert "running: a (7)" in out.getvalue() and "\r\033[K" in out.getvalue()
-    progress.done(request("a"), Completion(name="a", model="m", error="boom"))
+    progress = Progress(out, live=True, width=60)
+    progress.stage("synthesis")
+    progress.planned(27, 0)
+    progress.started(request("a-prompt-with-a-long-name"))
+    progress.progress(request("a-prompt-with-a-long-name"), 7)
+    status = out.getvalue().rsplit("\r\033[K", 1)[-1]
+    assert "0/27 prompts" in status and len(status) <= 59
+    progress.done(request("a-prompt-with-a-long-name"), Completion(name="a", model="m",
+                                                                  error="boom"))
     progress.close()
-    assert "  failed  a: boom\n" in out.getvalue()
+    assert "  failed  a-prompt-with-a-long-name: boom\n" in out.getvalue()
+    assert out.getvalue().count("boom") == 1
