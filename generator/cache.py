@@ -76,6 +76,10 @@ def read_json(path: Path) -> Any | None:
 
 def completion_key(model: str, request: PromptRequest) -> str:
     """A digest of everything that determines the answer: model, messages and parameters."""
+    if not request.messages:
+        # Requests read back from a synthesis record carry no messages (the bundle is not
+        # stored twice): a key made from one would silently miss the cache.
+        raise ValueError(f"{request.name} was read from a record and has no messages to key")
     payload = {
         "format": _COMPLETION_FORMAT,
         "model": model,

@@ -21,9 +21,10 @@ from .bundle import build_bundle
 from .cache import Cache
 from .config import Config
 from .errors import ArxivError, LlmRequestError
+from .kinds import answer_tokens
 from .llm_client import ChatClient
 from .models import Message, PromptRequest
-from .planning import PROMPT_OVERHEAD_TOKENS, answer_tokens
+from .planning import PROMPT_OVERHEAD_TOKENS
 from .server import ServerProbe, reasoning_parser_for, sglang_command
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ def bundle_size(config: Config, cache: Cache) -> BundleSize:
 
 
 def needed_context(config: Config, bundle_tokens: int) -> int:
-    return bundle_tokens + PROMPT_OVERHEAD_TOKENS + answer_tokens(config.prompts)
+    return bundle_tokens + PROMPT_OVERHEAD_TOKENS + answer_tokens(config)
 
 
 def suggested_context(needed: int) -> int:

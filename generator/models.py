@@ -212,7 +212,6 @@ class Message:
 
 
 PromptKind = Literal["research_map", "deep_dive", "thinking", "themes", "brief"]
-STRUCTURED_KINDS = ("themes", "brief")  # JSON answers, shown inside other pages
 
 
 @dataclass(frozen=True)
@@ -228,6 +227,7 @@ class PromptRequest:
     temperature: float
     thinking: bool = False
     extra_body_json: str = "{}"  # JSON text, so the record stays hashable and frozen
+    page_title: str = ""  # the title of the page its answer appears on (not part of the cache key)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import shutil
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -22,21 +23,22 @@ import requests
 from .arxiv_source import ArxivSource, PdfDownloader, RateLimiter, RecordingSession
 from .cache import Cache, atomic_write_text, completion_key
 from .config import Config
-from .errors import ServerNotAnsweringError, ServerUnavailableError, UsageError
-from .fetch import FetchSettings, OnText, run_fetch
-from .history import earlier, last_edition_day, load_records, windowed_query
-from .llm_client import ChatClient
-from .models import Bundle, FetchResult, PromptRequest, SynthesisResult
-from .planning import BundlePlan, answer_tokens, bundles_for, cap_for, load_plan, make_plan, save_plan
-from .prompts import build_requests
-from .render import (
-    EDITION_RE,
+from .edition.assemble import assemble
+from .edition.history import earlier, last_edition_day, load_records, windowed_query
+from .edition.render import (
     default_template_dir,
     front_pages,
     make_environment,
     render_edition,
     write_pages,
 )
+from .errors import ServerNotAnsweringError, ServerUnavailableError, UsageError
+from .fetch import FetchSettings, OnText, run_fetch
+from .kinds import answer_tokens
+from .llm_client import ChatClient
+from .models import Bundle, FetchResult, PromptRequest, SynthesisResult
+from .planning import BundlePlan, bundles_for, cap_for, load_plan, make_plan, save_plan
+from .prompts import build_requests
 from .server import ServerProbe
 from .site import build_site
 from .synthesis import Observer, load_synthesis, run_synthesis, save_synthesis
@@ -71,6 +73,11 @@ class BuildReport:
 
 def today() -> str:
     return datetime.now(UTC).date().isoformat()
+
+
+# An edition is named by its date, optionally with a suffix for a second edition that day:
+# names sort as dates, so the newest edition is always the latest.
+EDITION_RE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:-[a-z0-9][a-z0-9-]{0,40})?")
 
 
 def check_edition(edition: str) -> str:
@@ -150,7 +157,7 @@ def fetch_stage(config: Config, services: Services, edition: str, *, refresh: bo
     elif a.days:
         query = windowed_query(query, day, days=a.days)
     skip = frozenset(
-        p["arxiv_id"] for r in earlier(records, edition) for p in r["papers"]) if a.skip_seen else frozenset()
+        p.arxiv_id for r in earlier(records, edition) for p in r.papers) if a.skip_seen else frozenset()
     settings = FetchSettings(query, a.max_papers, a.full_text_papers, a.max_abstract_chars,
                              a.max_pdf_chars, skip)
     return run_fetch(edition, settings, services.source, services.downloader, services.cache,
@@ -223,7 +230,7 @@ def synthesize_stage(
     sources = list(fetch.sources)
     saved = load_plan(services.cache, edition, sources)
     if saved is None:
-        longest = answer_tokens(config.prompts)
+        longest = answer_tokens(config)
         saved = make_plan(sources, None, longest)
         _, requests = prepare(config, fetch, saved)
         if not _answered(services, requests):  # only then is the server asked its context
@@ -269,9 +276,10 @@ def render_stage(config: Config, cache: Cache, edition: str) -> None:
     plan = load_plan(cache, edition, list(fetch.sources))
     bundle, _ = prepare(config, fetch, plan)
     env = make_environment(config.workspace)
-    rendered = render_edition(env, edition, config.digest.title, fetch, bundle, synthesis,
-                              load_records(config.docs_dir), plan.note if plan else "",
-                              config.digest.site_url)
+    records = load_records(config.docs_dir)
+    assembled = assemble(edition, config.digest.title, fetch, bundle, synthesis, records,
+                         plan.note if plan else "")
+    rendered = render_edition(env, assembled, records, config.digest.site_url)
     write_pages(config.docs_dir, rendered)
     cache.mark_removed(edition, False)  # rendering an edition on purpose publishes it again
     log.info("rendered %d page(s) for edition %s", len(rendered.pages), edition)
@@ -304,7 +312,7 @@ def remove_edition(config: Config, cache: Cache, edition: str) -> list[str]:
     """
     folder = config.docs_dir / "editions" / edition
     if not (folder / "edition.json").is_file():
-        known = ", ".join(r["edition"] for r in load_records(config.docs_dir)) or "none"
+        known = ", ".join(r.edition for r in load_records(config.docs_dir)) or "none"
         raise UsageError(f"there is no edition {edition} in {config.docs_dir} (editions: {known})")
     cache.mark_removed(edition)
     shutil.rmtree(folder)

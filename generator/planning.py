@@ -14,7 +14,6 @@ from typing import Any
 
 from .bundle import build_bundle, fair_excerpt_cap
 from .cache import Cache, read_json, write_json
-from .config import PromptSettings
 from .models import Bundle, Source
 
 log = logging.getLogger(__name__)
@@ -48,12 +47,6 @@ class BundlePlan:
         return cls(full_tokens=data["full_tokens"], context_tokens=data.get("context_tokens"),
                    excerpt_cap=data.get("excerpt_cap"), overrides=dict(data.get("overrides", {})),
                    note=data.get("note", ""))
-
-
-def answer_tokens(prompts: PromptSettings) -> int:
-    """The longest answer any prompt may ask for: the bundle must leave room for it."""
-    return max([prompts.research_map.max_tokens, prompts.thinking.max_tokens,
-                prompts.thinking.thinking_max_tokens, *(d.max_tokens for d in prompts.deep_dives)])
 
 
 def context_from_error(message: str) -> int | None:

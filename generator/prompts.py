@@ -41,7 +41,7 @@ def build_requests(
     def request(
         name: str, title: str, kind: PromptKind, question: str, task: str,
         max_tokens: int, temperature: float, thinking: bool = False,
-        extra: dict[str, Any] | None = None, context: str = bundle.text,
+        extra: dict[str, Any] | None = None, context: str = bundle.text, page_title: str = "",
     ) -> PromptRequest:
         body = dict(extra or {})
         if thinking:
@@ -59,6 +59,7 @@ def build_requests(
             temperature=temperature,
             thinking=thinking,
             extra_body_json=json.dumps(body, sort_keys=True),
+            page_title=page_title or title,
         )
 
     rm = prompts.research_map
@@ -87,10 +88,11 @@ def build_requests(
     th = prompts.thinking
     task = f"Hard question: {th.question}"
     requests.append(request("thinking-off", f"{th.title}: without thinking", "thinking",
-                            th.question, task, th.max_tokens, th.temperature))
+                            th.question, task, th.max_tokens, th.temperature,
+                            page_title=th.title))
     requests.append(request("thinking-on", f"{th.title}: with thinking", "thinking",
                             th.question, task, th.thinking_max_tokens, th.thinking_temperature,
-                            thinking=True))
+                            thinking=True, page_title=th.title))
     if briefs and briefs.enabled:
         task = f"Task: {briefs.instruction}\n\n{schema_instruction(BRIEF_SCHEMA)}"
         for item in bundle.papers:

@@ -24,8 +24,8 @@ from mkdocs.config import load_config
 from mkdocs.exceptions import MkDocsException
 from mkdocs.plugins import BasePlugin
 
+from .edition.history import load_records
 from .errors import SiteBuildError, UnsafeSiteError
-from .history import load_records
 from .inert import check_site
 
 log = logging.getLogger(__name__)
@@ -97,20 +97,14 @@ def edition_nav(docs_dir: Path) -> list[dict[str, Any]]:
     nav: list[dict[str, Any]] = [{"Home": "index.md"}]
     archive: list[dict[str, str]] = []
     for index, record in enumerate(load_records(docs_dir)):
-        edition = record["edition"]
+        edition = record.edition
         base = f"editions/{edition}"
         if index >= EXPANDED_EDITIONS:
             archive.append({edition: f"{base}/index.md"})
             continue
         entries: list[dict[str, str]] = [{"Overview": f"{base}/index.md"}]
-        pages_seen: set[str] = set()
-        for c in record["completions"]:
-            if not c["page"] or c["page"] in pages_seen:
-                continue
-            pages_seen.add(c["page"])
-            label = "Thinking comparison" if c["kind"] == "thinking" else c["title"]
-            # Themes print navigation labels raw, so a label is HTML text.
-            entries.append({html.escape(label): f"{base}/{c['page']}"})
+        # Themes print navigation labels raw, so a label is HTML text.
+        entries += [{html.escape(page.title): f"{base}/{page.stem}.md"} for page in record.pages]
         nav.append({edition: entries})
     if archive:
         nav.append({"Earlier editions": archive})

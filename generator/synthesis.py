@@ -18,10 +18,11 @@ from typing import Any
 
 from .cache import Cache, completion_key, read_json, write_json
 from .errors import LlmRequestError
+from .kinds import KINDS, STRUCTURED, schema_for
 from .llm_client import ChatClient, StreamEvents
-from .models import STRUCTURED_KINDS, Completion, Message, PromptRequest, SynthesisResult
+from .models import Completion, Message, PromptRequest, SynthesisResult
 from .planning import context_from_error
-from .structured import SCHEMAS, InvalidAnswer, parse_answer
+from .structured import InvalidAnswer, parse_answer
 from .urls import redact_text
 
 log = logging.getLogger(__name__)
@@ -92,18 +93,9 @@ def run_synthesis(
         return _result(client, requests, results, bundle_chars, bundle_tokens, started)
 
     client.check_ready()  # fail before any prompt is sent, naming the URL
-    # Prompts that carry the bundle form one group per thinking mode; a brief carries only its
-    # paper and goes alone. The thinking group first: its long decode bounds the stage.
-    groups: dict[str, list[int]] = {}
-    for index in sorted(todo, key=lambda i: (not requests[i].thinking, requests[i].kind == "brief")):
-        groups.setdefault(_group(requests[index]), []).append(index)
+    groups, order = dispatch_order(requests, todo)
     gates = {group: threading.Event() for group in groups}
     leaders = {members[0] for members in groups.values()}
-    shared = [m for g, m in groups.items() if g.startswith("bundle")]
-    # Bundle leaders, then their followers (so a waiting follower's leader is always running),
-    # then the briefs, which wait for no one and decode short answers.
-    order = ([m[0] for m in shared] + [i for m in shared for i in m[1:]]
-             + [m[0] for g, m in groups.items() if not g.startswith("bundle")])
 
     def work(index: int) -> Completion:
         request = requests[index]
@@ -125,8 +117,28 @@ def run_synthesis(
     return _result(client, requests, results, bundle_chars, bundle_tokens, started)
 
 
+def dispatch_order(requests: Sequence[PromptRequest], todo: Sequence[int]
+                   ) -> tuple[dict[str, list[int]], list[int]]:
+    """The prefix groups of the requests to send, and the order they are handed to workers.
+
+    Prompts that carry the bundle form one group per thinking mode; a brief carries only its
+    paper and goes alone. The thinking group first: its long decode bounds the stage. Then
+    the bundle leaders, their followers (so a waiting follower's leader is always running),
+    and the briefs, which wait for no one and decode short answers. Deterministic: the same
+    requests always go out in the same order.
+    """
+    groups: dict[str, list[int]] = {}
+    for index in sorted(todo, key=lambda i: (not requests[i].thinking,
+                                             not KINDS[requests[i].kind].shares_bundle)):
+        groups.setdefault(_group(requests[index]), []).append(index)
+    shared = [m for g, m in groups.items() if g.startswith("bundle")]
+    order = ([m[0] for m in shared] + [i for m in shared for i in m[1:]]
+             + [m[0] for g, m in groups.items() if not g.startswith("bundle")])
+    return groups, order
+
+
 def _group(request: PromptRequest) -> str:
-    if request.kind == "brief":
+    if not KINDS[request.kind].shares_bundle:
         return request.name
     return "bundle-thinking" if request.thinking else "bundle"
 
@@ -135,7 +147,7 @@ def _complete(client: ChatClient, cache: Cache, request: PromptRequest, key: str
               events: StreamEvents, shrink: Shrink | None) -> Completion:
     """One request, with one retry on a smaller bundle if the server says it is too long."""
     try:
-        if request.kind in STRUCTURED_KINDS:
+        if request.kind in STRUCTURED:
             completion = _structured(client, request, events)
         else:
             completion = client.complete(request, events)
@@ -157,7 +169,7 @@ def _structured(client: ChatClient, request: PromptRequest, events: StreamEvents
     """A JSON answer that matches the request's schema: constrained by the server where it can,
     else asked for in words (the schema is in the task either way), and asked once more if the
     answer does not parse or validate. The completion's content is the validated JSON."""
-    schema = SCHEMAS[request.kind]
+    schema = schema_for(request.kind)
     try:
         completion = client.complete(request, events)
     except LlmRequestError as err:
@@ -241,6 +253,7 @@ def synthesis_to_dict(result: SynthesisResult) -> dict[str, Any]:
                 "max_tokens": r.max_tokens,
                 "temperature": r.temperature,
                 "thinking": r.thinking,
+                "page_title": r.page_title,
                 "completion": c.to_dict() | {"from_cache": c.from_cache},
             }
             for r, c in result.pairs()
@@ -254,8 +267,9 @@ def synthesis_from_dict(data: dict[str, Any]) -> SynthesisResult:
     for item in data["prompts"]:
         requests.append(PromptRequest(
             name=item["name"], title=item["title"], kind=item["kind"], question=item["question"],
-            messages=(Message("user", ""),), max_tokens=item["max_tokens"],
+            messages=(), max_tokens=item["max_tokens"],
             temperature=item["temperature"], thinking=item["thinking"],
+            page_title=item.get("page_title", ""),
         ))
         completion = item["completion"]
         completions.append(Completion.from_dict(completion, from_cache=completion.get("from_cache", False)))

@@ -9,8 +9,8 @@ from pathlib import Path
 import markdown
 from click.testing import CliRunner
 
-from generator.citations import CitationLinker, title_score
 from generator.cli import cli
+from generator.edition.citations import CitationLinker, title_score
 from generator.models import FullText, NumberedPaper, Paper
 from generator.safe_text import md_model
 from tests.htmlcheck import elements, live_problems

@@ -15,6 +15,8 @@ from mkdocs.utils.meta import get_data
 from pypdf import PdfWriter
 
 from generator.cli import cli
+from generator.edition.assemble import assemble
+from generator.edition.render import make_environment, render_edition
 from generator.models import (
     Bundle,
     Completion,
@@ -26,7 +28,6 @@ from generator.models import (
     Source,
     SynthesisResult,
 )
-from generator.render import make_environment, render_edition
 from generator.site import sanitize_html
 from tests.htmlcheck import live_problems
 from tests.servers.arxiv import ArxivServer, PdfResponse
@@ -216,7 +217,7 @@ def _rendered(title: str, abstract: str, answer: str) -> list[str]:
     completion = Completion(name="research-map", model="m", content=answer, finish_reason="stop")
     synthesis = SynthesisResult("m", (request,), (completion,), 1, 1, 0.0)
     fetch = FetchResult("q", 1, "2025-01-01T00:00:00+00:00", (source,))
-    rendered = render_edition(ENV, EDITION, title, fetch, bundle, synthesis, [])
+    rendered = render_edition(ENV, assemble(EDITION, title, fetch, bundle, synthesis, []), [])
     # MkDocs takes the front matter off before Markdown sees the page.
     pages = [get_data(text) for path, text in rendered.pages.items() if path.endswith(".md")]
     # The front-matter title is printed raw by the theme: it must be inert HTML on its own.

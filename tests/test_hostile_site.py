@@ -19,6 +19,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from generator.cli import cli
+from generator.edition.assemble import assemble
+from generator.edition.render import make_environment, render_edition, write_pages
 from generator.inert import check_site
 from generator.models import (
     Bundle,
@@ -31,7 +33,6 @@ from generator.models import (
     Source,
     SynthesisResult,
 )
-from generator.render import make_environment, render_edition, write_pages
 from generator.safe_text import clean
 from generator.site import build_site
 from tests.browser import launch_chromium
@@ -234,8 +235,9 @@ def test_no_generated_hostile_text_is_live_anywhere_in_the_built_site(
         yml = yml.replace("  - digest-sanitize\n", "")
     (ws / "mkdocs.yml").write_text(yml)
     fetch, bundle, synthesis = _edition(title, authors, abstract, answer)
-    rendered = render_edition(make_environment(ROOT), EDITION, "Digest", fetch, bundle,
-                              synthesis, [], site_url="https://example.org/digest/")
+    rendered = render_edition(make_environment(ROOT),
+                              assemble(EDITION, "Digest", fetch, bundle, synthesis, []), [],
+                              site_url="https://example.org/digest/")
     write_pages(ws / "site_src", rendered)
     build_site(ws / "mkdocs.yml", ws / "site_src", ws / "site", "Digest",
                fallback_yml=ROOT / "mkdocs.yml")

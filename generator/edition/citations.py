@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .models import NumberedPaper
-from .safe_text import tooltip
+from ..models import NumberedPaper
+from ..safe_text import tooltip
 
 _NUM = r"\d{1,3}"
 _RANGE = rf"{_NUM}(?:\s*(?:[-–—]|to)\s*{_NUM})?"

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from datetime import date
 from html import escape as _html_escape
 
-from .models import Completion, NumberedPaper, PromptRequest
-from .safe_text import clean
+from ..models import Completion, NumberedPaper, PromptRequest
+from ..safe_text import clean
 
 
 def escape(text: str) -> str:

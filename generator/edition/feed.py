@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Sequence
 from urllib.parse import urljoin
 from xml.etree import ElementTree
 
-from .safe_text import clean
+from ..safe_text import clean
+from .model import EditionRecord
 
 _ATOM = "http://www.w3.org/2005/Atom"
 _HEADING_RE = re.compile(r"^#{1,6}\s+(.*)$", re.MULTILINE)
@@ -30,7 +31,7 @@ def overview_text(research_map: str, limit: int = 700) -> str:
     return plain if len(plain) <= limit else plain[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
-def atom_feed(title: str, site_url: str, records: list[dict[str, Any]], limit: int = 50) -> str:
+def atom_feed(title: str, site_url: str, records: Sequence[EditionRecord], limit: int = 50) -> str:
     """One entry per edition, newest first. Links are absolute when `site_url` is set."""
     base = site_url.rstrip("/") + "/" if site_url else ""
     ElementTree.register_namespace("", _ATOM)
@@ -46,23 +47,22 @@ def atom_feed(title: str, site_url: str, records: list[dict[str, Any]], limit: i
     feed = ElementTree.Element(f"{{{_ATOM}}}feed")
     element(feed, "title", title)
     element(feed, "id", base or f"urn:research-digest:{title}")
-    element(feed, "updated", str(records[0]["built_at"]) if records else "1970-01-01T00:00:00+00:00")
+    element(feed, "updated", records[0].built_at if records else "1970-01-01T00:00:00+00:00")
     element(feed, "link", href=urljoin(base, "feed.xml") if base else "feed.xml", rel="self")
     element(feed, "link", href=base or "index.html", rel="alternate")
     element(feed, "generator", "Research Digest")
     for record in records[:limit]:
-        edition = str(record["edition"])
+        edition = record.edition
         link = urljoin(base, f"editions/{edition}/index.html") if base else (
             f"editions/{edition}/index.html")
         entry = element(feed, "entry")
         element(entry, "title", f"{title}: edition {edition}")
         element(entry, "id", link if base else f"urn:research-digest:{title}:{edition}")
         element(entry, "link", href=link, rel="alternate")
-        element(entry, "updated", str(record["built_at"]))
-        element(entry, "author").append(_name(f"{{{_ATOM}}}name", record.get("model", "")))
-        papers = len(record["papers"])
-        new = sum(1 for p in record["papers"] if p.get("status", "new") == "new")
-        summary = f"{papers} papers ({new} new). {record.get('overview', '')}".strip()
+        element(entry, "updated", record.built_at)
+        element(entry, "author").append(_name(f"{{{_ATOM}}}name", record.model))
+        summary = (f"{len(record.papers)} papers ({len(record.new_papers)} new). "
+                   f"{record.overview}").strip()
         element(entry, "summary", summary, type="text")
     return ElementTree.tostring(feed, encoding="unicode", xml_declaration=True) + "\n"
 

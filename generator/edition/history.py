@@ -7,44 +7,46 @@ else is needed, so a workspace's history travels with its Markdown.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Any, Literal
 
-from .cache import read_json
-from .models import Paper
+from ..cache import read_json
+from ..models import Paper
+from .model import EditionRecord, RecordFormatError, Status
 
 log = logging.getLogger(__name__)
 
-Status = Literal["new", "updated", "seen"]
 
+def load_records(docs_dir: Path) -> list[EditionRecord]:
+    """Every published edition's record, newest first.
 
-def load_records(docs_dir: Path) -> list[dict[str, Any]]:
-    """Every published edition's record, newest first."""
+    A record this version cannot read stops the run with a message naming the file (a
+    history with a hole in it would mark old papers new).
+    """
     records = []
     for path in sorted((docs_dir / "editions").glob("*/edition.json")):
-        data = read_json(path)
-        if isinstance(data, dict) and data.get("edition") == path.parent.name:
-            records.append(data)
-        else:
-            log.warning("skipping unreadable edition record %s", path)
-    return sorted(records, key=lambda r: str(r["edition"]), reverse=True)
+        record = EditionRecord.from_json(read_json(path), str(path))
+        if record.edition != path.parent.name:
+            raise RecordFormatError(f"{path} records edition {record.edition!r}, not "
+                                    f"{path.parent.name!r}")
+        records.append(record)
+    return sorted(records, key=lambda r: r.edition, reverse=True)
 
 
-def appearances(records: list[dict[str, Any]]) -> dict[str, list[dict[str, str]]]:
+def appearances(records: Sequence[EditionRecord]) -> dict[str, list[dict[str, str]]]:
     """For each paper (id without version): the editions it appeared in, newest first."""
     seen: dict[str, list[dict[str, str]]] = {}
     for record in records:
-        for paper in record["papers"]:
-            seen.setdefault(paper["base_id"], []).append(
-                {"edition": record["edition"], "slug": paper["slug"], "arxiv_id": paper["arxiv_id"]}
-            )
+        for paper in record.papers:
+            seen.setdefault(paper.base_id, []).append(
+                {"edition": record.edition, "slug": paper.slug, "arxiv_id": paper.arxiv_id})
     return seen
 
 
-def earlier(records: list[dict[str, Any]], edition: str) -> list[dict[str, Any]]:
+def earlier(records: Sequence[EditionRecord], edition: str) -> list[EditionRecord]:
     """The records of editions published before `edition` (names sort by date)."""
-    return [r for r in records if str(r["edition"]) < edition]
+    return [r for r in records if r.edition < edition]
 
 
 def status(paper: Paper, history: dict[str, list[dict[str, str]]]) -> Status:
@@ -64,11 +66,11 @@ def windowed_query(query: str, edition_day: date, *, since: date | None = None,
     return (f"({query}) AND submittedDate:[{start:%Y%m%d}0000 TO {edition_day:%Y%m%d}2359]")
 
 
-def last_edition_day(records: list[dict[str, Any]], edition: str) -> date | None:
-    """The date of the newest edition before `edition`, if editions are named by date."""
+def last_edition_day(records: Sequence[EditionRecord], edition: str) -> date | None:
+    """The date of the newest edition before `edition`."""
     for record in earlier(records, edition):
         try:
-            return date.fromisoformat(str(record["edition"]))
+            return date.fromisoformat(record.edition[:10])
         except ValueError:
             continue
     return None

@@ -1,0 +1,265 @@
+"""Gather, then write: compute the whole edition in Python before any template runs.
+
+Statuses against the earlier editions, briefs and themes from the structured answers, every
+answer linked and its citations and figures checked, the pages that cite each paper, the run
+figures and the published record: all of it is here, so a template that forgets something can
+change how a page looks, never what the edition knows.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from .. import __version__
+from ..kinds import KINDS, STRUCTURED, page_stem, schema_for
+from ..models import Bundle, Completion, FetchResult, FullText, NumberedPaper, PromptRequest, SynthesisResult
+from ..safe_text import clean, md_model
+from ..structured import InvalidAnswer, parse_answer
+from .charts import timeline, token_chart
+from .citations import CitationLinker, PageCitations
+from .feed import overview_text
+from .history import appearances, status
+from .model import (
+    RECORD_FORMAT,
+    Answer,
+    Appearance,
+    Brief,
+    Citations,
+    CitedIn,
+    Edition,
+    EditionPaper,
+    EditionRecord,
+    FigureCheck,
+    Problem,
+    RunFigures,
+    SynthesisPage,
+    Theme,
+    ThinkingSummary,
+)
+
+log = logging.getLogger(__name__)
+
+
+def assemble(edition: str, title: str, fetch: FetchResult, bundle: Bundle,
+             synthesis: SynthesisResult, published: Sequence[EditionRecord],
+             bundle_note: str = "") -> Edition:
+    """The edition, complete: `published` are the records of the other editions."""
+    others = [r for r in published if r.edition != edition]
+    prior = appearances([r for r in others if r.edition < edition])
+    statuses = {p.number: status(p.paper, prior) for p in bundle.papers}
+    pairs = synthesis.pairs()
+    briefs, themes = _structured(bundle, pairs)
+    pages, answers = _pages(bundle, pairs)
+    research_map = next((c.content for r, c in pairs if r.kind == "research_map" and c.ok), "")
+    overview = overview_text(research_map)
+    record_data = _record(edition, title, fetch, bundle, synthesis, statuses, bundle_note,
+                          overview, briefs, themes, pages)
+    record = EditionRecord.from_json(record_data, f"the record of edition {edition}")
+    history = appearances(sorted([*others, record], key=lambda r: r.edition, reverse=True))
+    papers = tuple(
+        EditionPaper(
+            number=item.number,
+            paper=item.paper,
+            full_text=FullText(item.full_text.status, "", item.full_text.pages,
+                               item.full_text.total_pages, item.full_text.reason),
+            excerpt_chars=item.excerpt_chars,
+            status=statuses[item.number],
+            brief=briefs.get(item.number),
+            themes=tuple(t.name for t in themes if item.number in t.papers),
+            cited_in=tuple(CitedIn(page.stem, page.title, tuple(contexts[item.number]))
+                           for page, contexts in pages if item.number in contexts),
+            appearances=tuple(Appearance(**a) for a in history.get(item.paper.base_id, [])),
+        )
+        for item in bundle.papers)
+    from_cache = sum(1 for _, c in pairs if c.from_cache)
+    figures = RunFigures(
+        bundle_chars=bundle.chars, bundle_tokens=bundle.estimated_tokens, bundle_note=bundle_note,
+        wall_time_s=synthesis.wall_time_s, answers_from_cache=from_cache, answers=len(pairs),
+        token_chart=token_chart(pairs), timeline=timeline(bundle.papers))
+    return Edition(
+        name=edition, title=title, query=fetch.query, model=synthesis.model, papers=papers,
+        pages=tuple(page for page, _ in pages), prompts=answers, themes=tuple(themes),
+        skipped_seen=tuple(fetch.skipped), overview=overview, figures=figures, record=record)
+
+
+def _structured(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]]
+                ) -> tuple[dict[int, Brief], list[Theme]]:
+    """The validated briefs (by paper number) and themes (naming papers of the bundle only)."""
+    numbers = {p.number for p in bundle.papers}
+    briefs: dict[int, Brief] = {}
+    themes: list[Theme] = []
+    for request, completion in pairs:
+        if not completion.ok or request.kind not in STRUCTURED:
+            continue
+        try:
+            data = parse_answer(completion.content, schema_for(request.kind))
+        except InvalidAnswer as err:
+            log.warning("ignoring the cached %s: %s", request.name, err)
+            continue
+        if request.kind == "brief":
+            briefs[int(request.name.removeprefix("brief-"))] = Brief(**{
+                k: clean(str(data[k])) for k in ("tldr", "problem", "method", "result",
+                                                 "limitations")})
+        else:
+            themes = [Theme(clean(str(t["name"])), clean(str(t["description"])),
+                            tuple(sorted({n for n in t["papers"] if n in numbers})))
+                      for t in data["themes"]]
+    return briefs, themes
+
+
+def _pages(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]]
+           ) -> tuple[list[tuple[SynthesisPage, dict[int, list[str]]]], tuple[Answer, ...]]:
+    """Each synthesis page with its answers linked and checked, and every prompt's answer."""
+    linkers: dict[str, CitationLinker] = {}
+    grouped: dict[str, list[Answer]] = {}
+    answers: list[Answer] = []
+    for request, completion in pairs:
+        stem = page_stem(request)
+        if stem is None:
+            answers.append(Answer(request, completion, "", ""))
+            continue
+        linker = linkers.setdefault(stem, CitationLinker(stem, bundle.papers))
+        shift = KINDS[request.kind].shift
+        # The reasoning first, as the page reads: its citations are found in that order.
+        reasoning = md_model(completion.reasoning, shift, linker) if completion.ok else ""
+        linked = md_model(completion.content, shift, linker) if completion.ok else ""
+        answer = Answer(request, completion, linked, reasoning)
+        answers.append(answer)
+        grouped.setdefault(stem, []).append(answer)
+    pages = []
+    for stem, group in grouped.items():
+        first = group[0].request
+        spec = KINDS[first.kind]
+        assert spec.template is not None
+        result = linkers[stem].result
+        title = first.page_title or first.title
+        pages.append((SynthesisPage(
+            stem=stem, kind=first.kind, title=title, heading=spec.heading.format(title=title),
+            question=first.question, template=spec.template, answers=tuple(group),
+            citations=_frozen(result),
+            thinking=thinking_summary(group[0].completion, group[1].completion)
+            if first.kind == "thinking" and len(group) == 2 else None,
+        ), result.contexts))
+    return pages, tuple(answers)
+
+
+def _frozen(result: PageCitations) -> Citations:
+    return Citations(
+        cited=dict(sorted(result.cited.items())),
+        problems=tuple(Problem(p.text, p.number, p.reason) for p in result.problems),
+        figures=tuple(FigureCheck(f.paper, f.figure, f.found, f.sentence) for f in result.figures))
+
+
+def thinking_summary(off: Completion, on: Completion) -> ThinkingSummary:
+    """Token and word figures that compare the two answers to the hard question."""
+
+    def words(text: str) -> int:
+        return len(text.split())
+
+    reasoning_tokens = on.usage.reasoning_tokens
+    if reasoning_tokens is None and on.ok and on.reasoning:
+        # Not reported: estimate from the share of words spent reasoning.
+        total_words = words(on.reasoning) + words(on.content)
+        if total_words:
+            reasoning_tokens = round(on.usage.completion_tokens * words(on.reasoning) / total_words)
+    extra = (on.usage.completion_tokens - off.usage.completion_tokens) if off.ok and on.ok else None
+    return ThinkingSummary(
+        off_completion=off.usage.completion_tokens if off.ok else None,
+        on_completion=on.usage.completion_tokens if on.ok else None,
+        reasoning_tokens=reasoning_tokens,
+        reasoning_estimated=on.usage.reasoning_tokens is None and reasoning_tokens is not None,
+        off_words=words(off.content),
+        on_words=words(on.content),
+        reasoning_words=words(on.reasoning),
+        extra_tokens=extra,
+        ratio=(on.usage.completion_tokens / off.usage.completion_tokens
+               if extra is not None and off.usage.completion_tokens else None),
+    )
+
+
+def _record(edition: str, title: str, fetch: FetchResult, bundle: Bundle,
+            synthesis: SynthesisResult, statuses: Mapping[int, str], bundle_note: str,
+            overview: str, briefs: dict[int, Brief], themes: list[Theme],
+            pages: list[tuple[SynthesisPage, dict[int, list[str]]]]) -> dict[str, Any]:
+    """edition.json: what was fetched and asked, with figures, and never any full text."""
+    numbered = {p.number: p for p in bundle.papers}
+    return {
+        "format": RECORD_FORMAT,
+        "edition": edition,
+        "title": title,
+        "query": fetch.query,
+        "fetched_at": fetch.fetched_at,
+        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "generator": f"research-digest {__version__}",
+        "model": synthesis.model,
+        "bundle": {"chars": bundle.chars, "estimated_tokens": bundle.estimated_tokens,
+                   "note": bundle_note},
+        "synthesis_wall_time_s": synthesis.wall_time_s,
+        "papers": [_record_paper(p, statuses[p.number]) for p in bundle.papers],
+        "completions": [
+            {
+                "name": r.name,
+                "title": r.title,
+                "kind": r.kind,
+                "page": f"{stem}.md" if (stem := page_stem(r)) else None,
+                "page_title": r.page_title or r.title,
+                "thinking": r.thinking,
+                "max_tokens": r.max_tokens,
+                "temperature": r.temperature,
+                "model": c.model,
+                "usage": c.usage.to_dict(),
+                "latency_s": c.latency_s,
+                "ttft_s": c.ttft_s,
+                "finish_reason": c.finish_reason,
+                "truncated": c.truncated,
+                "error": c.error,
+                "from_cache": c.from_cache,
+            }
+            for r, c in synthesis.pairs()
+        ],
+        "overview": overview,
+        "skipped_seen": list(fetch.skipped),
+        "briefs": {str(n): vars(b) for n, b in briefs.items()},
+        "themes": [{"name": t.name, "description": t.description, "papers": list(t.papers)}
+                   for t in themes],
+        "citations": {page.stem: _citation_record(page.citations, numbered)
+                      for page, _ in pages},
+    }
+
+
+def _record_paper(p: NumberedPaper, paper_status: str) -> dict[str, Any]:
+    return {
+        "number": p.number,
+        "arxiv_id": p.paper.arxiv_id,
+        "base_id": p.paper.base_id,
+        "slug": p.paper.slug,
+        "title": p.paper.title,
+        "authors": list(p.paper.authors),
+        "published": p.paper.published,
+        "categories": list(p.paper.categories),
+        "abstract": p.paper.abstract,
+        "abs_url": p.paper.abs_url,
+        "pdf_url": p.paper.pdf_url,
+        "full_text": {
+            "status": p.full_text.status,
+            "reason": p.full_text.reason,
+            "pages": p.full_text.pages,
+            "total_pages": p.full_text.total_pages,
+            "excerpt_chars": p.excerpt_chars,
+        },
+        "status": paper_status,
+    }
+
+
+def _citation_record(c: Citations, papers: dict[int, NumberedPaper]) -> dict[str, Any]:
+    return {
+        "resolved": [{"number": n, "arxiv_id": papers[n].paper.arxiv_id, "count": count}
+                     for n, count in c.cited.items()],
+        "unresolved": [{"text": p.text, "number": p.number, "reason": p.reason}
+                       for p in c.problems],
+        "figures": [{"paper": f.paper, "figure": f.figure, "found": f.found,
+                     "sentence": f.sentence} for f in c.figures],
+    }

@@ -1,0 +1,177 @@
+"""The render stage: the assembled edition, formatted into Markdown pages through Jinja templates.
+
+Templates only format: the edition (`model.Edition`) is complete before any of them runs, and
+the filters here escape text for Markdown, never gather data. All pages of a run are rendered
+in memory first (a template error writes nothing), checked for two pages claiming one path,
+then written atomically. Full text never reaches a page or the record: arXiv's terms allow
+linking to papers, not republishing them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from ..cache import atomic_write_text
+from ..errors import DigestError
+from ..safe_text import clean, md_cell, md_text, page_title, plain, safe_url, tooltip
+from .feed import atom_feed
+from .model import Edition, EditionRecord
+
+log = logging.getLogger(__name__)
+
+
+class TemplateError(DigestError):
+    """A page template (the workspace's own, usually) is broken: named with its file and line."""
+
+    exit_code = 2
+
+
+def default_template_dir() -> Path:
+    """The templates shipped with the package (or the repository's, when run from source)."""
+    packaged = Path(str(resources.files("generator"))) / "_data" / "templates"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "templates"
+
+
+def make_environment(workspace: Path) -> jinja2.Environment:
+    """Templates from the workspace's templates/ folder first, then the defaults."""
+    loaders: list[jinja2.BaseLoader] = []
+    override = workspace / "templates"
+    if override.is_dir() and override.resolve() != default_template_dir().resolve():
+        loaders.append(jinja2.FileSystemLoader(override))
+    loaders.append(jinja2.FileSystemLoader(default_template_dir()))
+    env = jinja2.Environment(
+        loader=jinja2.ChoiceLoader(loaders),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,  # Markdown, not HTML: the filters below do the escaping
+    )
+    env.filters.update(text=md_text, cell=md_cell, plain=plain, url=safe_url, tooltip=tooltip,
+                       num=_num)
+    return env
+
+
+def _num(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:,.1f}"
+    return f"{value:,}"
+
+
+def render_template(env: jinja2.Environment, name: str, **context: Any) -> str:
+    """One template rendered; a broken template is one TemplateError naming its file and line."""
+    try:
+        return env.get_template(name).render(**context)
+    except jinja2.TemplateSyntaxError as err:
+        where = f"{err.filename or err.name or name}, line {err.lineno}"
+        raise TemplateError(f"the template {where} has a syntax error: {err.message}") from err
+    except jinja2.TemplateError as err:
+        raise TemplateError(f"the template {_where(err, name)} failed: {err.message or err}") from err
+
+
+def _where(err: Exception, name: str) -> str:
+    """The template file and line an error was raised from, read off its traceback."""
+    tb = err.__traceback__
+    where = name
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename.endswith(".j2"):
+            where = f"{filename}, line {tb.tb_lineno}"
+        tb = tb.tb_next
+    return where
+
+
+@dataclass(frozen=True)
+class RenderedEdition:
+    edition: str
+    pages: dict[str, str]  # path relative to docs_dir -> Markdown or JSON text
+
+
+def render_edition(env: jinja2.Environment, edition: Edition, published: Sequence[EditionRecord],
+                   site_url: str = "") -> RenderedEdition:
+    """Every page of one edition, its record, the home page and the feed, keyed by path."""
+    pages: dict[str, str] = {}
+
+    def add(path: str, text: str, title: str | None = None) -> None:
+        if path in pages:
+            raise ValueError(f"two pages would be written to {path}")
+        pages[path] = text if title is None else with_title(title, text)
+
+    base = f"editions/{edition.name}"
+    for page in edition.pages:
+        add(f"{base}/{page.stem}.md",
+            render_template(env, page.template, edition=edition, page=page), page.heading)
+    add(f"{base}/index.md", render_template(env, "edition.md.j2", edition=edition),
+        f"{edition.title}: edition {edition.name}")
+    for item in edition.papers:
+        add(f"{base}/papers/{item.paper.slug}.md",
+            render_template(env, "paper.md.j2", edition=edition, item=item), item.paper.title)
+    records = sorted([r for r in published if r.edition != edition.name] + [edition.record],
+                     key=lambda r: r.edition, reverse=True)
+    for path, text in front_pages(env, edition.title, records, site_url).items():
+        add(path, text)
+    add(f"{base}/edition.json",
+        json.dumps(_cleaned(edition.record.to_json()), indent=2, ensure_ascii=False) + "\n")
+    for path, text in static_assets(env).items():
+        add(path, text)
+    return RenderedEdition(edition.name, pages)
+
+
+def front_pages(env: jinja2.Environment, title: str, records: Sequence[EditionRecord],
+                site_url: str) -> dict[str, str]:
+    """The home page and the feed, which list every edition (newest first)."""
+    return {"index.md": render_template(env, "home.md.j2", title=title, records=records),
+            "feed.xml": atom_feed(title, site_url, records)}
+
+
+def _cleaned(value: Any) -> Any:
+    """A record with every string cleaned (text from a cache an older version wrote, too)."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        return {k: _cleaned(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_cleaned(v) for v in value]
+    return value
+
+
+def with_title(title: str, markdown: str) -> str:
+    """The page with its title in front matter, HTML-escaped once.
+
+    MkDocs would otherwise take the title from the page's H1 and themes print it raw into
+    <title>, the header and the navigation: an arXiv title like `</title><script>` would run.
+    JSON is a subset of YAML's double-quoted scalars, so the value needs no further quoting.
+    """
+    value = json.dumps(page_title(title), ensure_ascii=False)
+    return f"---\ntitle: {value}\n---\n\n{markdown}"
+
+
+def static_assets(env: jinja2.Environment) -> dict[str, str]:
+    """Files under templates/assets/ (the workspace's first), copied as they are."""
+    assert env.loader is not None
+    return {name: env.loader.get_source(env, name)[0]
+            for name in env.list_templates() if name.startswith("assets/")}
+
+
+def write_pages(docs_dir: Path, rendered: RenderedEdition) -> None:
+    """Write the pages atomically and drop pages a previous render of this edition left behind."""
+    for path, text in rendered.pages.items():
+        atomic_write_text(docs_dir / path, text)
+    edition_dir = docs_dir / "editions" / rendered.edition
+    wanted = {docs_dir / p for p in rendered.pages}
+    for stale in edition_dir.rglob("*.md"):
+        if stale not in wanted:
+            log.info("removing stale page %s", stale)
+            stale.unlink()
