@@ -165,6 +165,18 @@ class Cache:
     def is_removed(self, edition: str) -> bool:
         return self._removed_path(edition).is_file()
 
+    def plan_path(self, edition: str) -> Path:
+        return self.root / "editions" / edition / "plan.json"
+
+    def editions_with(self, record: str) -> set[str]:
+        """The editions that have `record` ("fetch", "synthesis" or "plan") in the cache."""
+        return {p.parent.name for p in (self.root / "editions").glob(f"*/{record}.json")}
+
+    @property
+    def rate_limit_path(self) -> Path:
+        """The time of the last request to each rate-limited host (see RateLimiter)."""
+        return self.root / "arxiv-last-request.json"
+
     def synthesis_path(self, edition: str) -> Path:
         return self.root / "editions" / edition / "synthesis.json"
 

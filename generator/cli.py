@@ -19,7 +19,7 @@ import click
 from . import __version__, pipeline
 from .cache import Cache
 from .cli_progress import Progress
-from .config import load_config
+from .config import Config, load_config
 from .errors import DigestError, UsageError
 from .site import deploy_site, zip_site
 from .urls import RedactingFilter
@@ -52,6 +52,11 @@ def _setup_logging(verbose: int) -> None:
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     for noisy in ("httpx", "httpx2", "openai", "urllib3", "arxiv", "mkdocs"):
         logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
+
+
+def workspace_lock(config: Config) -> contextlib.AbstractContextManager[None]:
+    """The one lock of a workspace: every command that writes into it holds it."""
+    return Cache(config.cache_dir).lock()
 
 
 def _edition(edition: str | None) -> str:
@@ -153,8 +158,9 @@ def build(config_path: str, edition: str | None, refresh: bool, wait_s: float,
         _wait(services, wait_s)
         progress = Progress()
         try:
-            report = pipeline.run(config, services, name, refresh=refresh, observer=progress,
-                                  on_text=progress.text)
+            with workspace_lock(config):
+                report = pipeline.run(config, services, name, refresh=refresh,
+                                      observer=progress, on_text=progress.text)
         finally:
             progress.close()
         click.echo(
@@ -189,7 +195,7 @@ def fetch(config_path: str, edition: str | None, refresh: bool) -> None:
         config = load_config(config_path)
         name = _edition(edition)
         services = pipeline.make_services(config, os.environ)
-        with services.cache.lock():
+        with workspace_lock(config):
             result = pipeline.fetch_stage(config, services, name, refresh=refresh,
                                           on_text=Progress().text)
         for source in result.sources:
@@ -217,7 +223,7 @@ def synthesize(config_path: str, edition: str | None, wait_s: float) -> None:
         services = pipeline.make_services(config, os.environ)
         _wait(services, wait_s)
         progress = Progress()
-        with services.cache.lock():
+        with workspace_lock(config):
             try:
                 result = pipeline.synthesize_stage(config, services, name, observer=progress)
             finally:
@@ -248,7 +254,7 @@ def render(config_path: str, edition: str | None, every: bool) -> None:
     with user_errors():
         config = load_config(config_path)
         cache = Cache(config.cache_dir)
-        with cache.lock():
+        with workspace_lock(config):
             if every:
                 done, skipped = pipeline.render_all(config, cache)
                 click.echo(f"Rendered {len(done)} edition(s) into {config.docs_dir}.")
@@ -275,7 +281,7 @@ def site(config_path: str, make_zip: bool) -> None:
     """
     with user_errors():
         config = load_config(config_path)
-        with Cache(config.cache_dir).lock():
+        with workspace_lock(config):
             site_dir = pipeline.site_stage(config)
             click.echo(f"Site: {site_dir}")
             if make_zip:
@@ -299,7 +305,7 @@ def deploy(config_path: str, message: str | None, force: bool) -> None:
     """
     with user_errors():
         config = load_config(config_path)
-        with Cache(config.cache_dir).lock():  # never push a site that a build is replacing
+        with workspace_lock(config):  # never push a site that a build is replacing
             deploy_site(config.mkdocs_yml, config.site_dir,
                         fallback_yml=pipeline.skeleton_dir() / "mkdocs.yml", message=message,
                         force=force)
@@ -381,7 +387,7 @@ def remove(config_path: str, edition: str) -> None:
     with user_errors():
         config = load_config(config_path)
         cache = Cache(config.cache_dir)
-        with cache.lock():
+        with workspace_lock(config):
             skipped = pipeline.remove_edition(config, cache, pipeline.check_edition(edition))
             if skipped:
                 click.echo(f"Kept as they are (no records in the cache): {', '.join(skipped)}",

@@ -49,12 +49,11 @@ class BundleSize:
 
 def bundle_size(config: Config, cache: Cache) -> BundleSize:
     """The last edition's bundle size if one was fetched, else an estimate from the config."""
-    fetches = sorted((config.cache_dir / "editions").glob("*/fetch.json"))
-    for path in reversed(fetches):
-        fetched = cache.get_fetch(path.parent.name)
+    for edition in sorted(cache.editions_with("fetch"), reverse=True):
+        fetched = cache.get_fetch(edition)
         if fetched and fetched.sources:
             bundle = build_bundle(fetched.sources)
-            return BundleSize(bundle.estimated_tokens, f"the bundle of edition {path.parent.name}")
+            return BundleSize(bundle.estimated_tokens, f"the bundle of edition {edition}")
     a = config.arxiv
     chars = a.max_papers * (min(a.max_abstract_chars, 1500) + 400) + a.full_text_papers * a.max_pdf_chars
     return BundleSize(math.ceil(chars / 4), "an estimate from [arxiv] in config.toml")

@@ -11,9 +11,8 @@ import contextlib
 import logging
 import re
 import shutil
-import threading
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlparse
@@ -37,10 +36,11 @@ from .fetch import FetchSettings, OnText, run_fetch
 from .kinds import answer_tokens
 from .llm_client import ChatClient
 from .models import Bundle, FetchResult, PromptRequest, SynthesisResult
-from .planning import BundlePlan, bundles_for, cap_for, load_plan, make_plan, save_plan
+from .planning import BundlePlan, ContextFitter, bundles_for, load_plan, make_plan, save_plan
 from .prompts import build_requests
 from .server import ServerProbe
 from .site import build_site
+from .store import Docs
 from .synthesis import Observer, load_synthesis, run_synthesis, save_synthesis
 
 log = logging.getLogger(__name__)
@@ -111,7 +111,7 @@ def make_services(config: Config, environ: Mapping[str, str]) -> Services:
     """Build the clients for a run. The API key comes from the environment and goes nowhere else."""
     session = RecordingSession(timeout=config.arxiv.timeout_seconds, feed_url=config.arxiv.api_url)
     # Kept in the workspace, so that one command after another keeps arXiv's spacing too.
-    limiter = RateLimiter(config.arxiv.delay_seconds, config.cache_dir / "arxiv-last-request.json",
+    limiter = RateLimiter(config.arxiv.delay_seconds, Cache(config.cache_dir).rate_limit_path,
                           key=urlparse(config.arxiv.api_url).hostname or "arxiv")
     api_key = environ.get(config.llm.api_key_env) or DEFAULT_API_KEY
     # CI keeps the server's address in a secret, not in config.toml.
@@ -236,32 +236,16 @@ def synthesize_stage(
         if not _answered(services, requests):  # only then is the server asked its context
             saved = make_plan(sources, context_length(config, services), longest)
         save_plan(services.cache, edition, saved)
-    plan: BundlePlan = saved
-    bundle, requests = prepare(config, fetch, plan)
-    lock = threading.Lock()
-
-    def shrink(request: PromptRequest, context: int) -> PromptRequest | None:
-        """After a server refused `request` for its length: the same prompt, cut to fit."""
-        nonlocal plan
-        cap = cap_for(sources, context, request.max_tokens)
-        with lock:
-            current = plan.overrides.get(request.name, plan.excerpt_cap)
-            if cap is None or (current is not None and cap >= current):
-                return None  # cutting cannot help: the prompt already fits by our estimate
-            plan = replace(plan, overrides={**plan.overrides, request.name: cap},
-                           note=(plan.note + " " if plan.note else "") +
-                           f"The server refused {request.title!r} for its length ({context:,}-token "
-                           f"context); it was retried with excerpts of at most {cap:,} characters.")
-            save_plan(services.cache, edition, plan)
-            _, variants = prepare(config, fetch, plan)
-        return next(r for r in variants if r.name == request.name)
+    bundle, requests = prepare(config, fetch, saved)
+    fitter = ContextFitter(sources, saved, lambda plan: prepare(config, fetch, plan)[1],
+                           lambda plan: save_plan(services.cache, edition, plan))
 
     with launch_advice_on_failure(config, services):
         result = run_synthesis(
             requests, services.chat, services.cache,
             bundle_chars=bundle.chars, bundle_tokens=bundle.estimated_tokens,
             max_concurrency=config.llm.max_concurrency, prefill_gate=config.llm.prefill_gate,
-            observer=observer, shrink=shrink,
+            observer=observer, shrink=fitter.shrink,
         )
     save_synthesis(services.cache, edition, result)
     return result
@@ -288,8 +272,7 @@ def render_stage(config: Config, cache: Cache, edition: str) -> None:
 def render_all(config: Config, cache: Cache) -> tuple[list[str], list[str]]:
     """Render every edition again from its records (no network): (rendered, skipped)."""
     rendered, skipped = [], []
-    names = {p.parent.name for p in (config.docs_dir / "editions").glob("*/edition.json")}
-    names |= {p.parent.name for p in (cache.root / "editions").glob("*/synthesis.json")}
+    names = Docs(config.docs_dir).edition_names() | cache.editions_with("synthesis")
     for edition in sorted(names):
         if cache.is_removed(edition):
             continue
@@ -310,8 +293,8 @@ def remove_edition(config: Config, cache: Cache, edition: str) -> list[str]:
     earlier edition") and their papers' edition lists may have named the removed one. Returns
     the editions that could not be re-rendered (no records in the cache).
     """
-    folder = config.docs_dir / "editions" / edition
-    if not (folder / "edition.json").is_file():
+    folder = Docs(config.docs_dir).edition_folder(edition)
+    if edition not in Docs(config.docs_dir).edition_names():
         known = ", ".join(r.edition for r in load_records(config.docs_dir)) or "none"
         raise UsageError(f"there is no edition {edition} in {config.docs_dir} (editions: {known})")
     cache.mark_removed(edition)
@@ -346,20 +329,19 @@ def run(
     observer: Observer | None = None,
     on_text: OnText | None = None,
 ) -> BuildReport:
-    """Run every stage for one edition under the workspace lock."""
-    with services.cache.lock():
-        if not all_cached(config, services, edition):
-            with launch_advice_on_failure(config, services):
-                services.chat.check_ready()  # before arXiv is asked or anything is written
-        stages = observer or Observer()
-        stages.stage("fetch: arXiv search and full text")
-        fetch = fetch_stage(config, services, edition, refresh=refresh, on_text=on_text)
-        stages.stage(f"synthesis: {services.chat.model} at {services.chat.base_url}")
-        synthesis = synthesize_stage(config, services, edition, observer=observer)
-        stages.stage("render: Markdown pages")
-        render_stage(config, services.cache, edition)
-        stages.stage("site: MkDocs build and check")
-        site_dir = site_stage(config)
+    """Run every stage for one edition (the caller holds the workspace lock)."""
+    if not all_cached(config, services, edition):
+        with launch_advice_on_failure(config, services):
+            services.chat.check_ready()  # before arXiv is asked or anything is written
+    stages = observer or Observer()
+    stages.stage("fetch: arXiv search and full text")
+    fetch = fetch_stage(config, services, edition, refresh=refresh, on_text=on_text)
+    stages.stage(f"synthesis: {services.chat.model} at {services.chat.base_url}")
+    synthesis = synthesize_stage(config, services, edition, observer=observer)
+    stages.stage("render: Markdown pages")
+    render_stage(config, services.cache, edition)
+    stages.stage("site: MkDocs build and check")
+    site_dir = site_stage(config)
     statuses = [s.full_text.status for s in fetch.sources]
     return BuildReport(
         edition=edition,

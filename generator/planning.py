@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass, field
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .bundle import build_bundle, fair_excerpt_cap
 from .cache import Cache, read_json, write_json
-from .models import Bundle, Source
+from .models import Bundle, PromptRequest, Source
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +82,7 @@ def make_plan(sources: list[Source], context_tokens: int | None, answer_tokens: 
 
 def load_plan(cache: Cache, edition: str, sources: list[Source]) -> BundlePlan | None:
     """The edition's saved plan, if it was made for these papers."""
-    data = read_json(cache.root / "editions" / edition / "plan.json")
+    data = read_json(cache.plan_path(edition))
     if not isinstance(data, dict):
         return None
     try:
@@ -91,7 +93,7 @@ def load_plan(cache: Cache, edition: str, sources: list[Source]) -> BundlePlan |
 
 
 def save_plan(cache: Cache, edition: str, plan: BundlePlan) -> None:
-    write_json(cache.root / "editions" / edition / "plan.json", plan.to_dict())
+    write_json(cache.plan_path(edition), plan.to_dict())
 
 
 def bundles_for(sources: list[Source], plan: BundlePlan | None) -> tuple[Bundle, dict[int | None, Bundle]]:
@@ -100,3 +102,39 @@ def bundles_for(sources: list[Source], plan: BundlePlan | None) -> tuple[Bundle,
     caps = {cap, *(plan.overrides.values() if plan else ())}
     bundles = {c: build_bundle(sources, excerpt_cap=c) for c in caps}
     return bundles[cap], bundles
+
+
+# Rebuilds the edition's requests under a plan (prompt layout belongs to the caller).
+Rebuild = Callable[[BundlePlan], Sequence[PromptRequest]]
+
+
+class ContextFitter:
+    """Cuts a prompt that the server refused for its length, and records how in the plan.
+
+    Called from synthesis worker threads, hence the lock. The cut is fair across papers (see
+    `cap_for`) and kept per request in the plan, so a rerun sends the same cut prompt and hits
+    the cache instead of being refused again.
+    """
+
+    def __init__(self, sources: Sequence[Source], plan: BundlePlan, rebuild: Rebuild,
+                 save: Callable[[BundlePlan], None]) -> None:
+        self._sources = list(sources)
+        self.plan = plan
+        self._rebuild = rebuild
+        self._save = save
+        self._lock = threading.Lock()
+
+    def shrink(self, request: PromptRequest, context: int) -> PromptRequest | None:
+        """The same prompt with excerpts cut to fit `context`, or None if cutting cannot help."""
+        cap = cap_for(self._sources, context, request.max_tokens)
+        with self._lock:
+            current = self.plan.overrides.get(request.name, self.plan.excerpt_cap)
+            if cap is None or (current is not None and cap >= current):
+                return None  # the prompt already fits by our estimate: cutting cannot help
+            note = (f"The server refused {request.title!r} for its length ({context:,}-token "
+                    f"context); it was retried with excerpts of at most {cap:,} characters.")
+            self.plan = replace(self.plan, overrides={**self.plan.overrides, request.name: cap},
+                                note=f"{self.plan.note} {note}".strip())
+            self._save(self.plan)
+            variants = self._rebuild(self.plan)
+        return next(r for r in variants if r.name == request.name)

@@ -24,6 +24,7 @@ from mkdocs.config import load_config
 from mkdocs.exceptions import MkDocsException
 from mkdocs.plugins import BasePlugin
 
+from . import store
 from .edition.history import load_records
 from .errors import SiteBuildError, UnsafeSiteError
 from .inert import check_site
@@ -94,17 +95,17 @@ def edition_nav(docs_dir: Path) -> list[dict[str, Any]]:
     would make each page (and the build) several times larger. Paper pages are never in it;
     each edition's own pages link to one another (templates/_edition_nav.md.j2).
     """
-    nav: list[dict[str, Any]] = [{"Home": "index.md"}]
+    nav: list[dict[str, Any]] = [{"Home": store.HOME}]
     archive: list[dict[str, str]] = []
     for index, record in enumerate(load_records(docs_dir)):
         edition = record.edition
-        base = f"editions/{edition}"
         if index >= EXPANDED_EDITIONS:
-            archive.append({edition: f"{base}/index.md"})
+            archive.append({edition: store.edition_overview(edition)})
             continue
-        entries: list[dict[str, str]] = [{"Overview": f"{base}/index.md"}]
+        entries: list[dict[str, str]] = [{"Overview": store.edition_overview(edition)}]
         # Themes print navigation labels raw, so a label is HTML text.
-        entries += [{html.escape(page.title): f"{base}/{page.stem}.md"} for page in record.pages]
+        entries += [{html.escape(page.title): store.edition_page(edition, page.stem)}
+                    for page in record.pages]
         nav.append({edition: entries})
     if archive:
         nav.append({"Earlier editions": archive})

@@ -45,8 +45,9 @@ log = logging.getLogger(__name__)
 
 def assemble(edition: str, title: str, fetch: FetchResult, bundle: Bundle,
              synthesis: SynthesisResult, published: Sequence[EditionRecord],
-             bundle_note: str = "") -> Edition:
+             bundle_note: str = "", built_at: str | None = None) -> Edition:
     """The edition, complete: `published` are the records of the other editions."""
+    built_at = built_at or datetime.now(UTC).isoformat(timespec="seconds")
     others = [r for r in published if r.edition != edition]
     prior = appearances([r for r in others if r.edition < edition])
     statuses = {p.number: status(p.paper, prior) for p in bundle.papers}
@@ -56,7 +57,7 @@ def assemble(edition: str, title: str, fetch: FetchResult, bundle: Bundle,
     research_map = next((c.content for r, c in pairs if r.kind == "research_map" and c.ok), "")
     overview = overview_text(research_map)
     record_data = _record(edition, title, fetch, bundle, synthesis, statuses, bundle_note,
-                          overview, briefs, themes, pages)
+                          overview, briefs, themes, pages, built_at)
     record = EditionRecord.from_json(record_data, f"the record of edition {edition}")
     history = appearances(sorted([*others, record], key=lambda r: r.edition, reverse=True))
     papers = tuple(
@@ -183,7 +184,8 @@ def thinking_summary(off: Completion, on: Completion) -> ThinkingSummary:
 def _record(edition: str, title: str, fetch: FetchResult, bundle: Bundle,
             synthesis: SynthesisResult, statuses: Mapping[int, str], bundle_note: str,
             overview: str, briefs: dict[int, Brief], themes: list[Theme],
-            pages: list[tuple[SynthesisPage, dict[int, list[str]]]]) -> dict[str, Any]:
+            pages: list[tuple[SynthesisPage, dict[int, list[str]]]], built_at: str
+            ) -> dict[str, Any]:
     """edition.json: what was fetched and asked, with figures, and never any full text."""
     numbered = {p.number: p for p in bundle.papers}
     return {
@@ -192,7 +194,7 @@ def _record(edition: str, title: str, fetch: FetchResult, bundle: Bundle,
         "title": title,
         "query": fetch.query,
         "fetched_at": fetch.fetched_at,
-        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "built_at": built_at,
         "generator": f"research-digest {__version__}",
         "model": synthesis.model,
         "bundle": {"chars": bundle.chars, "estimated_tokens": bundle.estimated_tokens,

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from urllib.parse import urljoin
 from xml.etree import ElementTree
 
+from .. import store
 from ..safe_text import clean
 from .model import EditionRecord
 
@@ -48,13 +49,12 @@ def atom_feed(title: str, site_url: str, records: Sequence[EditionRecord], limit
     element(feed, "title", title)
     element(feed, "id", base or f"urn:research-digest:{title}")
     element(feed, "updated", records[0].built_at if records else "1970-01-01T00:00:00+00:00")
-    element(feed, "link", href=urljoin(base, "feed.xml") if base else "feed.xml", rel="self")
+    element(feed, "link", href=urljoin(base, store.FEED) if base else store.FEED, rel="self")
     element(feed, "link", href=base or "index.html", rel="alternate")
     element(feed, "generator", "Research Digest")
     for record in records[:limit]:
         edition = record.edition
-        link = urljoin(base, f"editions/{edition}/index.html") if base else (
-            f"editions/{edition}/index.html")
+        link = urljoin(base, store.edition_url(edition)) if base else store.edition_url(edition)
         entry = element(feed, "entry")
         element(entry, "title", f"{title}: edition {edition}")
         element(entry, "id", link if base else f"urn:research-digest:{title}:{edition}")

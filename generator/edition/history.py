@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..cache import read_json
 from ..models import Paper
+from ..store import Docs
 from .model import EditionRecord, RecordFormatError, Status
 
 log = logging.getLogger(__name__)
@@ -25,7 +26,7 @@ def load_records(docs_dir: Path) -> list[EditionRecord]:
     history with a hole in it would mark old papers new).
     """
     records = []
-    for path in sorted((docs_dir / "editions").glob("*/edition.json")):
+    for path in Docs(docs_dir).record_paths():
         record = EditionRecord.from_json(read_json(path), str(path))
         if record.edition != path.parent.name:
             raise RecordFormatError(f"{path} records edition {record.edition!r}, not "

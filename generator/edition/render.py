@@ -19,9 +19,11 @@ from typing import Any
 
 import jinja2
 
+from .. import store
 from ..cache import atomic_write_text
 from ..errors import DigestError
 from ..safe_text import clean, md_cell, md_text, page_title, plain, safe_url, tooltip
+from ..store import Docs
 from .feed import atom_feed
 from .model import Edition, EditionRecord
 
@@ -109,20 +111,19 @@ def render_edition(env: jinja2.Environment, edition: Edition, published: Sequenc
             raise ValueError(f"two pages would be written to {path}")
         pages[path] = text if title is None else with_title(title, text)
 
-    base = f"editions/{edition.name}"
     for page in edition.pages:
-        add(f"{base}/{page.stem}.md",
+        add(store.edition_page(edition.name, page.stem),
             render_template(env, page.template, edition=edition, page=page), page.heading)
-    add(f"{base}/index.md", render_template(env, "edition.md.j2", edition=edition),
+    add(store.edition_overview(edition.name), render_template(env, "edition.md.j2", edition=edition),
         f"{edition.title}: edition {edition.name}")
     for item in edition.papers:
-        add(f"{base}/papers/{item.paper.slug}.md",
+        add(store.paper_page(edition.name, item.paper.slug),
             render_template(env, "paper.md.j2", edition=edition, item=item), item.paper.title)
     records = sorted([r for r in published if r.edition != edition.name] + [edition.record],
                      key=lambda r: r.edition, reverse=True)
     for path, text in front_pages(env, edition.title, records, site_url).items():
         add(path, text)
-    add(f"{base}/edition.json",
+    add(store.record(edition.name),
         json.dumps(_cleaned(edition.record.to_json()), indent=2, ensure_ascii=False) + "\n")
     for path, text in static_assets(env).items():
         add(path, text)
@@ -132,8 +133,8 @@ def render_edition(env: jinja2.Environment, edition: Edition, published: Sequenc
 def front_pages(env: jinja2.Environment, title: str, records: Sequence[EditionRecord],
                 site_url: str) -> dict[str, str]:
     """The home page and the feed, which list every edition (newest first)."""
-    return {"index.md": render_template(env, "home.md.j2", title=title, records=records),
-            "feed.xml": atom_feed(title, site_url, records)}
+    return {store.HOME: render_template(env, "home.md.j2", title=title, records=records),
+            store.FEED: atom_feed(title, site_url, records)}
 
 
 def _cleaned(value: Any) -> Any:
@@ -169,7 +170,7 @@ def write_pages(docs_dir: Path, rendered: RenderedEdition) -> None:
     """Write the pages atomically and drop pages a previous render of this edition left behind."""
     for path, text in rendered.pages.items():
         atomic_write_text(docs_dir / path, text)
-    edition_dir = docs_dir / "editions" / rendered.edition
+    edition_dir = Docs(docs_dir).edition_folder(rendered.edition)
     wanted = {docs_dir / p for p in rendered.pages}
     for stale in edition_dir.rglob("*.md"):
         if stale not in wanted:

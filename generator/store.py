@@ -1,0 +1,55 @@
+"""Where the docs folder keeps things: every path of the published Markdown, in one place.
+
+The cache folder's layout belongs to `cache.Cache`; this is the other half. Templates link
+between pages with relative paths of the same shape (`papers/<slug>.md` from an edition page).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+HOME = "index.md"
+FEED = "feed.xml"
+EDITIONS = "editions"
+RECORD = "edition.json"
+
+
+def edition_dir(edition: str) -> str:
+    return f"{EDITIONS}/{edition}"
+
+
+def edition_overview(edition: str) -> str:
+    return f"{edition_dir(edition)}/index.md"
+
+
+def edition_page(edition: str, stem: str) -> str:
+    return f"{edition_dir(edition)}/{stem}.md"
+
+
+def paper_page(edition: str, slug: str) -> str:
+    return f"{edition_dir(edition)}/papers/{slug}.md"
+
+
+def record(edition: str) -> str:
+    return f"{edition_dir(edition)}/{RECORD}"
+
+
+def edition_url(edition: str) -> str:
+    """The overview's address in the built site (for the feed)."""
+    return f"{edition_dir(edition)}/index.html"
+
+
+class Docs:
+    """One workspace's docs folder."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def record_paths(self) -> list[Path]:
+        return sorted((self.root / EDITIONS).glob(f"*/{RECORD}"))
+
+    def edition_names(self) -> set[str]:
+        return {path.parent.name for path in self.record_paths()}
+
+    def edition_folder(self, edition: str) -> Path:
+        return self.root / edition_dir(edition)

@@ -1,0 +1,87 @@
+"""One fixed edition, built from plain objects: the input of the golden-file and unit tests."""
+
+from __future__ import annotations
+
+import json
+
+from generator.config import Config
+from generator.edition.assemble import assemble
+from generator.edition.model import Edition, EditionRecord
+from generator.models import (
+    Bundle,
+    Completion,
+    FetchResult,
+    FullText,
+    NumberedPaper,
+    Paper,
+    PromptRequest,
+    Source,
+    SynthesisResult,
+    Usage,
+)
+from generator.prompts import build_requests
+
+EDITION = "2026-12-02"
+BUILT_AT = "2026-12-02T06:00:00+00:00"
+
+
+def paper(n: int, title: str) -> Paper:
+    return Paper(f"2611.0000{n}v1", title, (f"Ada Author{n}", "Bo Writer"), "2026-11-2" + str(n),
+                 "2026-11-2" + str(n), f"An abstract about {title.lower()}, with a 12% gain.",
+                 ("cs.LG",), f"https://arxiv.org/abs/2611.0000{n}v1",
+                 f"https://arxiv.org/pdf/2611.0000{n}v1")
+
+
+PAPERS = (paper(1, "Paged Attention Revisited"), paper(2, "Speculative Decoding at Scale"),
+          paper(3, "KV Cache Compression"))
+
+ANSWERS = {
+    "research-map": ("## Field overview\n\nPaper 1 and Paper 2 improve serving; Paper 3 "
+                     "(KV Cache Compression) saves memory with a 12% gain.\n\n"
+                     "## Open problems\n\nPaper 7 is not in the bundle. Papers 1–3 agree.\n"),
+    "memory-management": "Paper 3 cuts memory by 40%. See *Paged Attention Revisited* (Paper 2).\n",
+    "thinking-off": "Speculative decoding wins at low batch sizes (Paper 2).\n",
+    "thinking-on": "It depends on the batch: Paper 2 for latency, Paper 1 for throughput.\n",
+}
+
+
+def requests_for(config: Config, bundle: Bundle) -> list[PromptRequest]:
+    requests = build_requests(config.prompts, bundle, {"thinking": True}, briefs=config.briefs)
+    keep = {"research-map", "themes", "memory-management", "benchmarks-and-metrics",
+            "thinking-off", "thinking-on", "brief-1"}
+    return [r for r in requests if r.name in keep]
+
+
+def completion_for(request: PromptRequest) -> Completion:
+    usage = Usage(prompt_tokens=900, completion_tokens=120, cached_tokens=768)
+    if request.name == "benchmarks-and-metrics":
+        return Completion(request.name, "m", error="HTTP 503 from http://127.0.0.1:1/v1: busy")
+    if request.name == "themes":
+        return Completion(request.name, "m", json.dumps({"themes": [
+            {"name": "Memory", "description": "Saving memory.", "papers": [1, 3, 9]}]}), "",
+            "stop", usage)
+    if request.name == "brief-1":
+        return Completion(request.name, "m", json.dumps({
+            "tldr": "Pages for attention.", "problem": "Fragmentation.", "method": "Paging.",
+            "result": "A 12% gain.", "limitations": "One GPU."}), "", "stop", usage)
+    reasoning = "First Paper 1, then Paper 2." if request.thinking else ""
+    return Completion(request.name, "m", ANSWERS[request.name], reasoning, "stop", usage,
+                      latency_s=2.5, ttft_s=0.4)
+
+
+def fixed_edition(config: Config | None = None, published: list[EditionRecord] | None = None
+                  ) -> Edition:
+    """The edition every golden file is rendered from (nothing in it depends on the clock)."""
+    config = config or Config(path=__import__("pathlib").Path("config.toml"))
+    texts = [FullText("ok", "Paged attention text with a 12% gain.", 3, 10),
+             FullText("missing", reason="the PDF download failed: HTTP 404"),
+             FullText("not_requested")]
+    sources = tuple(Source(p, t) for p, t in zip(PAPERS, texts, strict=True))
+    bundle = Bundle(tuple(NumberedPaper(i + 1, s.paper, s.full_text, len(s.full_text.text))
+                          for i, s in enumerate(sources)), "bundle text " * 100)
+    requests = requests_for(config, bundle)
+    synthesis = SynthesisResult("m", tuple(requests), tuple(completion_for(r) for r in requests),
+                                bundle.chars, bundle.estimated_tokens, 12.5)
+    fetch = FetchResult("ti:inference", 3, BUILT_AT, sources)
+    return assemble(EDITION, "Test Digest", fetch, bundle, synthesis, published or [],
+                    built_at=BUILT_AT)

@@ -1,0 +1,156 @@
+"""The edition model on fixed objects: what it knows, what it renders, what it records.
+
+Golden files: tests/golden/ holds the Markdown (and edition.json) that the default templates
+render from tests/edition_fixture.py. After an intended change to a template or to the model,
+regenerate them and review the diff:
+
+    DIGEST_UPDATE_GOLDEN=1 python -m pytest tests/test_edition.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from generator.cli import cli
+from generator.config import Config, ThinkingPrompt
+from generator.edition.model import EditionRecord, RecordFormatError
+from generator.edition.render import TemplateError, make_environment, render_edition
+from tests.conftest import ROOT
+from tests.edition_fixture import EDITION, fixed_edition
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def rendered_pages(workspace: Path = ROOT, config: Config | None = None) -> dict[str, str]:
+    edition = fixed_edition(config)
+    pages = render_edition(make_environment(workspace), edition, []).pages
+    return {path: text for path, text in pages.items() if not path.startswith("assets/")}
+
+
+def test_the_rendered_edition_matches_the_golden_files() -> None:
+    pages = rendered_pages()
+    if os.environ.get("DIGEST_UPDATE_GOLDEN"):
+        for path, text in pages.items():
+            target = GOLDEN / path.replace("/", "__")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+    expected = {p.name.replace("__", "/"): p.read_text(encoding="utf-8")
+                for p in GOLDEN.iterdir()}
+    assert sorted(pages) == sorted(expected)
+    for path, text in pages.items():
+        assert text == expected[path], f"{path} differs from tests/golden (see the docstring)"
+
+
+def test_the_edition_knows_statuses_briefs_themes_and_citations() -> None:
+    edition = fixed_edition()
+    assert [p.status for p in edition.papers] == ["new", "new", "new"]
+    assert edition.papers[0].brief is not None and edition.papers[0].brief.tldr.startswith("Pages")
+    assert [t.papers for t in edition.themes] == [(1, 3)]  # Paper 9 is not in the bundle
+    assert edition.papers[2].themes == ("Memory",)
+    research_map = edition.pages[0]
+    assert research_map.citations.cited == {1: 2, 2: 2, 3: 2}
+    assert [p.number for p in research_map.citations.problems] == [7]
+    # A figure is checked only in a sentence that cites exactly one paper.
+    assert [(f.paper, f.figure, f.found) for _, f in edition.figure_checks] == [(3, "40%", False)]
+    assert [a.request.name for a in edition.failed] == ["benchmarks-and-metrics"]
+    assert [c.stem for c in edition.papers[1].cited_in] == ["research-map", "memory-management",
+                                                          "thinking"]
+
+
+def test_a_seen_paper_is_seen_against_the_earlier_editions() -> None:
+    earlier = replace(fixed_edition().record, edition="2026-11-25")
+    edition = fixed_edition(published=[earlier])
+    assert [p.status for p in edition.papers] == ["seen", "seen", "seen"]
+    assert [a.edition for a in edition.papers[0].appearances] == [EDITION, "2026-11-25"]
+
+
+def test_the_record_reads_back_and_checks_its_format() -> None:
+    record = fixed_edition().record
+    again = EditionRecord.from_json(json.loads(json.dumps(record.to_json())), "edition.json")
+    assert again == record
+    assert [p.title for p in again.pages] == ["Research map", "Memory management",
+                                              "Benchmarks and metrics", "Thinking comparison"]
+    for version, advice in [(99, "upgrade research-digest"), (0, "digest render --all")]:
+        with pytest.raises(RecordFormatError, match=advice):
+            EditionRecord.from_json(record.to_json() | {"format": version}, "x/edition.json")
+    with pytest.raises(RecordFormatError, match="x/edition.json is missing or mangles"):
+        EditionRecord.from_json({"format": 2, "edition": "e"}, "x/edition.json")
+
+
+def test_a_configured_thinking_title_reaches_every_place() -> None:
+    config = Config(path=Path("config.toml"))
+    config = replace(config, prompts=replace(config.prompts, thinking=ThinkingPrompt(
+        title="Think harder")))
+    pages = rendered_pages(config=config)
+    everything = "\n".join(pages.values())
+    assert "Thinking comparison" not in everything
+    assert pages[f"editions/{EDITION}/thinking.md"].startswith(
+        '---\ntitle: "Think harder"\n---\n\n# Think harder\n')
+    assert "[Think harder](thinking.md)" in pages[f"editions/{EDITION}/index.md"]
+    assert "[Think harder](editions/2026-12-02/thinking.md)" in pages["index.md"]
+    record = json.loads(pages[f"editions/{EDITION}/edition.json"])
+    assert EditionRecord.from_json(record, "r").pages[-1].title == "Think harder"
+
+
+def test_a_template_without_any_filter_still_gets_full_citation_records(tmp_path: Path) -> None:
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "research_map.md.j2").write_text(
+        "# {{ page.heading }}\n\n{{ page.answers[0].completion.content }}\n")
+    with_plain = json.loads(rendered_pages(tmp_path)[f"editions/{EDITION}/edition.json"])
+    default = json.loads(rendered_pages()[f"editions/{EDITION}/edition.json"])
+    assert with_plain["citations"] == default["citations"]
+    assert with_plain["citations"]["research-map"]["resolved"]
+
+
+@pytest.mark.parametrize(("template", "message"), [
+    ("# {{ page.heading }\n", "research_map.md.j2, line 1 has a syntax error"),
+    ("# ok\n\n{{ page.no_such_thing }}\n", "research_map.md.j2, line 3 failed"),
+])
+def test_a_broken_workspace_template_is_one_line_and_exit_2(
+        tmp_path: Path, workspace: Path, template: str, message: str) -> None:
+    ws = workspace.parent
+    (ws / "templates").mkdir()
+    (ws / "templates" / "research_map.md.j2").write_text(template)
+    with pytest.raises(TemplateError, match=message):
+        rendered_pages(ws)
+    result = CliRunner().invoke(cli, ["build", "--config", str(workspace), "--edition", EDITION])
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    error = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert len(error) == 1 and message in error[0]
+
+
+# Context fitting, on the synthesis side -----------------------------------------------------------
+
+def test_a_refused_prompt_is_cut_fairly_and_the_cut_is_recorded() -> None:
+    from generator.bundle import build_bundle
+    from generator.models import FullText, PromptRequest, Source
+    from generator.planning import BundlePlan, ContextFitter
+    from generator.prompts import build_requests
+    from tests.edition_fixture import PAPERS
+
+    config = Config(path=Path("config.toml"))
+    sources = [Source(p, FullText("ok", "word " * 20_000, 5, 5)) for p in PAPERS]
+    saved: list[BundlePlan] = []
+
+    def rebuild(plan: BundlePlan) -> list[PromptRequest]:
+        cap = plan.overrides.get("research-map", plan.excerpt_cap)
+        return build_requests(config.prompts, build_bundle(sources, excerpt_cap=cap), {})
+
+    full = build_bundle(sources)
+    fitter = ContextFitter(sources, BundlePlan(full.estimated_tokens), rebuild, saved.append)
+    request = rebuild(fitter.plan)[0]
+    smaller = fitter.shrink(request, 16_384)
+    assert smaller is not None and smaller.name == "research-map"
+    assert len(smaller.messages[1].content) < len(request.messages[1].content) // 3
+    cap = fitter.plan.overrides["research-map"]
+    assert "16,384-token context" in fitter.plan.note and saved[-1] == fitter.plan
+    # Refused again at the same context: the estimate says it fits, so cutting cannot help.
+    assert fitter.shrink(smaller, 16_384) is None
+    assert fitter.plan.overrides["research-map"] == cap
