@@ -24,13 +24,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generator.arxiv_source import ArxivSource, RateLimiter, RecordingSession  # noqa: E402
 from generator.bundle import build_bundle  # noqa: E402
 from generator.config import PromptSettings  # noqa: E402
-from generator.history import load_records  # noqa: E402
+from generator.edition.assemble import assemble  # noqa: E402
+from generator.edition.history import load_records  # noqa: E402
+from generator.edition.render import make_environment, render_edition, write_pages  # noqa: E402
+from generator.fetch.arxiv_source import ArxivSource, RateLimiter, RecordingSession  # noqa: E402
 from generator.models import Completion, FetchResult, FullText, Paper, Source, SynthesisResult, Usage  # noqa: E402
-from generator.prompts import build_requests  # noqa: E402
-from generator.render import make_environment, render_edition, write_pages  # noqa: E402
+from generator.synthesis.prompts import build_requests  # noqa: E402
 from tests.servers.arxiv import ArxivServer  # noqa: E402
 
 FIXTURES = ROOT.parent / "shared" / "fixtures"
@@ -50,6 +51,10 @@ Paper 1 and Paper 2 set the frame; Papers 3–5 extend it, and Paper 7 reports a
 - Paper 9 leaves latency open.
 - Paper 12 (see its appendix) measures only throughput.
 """
+
+THEMES = json.dumps({"themes": [{"name": "Testing", "description": "How systems are tested.",
+                                 "papers": [1, 4]}, {"name": "Fuzzing", "description": "Fuzzers.",
+                                                     "papers": [3]}]})
 
 
 def fixture_papers() -> list[Paper]:
@@ -80,15 +85,17 @@ def generate(workspace: Path, editions: int, per_edition: int) -> int:
         sources = tuple(Source(p, FullText("not_requested")) for p in papers)
         bundle = build_bundle(sources)
         requests = build_requests(PromptSettings(), bundle, {})
-        completions = tuple(Completion(name=r.name, model="bench", content=ANSWER,
+        completions = tuple(Completion(name=r.name, model="bench",
+                                       content=THEMES if r.kind == "themes" else ANSWER,
                                        reasoning="Thinking." if r.thinking else "",
                                        finish_reason="stop",
                                        usage=Usage(40_000, 900, 39_000, 0)) for r in requests)
         synthesis = SynthesisResult("bench", tuple(requests), completions, bundle.chars,
                                     bundle.estimated_tokens, 30.0)
         fetch = FetchResult("bench", per_edition, f"{name}T06:00:00+00:00", sources)
-        write_pages(docs, render_edition(env, name, "Scale Digest", fetch, bundle, synthesis,
-                                         load_records(docs)))
+        records = load_records(docs)
+        edition = assemble(name, "Scale Digest", fetch, bundle, synthesis, records)
+        write_pages(docs, render_edition(env, edition, records))
     return sum(1 for _ in docs.rglob("*.md"))
 
 
@@ -96,20 +103,19 @@ BUILD = """
 import sys
 sys.path.insert(0, {root!r})
 from pathlib import Path
-from generator import site
-from generator.history import load_records
+from generator.publish import site
+from generator.edition.history import load_records
 ws = Path({ws!r})
 if {everything_in_nav!r}:
     def everything(docs):
         nav = [{{"Home": "index.md"}}]
         for record in load_records(docs):
-            base = "editions/" + record["edition"]
+            base = "editions/" + record.edition
             pages = [{{"Overview": base + "/index.md"}}]
-            pages += [{{c["title"]: base + "/" + c["page"]}} for c in record["completions"]
-                      if c["name"] != "thinking-off"]
-            pages.append({{"Papers": [base + "/papers/" + p["slug"] + ".md"
-                                     for p in record["papers"]]}})
-            nav.append({{record["edition"]: pages}})
+            pages += [{{page.title: base + "/" + page.stem + ".md"}} for page in record.pages]
+            pages.append({{"Papers": [base + "/papers/" + p.slug + ".md"
+                                     for p in record.papers]}})
+            nav.append({{record.edition: pages}})
         return nav
     site.edition_nav = everything
 site.build_site(Path({yml!r}), ws / "site_src", ws / "site", "Scale Digest",

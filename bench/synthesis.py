@@ -21,15 +21,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.latency_server import CHARS_PER_TOKEN, LatencyServer, Model  # noqa: E402
-from generator.arxiv_source import ArxivSource, RateLimiter, RecordingSession  # noqa: E402
 from generator.bundle import build_bundle  # noqa: E402
 from generator.cache import Cache  # noqa: E402
 from generator.config import PromptSettings  # noqa: E402
-from generator.llm_client import ChatClient  # noqa: E402
+from generator.fetch.arxiv_source import ArxivSource, RateLimiter, RecordingSession  # noqa: E402
+from generator.fetch.pdf_text import extract_text  # noqa: E402
 from generator.models import Bundle, FullText, Message, PromptRequest, Source  # noqa: E402
-from generator.pdf_text import extract_text  # noqa: E402
-from generator.prompts import build_requests  # noqa: E402
-from generator.synthesis import run_synthesis  # noqa: E402
+from generator.synthesis.llm_client import ChatClient  # noqa: E402
+from generator.synthesis.prompts import build_requests  # noqa: E402
+from generator.synthesis.stage import run_synthesis  # noqa: E402
 from tests.servers.arxiv import ArxivServer  # noqa: E402
 
 MODEL = "deepseek-ai/DeepSeek-V4-Flash"

@@ -21,7 +21,7 @@ from .cache import Cache
 from .cli_progress import Progress
 from .config import Config, load_config
 from .errors import DigestError, UsageError
-from .site import deploy_site, zip_site
+from .publish.site import deploy_site, zip_site
 from .urls import RedactingFilter
 
 log = logging.getLogger(__name__)
@@ -323,7 +323,7 @@ def serve(config_path: str, dev_addr: str | None) -> None:
     Example:
         digest serve --config my-digest/config.toml --dev-addr 127.0.0.1:8000
     """
-    from .site import serve_site
+    from .publish.site import serve_site
 
     with user_errors():
         config = load_config(config_path)
@@ -358,7 +358,7 @@ def doctor(config_path: str) -> None:
     with user_errors():
         config = load_config(config_path)
         services = pipeline.make_services(config, os.environ)
-        checks = run_doctor(config, services.probe, services.chat, services.source, services.cache)
+        checks = run_doctor(config, services.probe, services.chat, services.arxiv, services.cache)
         for check in checks:
             label, color = _MARKS[check.verdict]
             click.echo(click.style(f"{label:>8}", fg=color) + f"  {check.name}: {check.detail}")
@@ -410,7 +410,7 @@ def server_command(config_path: str) -> None:
         digest server-command --config my-digest/config.toml
     """
     from .doctor import bundle_size, launch_command
-    from .server import is_local
+    from .synthesis.server import is_local
 
     with user_errors():
         config = load_config(config_path)

@@ -14,7 +14,7 @@ import time
 from typing import TextIO
 
 from .models import Completion, FullText, Paper, PromptRequest
-from .synthesis import Observer
+from .synthesis.stage import Observer
 
 
 class Progress(Observer):

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from . import default_prompts
 from .errors import ConfigError
+from .synthesis import default_prompts
 
 
 @dataclass(frozen=True)

@@ -16,16 +16,16 @@ from typing import Any, Literal
 import openai
 import requests
 
-from .arxiv_source import ArxivSource
 from .bundle import build_bundle
 from .cache import Cache
 from .config import Config
 from .errors import ArxivError, LlmRequestError
+from .fetch.arxiv_source import ArxivSource
 from .kinds import answer_tokens
-from .llm_client import ChatClient
 from .models import Message, PromptRequest
-from .planning import PROMPT_OVERHEAD_TOKENS
-from .server import ServerProbe, reasoning_parser_for, sglang_command
+from .synthesis.llm_client import ChatClient
+from .synthesis.planning import PROMPT_OVERHEAD_TOKENS
+from .synthesis.server import ServerProbe, reasoning_parser_for, sglang_command
 
 log = logging.getLogger(__name__)
 

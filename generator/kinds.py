@@ -13,7 +13,7 @@ from typing import Any
 
 from .config import Config
 from .models import PromptKind, PromptRequest
-from .structured import BRIEF_SCHEMA, THEMES_SCHEMA
+from .synthesis.structured import BRIEF_SCHEMA, THEMES_SCHEMA
 
 
 @dataclass(frozen=True)

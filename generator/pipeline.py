@@ -19,7 +19,6 @@ from urllib.parse import urlparse
 
 import requests
 
-from .arxiv_source import ArxivSource, PdfDownloader, RateLimiter, RecordingSession
 from .cache import Cache, atomic_write_text, completion_key
 from .config import Config
 from .edition.assemble import assemble
@@ -32,16 +31,17 @@ from .edition.render import (
     write_pages,
 )
 from .errors import ServerNotAnsweringError, ServerUnavailableError, UsageError
-from .fetch import FetchSettings, OnText, run_fetch
+from .fetch.arxiv_source import ArxivSource, PdfDownloader, RateLimiter, RecordingSession
+from .fetch.stage import FetchSettings, OnText, run_fetch
 from .kinds import answer_tokens
-from .llm_client import ChatClient
 from .models import Bundle, FetchResult, PromptRequest, SynthesisResult
-from .planning import BundlePlan, ContextFitter, bundles_for, load_plan, make_plan, save_plan
-from .prompts import build_requests
-from .server import ServerProbe
-from .site import build_site
+from .publish.site import build_site
 from .store import Docs
-from .synthesis import Observer, load_synthesis, run_synthesis, save_synthesis
+from .synthesis.llm_client import ChatClient
+from .synthesis.planning import BundlePlan, ContextFitter, bundles_for, load_plan, make_plan, save_plan
+from .synthesis.prompts import build_requests
+from .synthesis.server import ServerProbe
+from .synthesis.stage import Observer, load_synthesis, run_synthesis, save_synthesis
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ BASE_URL_ENV = "DIGEST_LLM_BASE_URL"  # overrides [llm] base_url
 class Services:
     """The clients a run talks through; tests build them against local servers."""
 
-    source: ArxivSource
+    arxiv: ArxivSource  # the arXiv API client (search)
     downloader: PdfDownloader
     chat: ChatClient
     probe: ServerProbe
@@ -117,7 +117,7 @@ def make_services(config: Config, environ: Mapping[str, str]) -> Services:
     # CI keeps the server's address in a secret, not in config.toml.
     base_url = environ.get(BASE_URL_ENV) or config.llm.base_url
     return Services(
-        source=ArxivSource(session, config.arxiv.api_url, limiter),
+        arxiv=ArxivSource(session, config.arxiv.api_url, limiter),
         downloader=PdfDownloader(session, limiter, int(config.arxiv.max_pdf_mb * 1_000_000),
                                  deadline_s=config.arxiv.pdf_deadline_seconds),
         chat=ChatClient(
@@ -160,7 +160,7 @@ def fetch_stage(config: Config, services: Services, edition: str, *, refresh: bo
         p.arxiv_id for r in earlier(records, edition) for p in r.papers) if a.skip_seen else frozenset()
     settings = FetchSettings(query, a.max_papers, a.full_text_papers, a.max_abstract_chars,
                              a.max_pdf_chars, skip)
-    return run_fetch(edition, settings, services.source, services.downloader, services.cache,
+    return run_fetch(edition, settings, services.arxiv, services.downloader, services.cache,
                      refresh=refresh, on_text=on_text)
 
 

@@ -19,7 +19,7 @@ from generator.models import (
     SynthesisResult,
     Usage,
 )
-from generator.prompts import build_requests
+from generator.synthesis.prompts import build_requests
 
 EDITION = "2026-12-02"
 BUILT_AT = "2026-12-02T06:00:00+00:00"

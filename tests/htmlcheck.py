@@ -1,8 +1,8 @@
-"""Find live HTML in a fragment, judged as a browser parses it (html5lib, via generator.inert)."""
+"""Find live HTML in a fragment, judged as a browser parses it (html5lib, via generator.publish.inert)."""
 
 from __future__ import annotations
 
-from generator.inert import live_in_fragment
+from generator.publish.inert import live_in_fragment
 
 
 def live_problems(html: str) -> list[str]:

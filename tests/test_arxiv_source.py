@@ -7,9 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from generator.arxiv_source import ArxivSource, HttpSession, PdfDownloader, RateLimiter, RecordingSession, cut
 from generator.errors import ArxivError, InvalidPaperId, PdfTextError
+from generator.fetch.arxiv_source import (
+    ArxivSource,
+    HttpSession,
+    PdfDownloader,
+    RateLimiter,
+    RecordingSession,
+)
 from generator.models import paper_slug, valid_arxiv_id
+from generator.safe_text import cut
 from tests.servers.arxiv import ArxivServer, PdfResponse
 
 
@@ -74,17 +81,46 @@ def test_unreachable_api_names_the_url() -> None:
         dead.search("testing", 3, 2000)
 
 
-def test_requests_are_spaced_by_the_delay(arxiv_server: ArxivServer) -> None:
-    limiter = RateLimiter(0.3)
+class FakeClock:
+    """Time that passes only when someone sleeps: spacing is checked without waiting."""
+
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+        self.slept: list[float] = []
+
+    def time(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def test_every_request_waits_its_turn(arxiv_server: ArxivServer) -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(3.0, clock=clock.time, sleep=clock.sleep)
     session = RecordingSession(timeout=5)
     papers = ArxivSource(session, arxiv_server.api_url, limiter).search("testing", 3, 2000)
     downloader = PdfDownloader(session, limiter, 10_000_000)
     for paper in papers[:2]:
         assert paper.pdf_url
         downloader.download(paper.pdf_url)
-    times = [t for t, _ in arxiv_server.state.requests]
-    assert len(times) == 3
-    assert all(b - a >= 0.29 for a, b in zip(times, times[1:], strict=False))
+    assert len(arxiv_server.state.requests) == 3
+    assert clock.slept == [3.0, 3.0]  # the API request, then each PDF three seconds after
+
+
+def test_the_spacing_is_shared_through_the_state_file(tmp_path: Path) -> None:
+    clock = FakeClock()
+    state = tmp_path / "last-request.json"
+    RateLimiter(3.0, state, key="export.arxiv.org", clock=clock.time, sleep=clock.sleep).wait()
+    clock.now += 1.0  # another command starts a second later
+    later = RateLimiter(3.0, state, key="export.arxiv.org", clock=clock.time, sleep=clock.sleep)
+    later.wait()
+    assert clock.slept == [2.0]
+    other_host = RateLimiter(3.0, state, key="mirror.example", clock=clock.time,
+                             sleep=clock.sleep)
+    other_host.wait()
+    assert clock.slept == [2.0]  # a different host keeps its own time
 
 
 def downloader(server: ArxivServer, max_bytes: int = 10_000_000) -> PdfDownloader:

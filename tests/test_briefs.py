@@ -12,9 +12,9 @@ from click.testing import CliRunner, Result
 from generator.cli import cli
 from generator.config import Config
 from generator.models import Bundle, FullText, NumberedPaper, Paper
-from generator.prompts import build_requests
-from generator.structured import BRIEF_SCHEMA, InvalidAnswer, parse_answer, validate
-from generator.synthesis import dispatch_order
+from generator.synthesis.prompts import build_requests
+from generator.synthesis.stage import dispatch_order
+from generator.synthesis.structured import BRIEF_SCHEMA, InvalidAnswer, parse_answer, validate
 from tests.conftest import write_config
 from tests.servers.arxiv import ArxivServer
 from tests.servers.sglang import Answer, SglangServer, structured_answer, task_of
@@ -40,7 +40,7 @@ def edition(config: Path) -> Path:
 
 def briefs_sent(server: SglangServer) -> list[dict[str, object]]:
     return [b for b in server.state.chat_requests
-            if "TL;DR" in str(b["messages"][1]["content"])]  # type: ignore[index]
+            if "TL;DR" in str(b["messages"][1]["content"])]
 
 
 def test_briefs_and_themes_end_to_end(workspace: Path, sglang_server: SglangServer) -> None:
@@ -151,7 +151,7 @@ def test_the_language_reaches_every_prompt(workspace: Path, sglang_server: Sglan
     workspace.write_text(workspace.read_text().replace(
         'title = "Test Digest"', 'title = "Test Digest"\nlanguage = "German"'))
     assert build(workspace).exit_code == 0
-    systems = {str(b["messages"][0]["content"]) for b in sglang_server.state.chat_requests}  # type: ignore[index]
+    systems = {str(b["messages"][0]["content"]) for b in sglang_server.state.chat_requests}
     assert len(systems) == 1 and systems.pop().endswith("Write every answer in German, "
                                                         "whatever the papers' language.")
 

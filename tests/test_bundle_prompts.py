@@ -12,7 +12,7 @@ from generator.cache import Cache, atomic_write_text, completion_key
 from generator.config import PromptSettings
 from generator.errors import LockedError
 from generator.models import FullText, Paper, Source
-from generator.prompts import build_requests
+from generator.synthesis.prompts import build_requests
 
 
 def paper(n: int) -> Paper:

@@ -38,7 +38,7 @@ def article(html: str) -> str:
 
 def test_every_command_has_help_with_an_example() -> None:
     assert "Example:" in digest("--help").output
-    for name, command in cli.commands.items():  # type: ignore[attr-defined]
+    for name, command in cli.commands.items():
         output = digest(name, "--help").output
         assert "Example:" in output and f"digest {name}" in output, name
         assert command.help

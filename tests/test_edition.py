@@ -131,8 +131,8 @@ def test_a_broken_workspace_template_is_one_line_and_exit_2(
 def test_a_refused_prompt_is_cut_fairly_and_the_cut_is_recorded() -> None:
     from generator.bundle import build_bundle
     from generator.models import FullText, PromptRequest, Source
-    from generator.planning import BundlePlan, ContextFitter
-    from generator.prompts import build_requests
+    from generator.synthesis.planning import BundlePlan, ContextFitter
+    from generator.synthesis.prompts import build_requests
     from tests.edition_fixture import PAPERS
 
     config = Config(path=Path("config.toml"))

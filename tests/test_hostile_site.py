@@ -1,6 +1,6 @@
 """Hostile text from arXiv and from the model stays text in every file of the built site.
 
-Liveness is judged by html5lib (the HTML5 parsing algorithm) through generator.inert, whose
+Liveness is judged by html5lib (the HTML5 parsing algorithm) through generator.publish.inert, whose
 own rules are pinned by tests/test_inert.py, and by Chromium in the browser test.
 """
 
@@ -21,7 +21,6 @@ from hypothesis import strategies as st
 from generator.cli import cli
 from generator.edition.assemble import assemble
 from generator.edition.render import make_environment, render_edition, write_pages
-from generator.inert import check_site
 from generator.models import (
     Bundle,
     Completion,
@@ -33,8 +32,9 @@ from generator.models import (
     Source,
     SynthesisResult,
 )
+from generator.publish.inert import check_site
+from generator.publish.site import build_site
 from generator.safe_text import clean
-from generator.site import build_site
 from tests.browser import launch_chromium
 from tests.conftest import ROOT
 from tests.feeds import Entry, atom_feed
@@ -102,7 +102,7 @@ def test_the_heading_attribute_trick_sets_no_id_or_handler(hostile_site: Path) -
     for element in document.iter():
         assert not any(name.startswith("on") or name == "autofocus" for name in element.attrib)
         assert '"' not in element.get("id", "")
-    assert "Findings { id=" in "".join(document.find("body").itertext())  # type: ignore[union-attr]
+    assert "Findings { id=" in "".join(document.find("body").itertext())
 
 
 def test_control_and_bidi_characters_never_reach_a_file(hostile_site: Path) -> None:

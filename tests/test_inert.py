@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.inert import check_site, live_in_fragment
+from generator.publish.inert import check_site, live_in_fragment
 
 THEME_HEAD = ('<script>__md_scope=new URL("{base}",location)</script>'
               '<link rel="stylesheet" href="{base}/assets/main.css">'

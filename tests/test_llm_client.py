@@ -14,8 +14,8 @@ from generator.cache import Cache
 from generator.config import load_config
 from generator.doctor import launch_advice
 from generator.errors import LlmRequestError, ServerNotAnsweringError, ServerUnavailableError
-from generator.llm_client import ChatClient, split_reasoning
 from generator.models import Message, PromptRequest
+from generator.synthesis.llm_client import ChatClient, split_reasoning
 from tests.servers.sglang import Answer, Fault, SglangServer
 
 MODEL = "deepseek-ai/DeepSeek-V4-Flash"

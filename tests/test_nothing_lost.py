@@ -13,7 +13,6 @@ from pathlib import Path
 
 from click.testing import CliRunner, Result
 
-from generator.arxiv_source import RateLimiter
 from generator.cache import Cache
 from generator.cli import cli
 from generator.errors import LlmRequestError
@@ -172,21 +171,13 @@ def test_a_huge_title_is_cut_and_the_edition_builds(
 def test_the_spacing_holds_from_one_command_to_the_next(
         tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer) -> None:
     config = write_config(tmp_path / "ws", arxiv_server, sglang_server)
-    config.write_text(config.read_text().replace("delay_seconds = 0.0", "delay_seconds = 1.0"))
+    config.write_text(config.read_text().replace("delay_seconds = 0.0", "delay_seconds = 0.5"))
     run("doctor", "--config", str(config))
     assert run("fetch", "--config", str(config), "--edition", EDITION).exit_code == 0
     times = sorted(t for t, path in arxiv_server.state.requests if path.startswith("/api/"))
     assert len(times) >= 2
-    assert all(b - a >= 0.95 for a, b in zip(times, times[1:], strict=False)), times
-
-
-def test_two_limiters_share_the_last_request_time_through_the_file(tmp_path: Path) -> None:
-    state = tmp_path / "last.json"
-    RateLimiter(60.0, state, key="export.arxiv.org").mark()
-    recorded = json.loads(state.read_text())["export.arxiv.org"]
-    other = RateLimiter(60.0, state, key="export.arxiv.org")
-    assert other._shared_last() == recorded
-    assert RateLimiter(60.0, state, key="another.host")._shared_last() is None
+    # A lower bound only (a sleep never ends early; the margin is for network jitter).
+    assert all(b - a >= 0.45 for a, b in zip(times, times[1:], strict=False)), times
 
 
 # 9. Smaller: the lock, file modes, the User-Agent -------------------------------------------------

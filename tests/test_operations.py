@@ -14,7 +14,7 @@ from click.testing import CliRunner, Result
 from generator.cli import cli
 from generator.errors import UsageError
 from generator.pipeline import check_edition
-from generator.site import ARXIV_CREDIT
+from generator.publish.site import ARXIV_CREDIT
 from tests.conftest import ROOT
 from tests.servers.sglang import Fault, SglangServer
 

@@ -9,7 +9,7 @@ import pytest
 from pypdf import PdfWriter
 
 from generator.errors import PdfTextError
-from generator.pdf_text import extract_text
+from generator.fetch.pdf_text import extract_text
 
 
 def pdf(fixtures: Path, stem: str) -> bytes:

@@ -6,6 +6,7 @@ import re
 import shutil
 import subprocess
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -15,7 +16,7 @@ from click.testing import CliRunner, Result
 
 from generator.cli import cli
 from tests.browser import launch_chromium
-from tests.conftest import ROOT
+from tests.conftest import ROOT, write_config
 from tests.servers.arxiv import ArxivServer
 from tests.servers.sglang import Answer, SglangServer
 
@@ -34,11 +35,18 @@ def build(config: Path, edition: str, *extra: str) -> Result:
     return result
 
 
-@pytest.fixture
-def two_editions(workspace: Path) -> Path:
-    build(workspace, FIRST)
-    build(workspace, SECOND, "--zip")
-    return workspace.parent
+@pytest.fixture(scope="module")
+def two_editions(tmp_path_factory: pytest.TempPathFactory, fixtures: Path) -> Iterator[Path]:
+    """Two editions built once for the module's read-only checks (its own servers)."""
+    arxiv, sglang = ArxivServer(fixtures).start(), SglangServer().start()
+    try:
+        config = write_config(tmp_path_factory.mktemp("two") / "ws", arxiv, sglang)
+        build(config, FIRST)
+        build(config, SECOND, "--zip")
+        yield config.parent
+    finally:
+        arxiv.stop()
+        sglang.stop()
 
 
 def test_both_editions_are_reachable_from_the_home_page(two_editions: Path) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import markdown
 
+from generator.publish.site import sanitize_html
 from generator.safe_text import md_cell, md_model, md_text, safe_url, tex_accents
-from generator.site import sanitize_html
 from tests.htmlcheck import elements, live_problems
 
 EXTENSIONS = ["tables", "attr_list", "admonition", "pymdownx.superfences"]

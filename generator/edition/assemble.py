@@ -17,7 +17,7 @@ from .. import __version__
 from ..kinds import KINDS, STRUCTURED, page_stem, schema_for
 from ..models import Bundle, Completion, FetchResult, FullText, NumberedPaper, PromptRequest, SynthesisResult
 from ..safe_text import clean, md_model
-from ..structured import InvalidAnswer, parse_answer
+from ..synthesis.structured import InvalidAnswer, parse_answer
 from .charts import timeline, token_chart
 from .citations import CitationLinker, PageCitations
 from .feed import overview_text

@@ -103,6 +103,10 @@ class SglangState:
     plain_openai: bool = False  # only the plain OpenAI endpoints (vLLM, llama.cpp, hosted APIs)
     enforce_context: bool = False  # refuse prompt + max_tokens beyond max_model_len, as SGLang does
     prefill_delay_s: float = 0.0  # sleep before the first streamed token
+    # Hold every first token until this many requests have arrived (0: do not hold): a
+    # client that waits for a first token before sending more would then never get one.
+    hold_first_tokens_until: int = 0
+    first_tokens: list[tuple[float, dict[str, Any]]] = field(default_factory=list)  # sent at
     # The next `cut_streams` streamed answers end cleanly after a few chunks: no finish
     # reason, no usage, no [DONE] (a proxy or server that gave up without an error).
     cut_streams: int = 0
@@ -162,6 +166,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path != "/v1/chat/completions":
             self._error(404, "Not Found", "NotFoundError")
             return
+        self._body = body
         with state.lock:
             state.authorizations.append(self.headers.get("Authorization", ""))
             state.chat_requests.append(body)
@@ -258,8 +263,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
 
         send({"role": "assistant", "content": ""})
-        if self.server.state.prefill_delay_s:
-            time.sleep(self.server.state.prefill_delay_s)
+        state = self.server.state
+        if state.prefill_delay_s:
+            time.sleep(state.prefill_delay_s)
+        deadline = time.monotonic() + 10  # bounded: a test that waits in vain fails, never hangs
+        while (state.hold_first_tokens_until and len(state.arrivals) < state.hold_first_tokens_until
+               and time.monotonic() < deadline):
+            time.sleep(0.01)
+        with state.lock:
+            state.first_tokens.append((time.monotonic(), self._body))
         for piece in _pieces(answer.reasoning):
             send({"reasoning_content": piece})
         with self.server.state.lock:

@@ -13,9 +13,9 @@ import re
 from pypdf import PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError, PyPdfError
 
-from .errors import PdfTextError
-from .models import FullText
-from .safe_text import clean
+from ..errors import PdfTextError
+from ..models import FullText
+from ..safe_text import clean
 
 log = logging.getLogger(__name__)
 

@@ -16,10 +16,10 @@ from typing import Any
 import openai
 from openai import OpenAI
 
-from .errors import LlmRequestError, ServerNotAnsweringError, ServerUnavailableError
-from .models import Completion, PromptRequest, Usage
-from .safe_text import clean
-from .urls import redact_url
+from ..errors import LlmRequestError, ServerNotAnsweringError, ServerUnavailableError
+from ..models import Completion, PromptRequest, Usage
+from ..safe_text import clean
+from ..urls import redact_url
 
 log = logging.getLogger(__name__)
 

@@ -16,14 +16,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from .cache import Cache, completion_key, read_json, write_json
-from .errors import LlmRequestError
-from .kinds import KINDS, STRUCTURED, schema_for
+from ..cache import Cache, completion_key, read_json, write_json
+from ..errors import LlmRequestError
+from ..kinds import KINDS, STRUCTURED, schema_for
+from ..models import Completion, Message, PromptRequest, SynthesisResult
+from ..urls import redact_text
 from .llm_client import ChatClient, StreamEvents
-from .models import Completion, Message, PromptRequest, SynthesisResult
 from .planning import context_from_error
 from .structured import InvalidAnswer, parse_answer
-from .urls import redact_text
 
 log = logging.getLogger(__name__)
 

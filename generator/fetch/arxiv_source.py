@@ -12,6 +12,7 @@ import math
 import re
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -20,11 +21,11 @@ import arxiv
 import requests
 import urllib3
 
-from . import __version__
-from .cache import atomic_write_text
-from .errors import ArxivError, PdfTextError
-from .models import Paper, valid_arxiv_id
-from .safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, clean, cut
+from .. import __version__
+from ..cache import atomic_write_text
+from ..errors import ArxivError, PdfTextError
+from ..models import Paper, valid_arxiv_id
+from ..safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, clean, cut
 
 log = logging.getLogger(__name__)
 
@@ -116,22 +117,25 @@ class RateLimiter:
     run one after another (`digest doctor`, then `digest build`) honour the spacing as well.
     """
 
-    def __init__(self, delay: float, state_file: Path | None = None, key: str = "arxiv") -> None:
+    def __init__(self, delay: float, state_file: Path | None = None, key: str = "arxiv", *,
+                 clock: Callable[[], float] = time.time,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         self.delay = delay
         self._last: float | None = None  # wall-clock seconds: comparable across processes
         self._lock = threading.Lock()
         self._state_file = state_file
         self._key = key
+        self._clock, self._sleep = clock, sleep
 
     def wait(self) -> None:
         with self._lock:
             last = max(filter(None, (self._last, self._shared_last())), default=None)
             if last is not None:
                 # A clock set back would leave `last` in the future: never wait past one delay.
-                remaining = min(last + self.delay - time.time(), self.delay)
+                remaining = min(last + self.delay - self._clock(), self.delay)
                 if remaining > 0:
                     log.debug("waiting %.1fs before the next arXiv request", remaining)
-                    time.sleep(remaining)
+                    self._sleep(remaining)
             self._record()
 
     def mark(self) -> None:
@@ -140,7 +144,7 @@ class RateLimiter:
             self._record()
 
     def _record(self) -> None:
-        self._last = time.time()
+        self._last = self._clock()
         if self._state_file is None:
             return
         times = self._shared_times()

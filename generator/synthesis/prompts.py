@@ -11,9 +11,9 @@ import json
 import re
 from typing import Any
 
-from .bundle import paper_section
-from .config import BriefSettings, PromptSettings
-from .models import Bundle, Message, PromptKind, PromptRequest
+from ..bundle import paper_section
+from ..config import BriefSettings, PromptSettings
+from ..models import Bundle, Message, PromptKind, PromptRequest
 from .structured import BRIEF_SCHEMA, THEMES_SCHEMA, response_format, schema_instruction
 
 _SEPARATOR = "\n\n---\n\n"

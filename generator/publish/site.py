@@ -24,9 +24,9 @@ from mkdocs.config import load_config
 from mkdocs.exceptions import MkDocsException
 from mkdocs.plugins import BasePlugin
 
-from . import store
-from .edition.history import load_records
-from .errors import SiteBuildError, UnsafeSiteError
+from .. import store
+from ..edition.history import load_records
+from ..errors import SiteBuildError, UnsafeSiteError
 from .inert import check_site
 
 log = logging.getLogger(__name__)

@@ -14,9 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .bundle import build_bundle, fair_excerpt_cap
-from .cache import Cache, read_json, write_json
-from .models import Bundle, PromptRequest, Source
+from ..bundle import build_bundle, fair_excerpt_cap
+from ..cache import Cache, read_json, write_json
+from ..models import Bundle, PromptRequest, Source
 
 log = logging.getLogger(__name__)
 

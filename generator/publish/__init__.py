@@ -1,0 +1,1 @@
+"""The site stage: MkDocs, the sanitizer, and the check of the finished site."""

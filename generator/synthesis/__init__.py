@@ -1,0 +1,1 @@
+"""The synthesis stage: prompts, context planning, the LLM client and the run."""
