@@ -5,12 +5,10 @@ Exit codes: 0 done, 1 the run failed (in whole or in part), 2 bad usage or confi
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import shutil
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,80 +16,23 @@ import click
 
 from . import __version__, pipeline
 from .cache import Cache
+from .cli_common import (
+    config_option,
+    edition_name,
+    edition_option,
+    setup_logging,
+    user_errors,
+    verbose_option,
+    wait_for,
+    wait_option,
+    workspace_lock,
+)
 from .cli_progress import Progress
-from .config import Config, load_config
-from .errors import DigestError, UsageError
+from .config import load_config
+from .errors import UsageError
 from .publish.site import deploy_site, zip_site
-from .urls import RedactingFilter
 
 log = logging.getLogger(__name__)
-
-CONFIG_HELP = "Workspace configuration file; paths in it are relative to its folder."
-
-
-@contextlib.contextmanager
-def user_errors() -> Iterator[None]:
-    """Turn our exceptions into one red line (plus details) and the right exit code."""
-    try:
-        yield
-    except DigestError as err:
-        click.secho(f"Error: {err}", fg="red", err=True)
-        sys.exit(err.exit_code)
-    except KeyboardInterrupt:
-        click.secho("Interrupted. Run the same command again to resume: finished work is cached.",
-                    fg="yellow", err=True)
-        sys.exit(130)
-
-
-def _setup_logging(verbose: int) -> None:
-    level = logging.DEBUG if verbose > 1 else logging.INFO if verbose else logging.WARNING
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", force=True)
-    for handler in logging.getLogger().handlers:
-        handler.addFilter(RedactingFilter())  # no credentials in any log line
-    # pypdf warns about every font it cannot fully parse; the text comes out all the same.
-    logging.getLogger("pypdf").setLevel(logging.ERROR)
-    for noisy in ("httpx", "httpx2", "openai", "urllib3", "arxiv", "mkdocs"):
-        logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
-
-
-def workspace_lock(config: Config) -> contextlib.AbstractContextManager[None]:
-    """The one lock of a workspace: every command that writes into it holds it."""
-    return Cache(config.cache_dir).lock()
-
-
-def _edition(edition: str | None) -> str:
-    return pipeline.check_edition(edition or pipeline.today())
-
-
-def _wait(services: pipeline.Services, wait_s: float) -> None:
-    if wait_s <= 0:
-        return
-
-    def progress(waited: float, seen: str) -> None:
-        click.echo(f"  waiting for {services.chat.base_url}: {seen} ({waited:.0f}/{wait_s:g} s)",
-                   err=True)
-
-    pipeline.wait_for_server(services, wait_s, progress)
-
-
-def _more_logging(ctx: click.Context, param: click.Parameter, value: int) -> None:
-    if value:
-        _setup_logging(value + (ctx.find_root().params.get("verbose") or 0))
-
-
-# -v works after the command too (`digest serve -v`), not only before it.
-verbose_option = click.option("-v", "--verbose", count=True, expose_value=False, is_eager=True,
-                              callback=_more_logging, help="More log output (-vv for debug).")
-
-config_option = click.option("--config", "config_path", default="config.toml", show_default=True,
-                             type=click.Path(dir_okay=False), help=CONFIG_HELP)
-wait_option = click.option(
-    "--wait-for-server", "wait_s", type=float, default=0.0, metavar="SECONDS",
-    help="Wait up to SECONDS for the LLM server to become ready (a new SGLang server takes "
-         "minutes to load a model).")
-edition_option = click.option("--edition", default=None,
-                              help="Edition name, a date (default: today, UTC).")
-
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="digest")
@@ -105,7 +46,7 @@ def cli(verbose: int) -> None:
         digest build --config my-digest/config.toml
         digest serve --config my-digest/config.toml
     """
-    _setup_logging(verbose)
+    setup_logging(verbose)
 
 
 @cli.command()
@@ -152,10 +93,10 @@ def build(config_path: str, edition: str | None, refresh: bool, wait_s: float,
     """
     with user_errors():
         config = load_config(config_path)
-        name = _edition(edition)
+        name = edition_name(edition)
         services = pipeline.make_services(config, os.environ)
         click.echo(f"Building edition {name} of {config.digest.title!r}", err=True)
-        _wait(services, wait_s)
+        wait_for(services, wait_s)
         progress = Progress()
         try:
             with workspace_lock(config):
@@ -193,7 +134,7 @@ def fetch(config_path: str, edition: str | None, refresh: bool) -> None:
     """
     with user_errors():
         config = load_config(config_path)
-        name = _edition(edition)
+        name = edition_name(edition)
         services = pipeline.make_services(config, os.environ)
         with workspace_lock(config):
             result = pipeline.fetch_stage(config, services, name, refresh=refresh,
@@ -219,9 +160,9 @@ def synthesize(config_path: str, edition: str | None, wait_s: float) -> None:
     """
     with user_errors():
         config = load_config(config_path)
-        name = _edition(edition)
+        name = edition_name(edition)
         services = pipeline.make_services(config, os.environ)
-        _wait(services, wait_s)
+        wait_for(services, wait_s)
         progress = Progress()
         with workspace_lock(config):
             try:
@@ -261,7 +202,7 @@ def render(config_path: str, edition: str | None, every: bool) -> None:
                 if skipped:
                     click.echo(f"Kept as they are (no records in the cache): {', '.join(skipped)}")
                 return
-            name = _edition(edition)
+            name = edition_name(edition)
             pipeline.render_stage(config, cache, name)
         click.echo(f"Pages of edition {name} written to {config.docs_dir}.")
 
