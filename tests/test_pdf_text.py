@@ -68,3 +68,11 @@ def test_truncated_pdf_raises_a_reason(fixtures: Path) -> None:
     data = pdf(fixtures, "1111.2011v2")
     with pytest.raises(PdfTextError):
         extract_text(data[: len(data) // 3], 1_000_000)
+
+
+def test_ligatures_and_line_end_hyphens_are_undone() -> None:
+    from generator.fetch.pdf_text import normalize
+
+    text = "An eﬃcient ﬁne-tuning of ﬂash\nattention for exam-\n  ple inputs.\nState-of-the-\nArt stays."
+    assert normalize(text) == ("An efficient fine-tuning of flash\nattention for example inputs.\n"
+                               "State-of-the-\nArt stays.")

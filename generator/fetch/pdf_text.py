@@ -21,16 +21,24 @@ log = logging.getLogger(__name__)
 
 _SPACES_RE = re.compile(r"[ \t\f\v]+")
 _BLANK_LINES_RE = re.compile(r"\n{3,}")
+# Typographic ligatures that PDFs keep as one glyph: "eﬃcient" reads as a different word to a
+# model (and to the evidence and figure checks) than "efficient".
+_LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi",
+                            "\ufb04": "ffl", "\ufb05": "st", "\ufb06": "st"})
+# A word broken across lines by a hyphen: joined when lowercase letters stand on both sides
+# ("exam-\nple"), so "state-of-the-\nart" keeps the hyphens it had in the middle of the line.
+_HYPHENATED_RE = re.compile(r"(?<=[a-z])-\n(?=[a-z])")
 
 
 def normalize(text: str) -> str:
     """Tidy extracted text: no control characters, single spaces, at most one blank line."""
     # Control characters (other than newline and tab), lone surrogates and bidi overrides
     # that some PDFs emit break JSON and XML readers, or reorder the text around them.
-    text = clean(text)
+    text = clean(text).translate(_LIGATURES)
     text = _SPACES_RE.sub(" ", text)
-    lines = (line.strip() for line in text.splitlines())
-    return _BLANK_LINES_RE.sub("\n\n", "\n".join(lines)).strip()
+    text = "\n".join(line.strip() for line in text.splitlines())
+    text = _HYPHENATED_RE.sub("", text)
+    return _BLANK_LINES_RE.sub("\n\n", text).strip()
 
 
 def extract_text(data: bytes, max_chars: int) -> FullText:
