@@ -35,7 +35,7 @@ from .fetch.arxiv_source import ArxivSource, PdfDownloader, RateLimiter, Recordi
 from .fetch.stage import FetchSettings, OnText, run_fetch
 from .kinds import answer_tokens
 from .models import Bundle, FetchResult, PromptRequest, SynthesisResult
-from .publish.site import build_site
+from .publish.freshness import fingerprint, is_current
 from .store import Docs
 from .synthesis.llm_client import ChatClient
 from .synthesis.planning import BundlePlan, ContextFitter, bundles_for, load_plan, make_plan, save_plan
@@ -247,8 +247,20 @@ def synthesize_stage(
             max_concurrency=config.llm.max_concurrency, prefill_gate=config.llm.prefill_gate,
             observer=observer, shrink=fitter.shrink,
         )
-    save_synthesis(services.cache, edition, result)
+    previous = load_synthesis(services.cache, edition)
+    if previous is None or not _same_answers(previous, result):
+        save_synthesis(services.cache, edition, result)
+    # Otherwise every answer came from the cache: the record keeps the figures of the run that
+    # produced them (wall time, latencies), so the pages a rebuild renders do not change.
     return result
+
+
+def _same_answers(previous: SynthesisResult, result: SynthesisResult) -> bool:
+    """Whether `result` is `previous` answered again from the cache, prompt for prompt."""
+    def answers(r: SynthesisResult) -> list[tuple[str, str, str, str]]:
+        return [(c.name, c.content, c.reasoning, c.error) for c in r.completions]
+
+    return all(c.from_cache for c in result.completions) and answers(previous) == answers(result)
 
 
 def render_stage(config: Config, cache: Cache, edition: str) -> None:
@@ -314,7 +326,15 @@ def skeleton_dir() -> Path:
     return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent
 
 
-def site_stage(config: Config) -> Path:
+def site_stage(config: Config, *, only_if_changed: bool = False) -> Path:
+    """Build the site; with `only_if_changed`, not when it was built from these very inputs."""
+    config_file = config.mkdocs_yml if config.mkdocs_yml.is_file() else skeleton_dir() / "mkdocs.yml"
+    if only_if_changed and is_current(config.site_dir, fingerprint(
+            config.docs_dir, config_file, config.digest.title)):
+        log.info("the site in %s is up to date: nothing it is built from changed", config.site_dir)
+        return config.site_dir
+    from .publish.site import build_site  # MkDocs is imported only when a site is built
+
     build_site(config.mkdocs_yml, config.docs_dir, config.site_dir, config.digest.title,
                fallback_yml=skeleton_dir() / "mkdocs.yml")
     return config.site_dir
@@ -341,7 +361,7 @@ def run(
     stages.stage("render: Markdown pages")
     render_stage(config, services.cache, edition)
     stages.stage("site: MkDocs build and check")
-    site_dir = site_stage(config)
+    site_dir = site_stage(config, only_if_changed=True)
     statuses = [s.full_text.status for s in fetch.sources]
     return BuildReport(
         edition=edition,

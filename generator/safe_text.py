@@ -14,6 +14,7 @@ import logging
 import re
 import unicodedata
 from collections.abc import Callable
+from typing import Any
 from urllib.parse import quote, urlparse
 
 from latex2mathml.converter import convert as latex_to_mathml
@@ -96,6 +97,17 @@ def _mathml(latex: str) -> str | None:
         .replace("\\", "&#92;").replace("`", "&#96;") + "<",
         markup,
     )
+
+
+def clean_data(value: Any) -> Any:
+    """JSON-ready data with every string in it cleaned (records, before they are written)."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        return {k: clean_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean_data(v) for v in value]
+    return value
 
 
 def md_text(text: str) -> str:

@@ -28,7 +28,7 @@ from generator.models import (
     Source,
     SynthesisResult,
 )
-from generator.publish.site import sanitize_html
+from generator.publish.sanitize import sanitize_html
 from tests.htmlcheck import live_problems
 from tests.servers.arxiv import ArxivServer, PdfResponse
 from tests.servers.sglang import Answer, SglangServer

@@ -123,3 +123,19 @@ def test_serve_says_where_and_takes_verbose_after_the_command(workspace: Path) -
         process.terminate()
         process.wait(timeout=30)
     assert first.startswith("Serving ") and f"http://{address}/" in first
+
+
+def test_an_unchanged_rebuild_runs_no_site_build_and_digest_site_always_does(
+        workspace: Path) -> None:
+    site = workspace.parent / "site"
+    assert build(workspace, SECOND).exit_code == 0
+    built = (site / "index.html").stat().st_ino
+    assert build(workspace, SECOND).exit_code == 0
+    assert (site / "index.html").stat().st_ino == built  # not rebuilt: the same files
+    assert run("site", "--config", str(workspace)).exit_code == 0
+    assert (site / "index.html").stat().st_ino != built  # an explicit build always builds
+    (workspace.parent / "mkdocs.yml").write_text((ROOT / "mkdocs.yml").read_text()
+                                                 .replace("primary: indigo", "primary: teal"))
+    rebuilt = (site / "index.html").stat().st_ino
+    assert build(workspace, SECOND).exit_code == 0
+    assert (site / "index.html").stat().st_ino != rebuilt  # mkdocs.yml changed: built again

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import markdown
 
-from generator.publish.site import sanitize_html
+from generator.publish.sanitize import sanitize_html
 from generator.safe_text import md_cell, md_model, md_text, safe_url, tex_accents
 from tests.htmlcheck import elements, live_problems
 

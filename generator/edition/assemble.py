@@ -8,6 +8,7 @@ change how a page looks, never what the edition knows.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -16,7 +17,7 @@ from typing import Any
 from .. import __version__
 from ..kinds import KINDS, STRUCTURED, page_stem, schema_for
 from ..models import Bundle, Completion, FetchResult, FullText, NumberedPaper, PromptRequest, SynthesisResult
-from ..safe_text import clean, md_model
+from ..safe_text import clean, clean_data, md_model
 from ..synthesis.structured import InvalidAnswer, parse_answer
 from .charts import timeline, token_chart
 from .citations import CitationLinker, PageCitations
@@ -58,6 +59,11 @@ def assemble(edition: str, title: str, fetch: FetchResult, bundle: Bundle,
     overview = overview_text(research_map)
     record_data = _record(edition, title, fetch, bundle, synthesis, statuses, bundle_note,
                           overview, briefs, themes, pages, built_at)
+    previous = next((r for r in published if r.edition == edition), None)
+    if previous is not None and _same_but_date(previous.data, record_data):
+        # Rendered again with nothing changed: keep the date, so the feed does not announce
+        # an update and the site need not be rebuilt.
+        record_data["built_at"] = previous.built_at
     record = EditionRecord.from_json(record_data, f"the record of edition {edition}")
     history = appearances(sorted([*others, record], key=lambda r: r.edition, reverse=True))
     papers = tuple(
@@ -84,6 +90,14 @@ def assemble(edition: str, title: str, fetch: FetchResult, bundle: Bundle,
         name=edition, title=title, query=fetch.query, model=synthesis.model, papers=papers,
         pages=tuple(page for page, _ in pages), prompts=answers, themes=tuple(themes),
         skipped_seen=tuple(fetch.skipped), overview=overview, figures=figures, record=record)
+
+
+def _same_but_date(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    def canonical(data: dict[str, Any]) -> str:
+        return json.dumps(clean_data({k: v for k, v in data.items() if k != "built_at"}),
+                          sort_keys=True, ensure_ascii=False)
+
+    return canonical(old) == canonical(new)
 
 
 def _structured(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]]

@@ -22,7 +22,7 @@ import jinja2
 from .. import store
 from ..cache import atomic_write_text
 from ..errors import DigestError
-from ..safe_text import clean, md_cell, md_text, page_title, plain, safe_url, tooltip
+from ..safe_text import clean_data, md_cell, md_text, page_title, plain, safe_url, tooltip
 from ..store import Docs
 from .feed import atom_feed
 from .model import Edition, EditionRecord
@@ -124,7 +124,7 @@ def render_edition(env: jinja2.Environment, edition: Edition, published: Sequenc
     for path, text in front_pages(env, edition.title, records, site_url).items():
         add(path, text)
     add(store.record(edition.name),
-        json.dumps(_cleaned(edition.record.to_json()), indent=2, ensure_ascii=False) + "\n")
+        json.dumps(clean_data(edition.record.to_json()), indent=2, ensure_ascii=False) + "\n")
     for path, text in static_assets(env).items():
         add(path, text)
     return RenderedEdition(edition.name, pages)
@@ -135,17 +135,6 @@ def front_pages(env: jinja2.Environment, title: str, records: Sequence[EditionRe
     """The home page and the feed, which list every edition (newest first)."""
     return {store.HOME: render_template(env, "home.md.j2", title=title, records=records),
             store.FEED: atom_feed(title, site_url, records)}
-
-
-def _cleaned(value: Any) -> Any:
-    """A record with every string cleaned (text from a cache an older version wrote, too)."""
-    if isinstance(value, str):
-        return clean(value)
-    if isinstance(value, dict):
-        return {k: _cleaned(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_cleaned(v) for v in value]
-    return value
 
 
 def with_title(title: str, markdown: str) -> str:

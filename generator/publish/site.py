@@ -1,8 +1,10 @@
 """The site stage: build the Markdown in docs_dir into a static site with MkDocs.
 
 MkDocs is kept behind this one module (mkdocs-material is in maintenance; a successor may
-replace it). The new site is built beside the published one and swapped in only when the
-build succeeds, so a failed build never changes what readers see.
+replace it), and imported only by the functions that run it: it is slow to import, and a
+command that builds no site should not pay for it. The new site is built beside the
+published one and swapped in only when the build succeeds, so a failed build never changes
+what readers see.
 """
 
 from __future__ import annotations
@@ -18,71 +20,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import nh3
-from mkdocs.commands.build import build as mkdocs_build
-from mkdocs.config import load_config
-from mkdocs.exceptions import MkDocsException
-from mkdocs.plugins import BasePlugin
-
 from .. import store
 from ..edition.history import load_records
 from ..errors import SiteBuildError, UnsafeSiteError
+from .freshness import SITE_MARKER, fingerprint, marker_text
 from .inert import check_site
 
 log = logging.getLogger(__name__)
 
-# What our templates and Markdown extensions produce; anything else in a page is removed.
-_MATHML_TAGS = {
-    "math", "semantics", "annotation", "mrow", "mi", "mo", "mn", "ms", "mtext", "mspace",
-    "msub", "msup", "msubsup", "mfrac", "msqrt", "mroot", "mover", "munder", "munderover",
-    "mtable", "mtr", "mtd", "mstyle", "mpadded", "mphantom", "menclose", "mfenced", "merror",
-}
-_TAGS = {
-    "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt",
-    "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "ins", "kbd", "li", "mark", "ol", "p",
-    "pre", "s", "small", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td",
-    "tfoot", "th", "thead", "tr", "u", "ul",
-} | _MATHML_TAGS | {"svg", "g", "rect", "line", "circle", "text", "title"}
-_GENERIC_ATTRS = {"class", "id", "title", "lang", "dir"}
-_ATTRS: dict[str, set[str]] = {
-    "a": {"href"},
-    "details": {"open"},
-    "th": {"align", "style"},
-    "td": {"align", "style"},
-    "ol": {"start"},
-    "math": {"xmlns", "display"},
-    **{tag: {"mathvariant", "stretchy", "fence", "separator", "lspace", "rspace", "accent",
-             "accentunder", "displaystyle", "scriptlevel", "columnalign", "rowalign",
-             "linethickness", "width", "height", "depth", "notation", "encoding", "movablelimits",
-             "symmetric", "largeop", "minsize", "maxsize", "form"}
-       for tag in _MATHML_TAGS - {"math"}},
-}
-_SVG_ATTRS = {"svg": {"viewBox", "width", "height", "role", "aria-label"},
-              "rect": {"x", "y", "width", "height"}, "line": {"x1", "y1", "x2", "y2"},
-              "circle": {"cx", "cy", "r"}, "text": {"x", "y", "text-anchor"}}
-_ATTRS.update(_SVG_ATTRS)
-_ATTRS = {tag: _GENERIC_ATTRS | _ATTRS.get(tag, set()) for tag in _TAGS}
-
-
-def sanitize_html(html: str) -> str:
-    """Remove any element or attribute a page could use to run code (the last line of defence)."""
-    return str(nh3.clean(
-        html,
-        tags=_TAGS,
-        attributes=_ATTRS,
-        url_schemes={"http", "https", "mailto"},
-        link_rel=None,
-        strip_comments=True,
-        filter_style_properties={"text-align"},
-    ))
-
-
-class SanitizePlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
-    """Runs every page's HTML through `sanitize_html` after the Markdown is converted."""
-
-    def on_page_content(self, html: str, **kwargs: Any) -> str:
-        return sanitize_html(html)
-
+# The credit arXiv's terms of use ask for, in every page's footer.
+ARXIV_CREDIT = "Thank you to arXiv for use of its open access interoperability."
 
 # Editions whose pages are all in the global navigation; older ones appear by their overview.
 EXPANDED_EDITIONS = 4
@@ -136,10 +83,17 @@ def build_site(
     mkdocs_yml: Path, docs_dir: Path, site_dir: Path, site_name: str, *, fallback_yml: Path
 ) -> None:
     """Build docs_dir into site_dir with MkDocs (strict), replacing the old site only on success."""
+    from mkdocs.commands.build import build as mkdocs_build
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import MkDocsException
+
+    from .sanitize import SanitizePlugin
+
     config_file = mkdocs_yml if mkdocs_yml.is_file() else fallback_yml
     site_dir.parent.mkdir(parents=True, exist_ok=True)
     check_replaceable(site_dir)
     remove_leftovers(site_dir)
+    digest = fingerprint(docs_dir, config_file, site_name)
     staging = site_dir.with_name(f".{site_dir.name}.building-{os.getpid()}")
     with _collect_mkdocs_warnings() as warnings:
         try:
@@ -165,17 +119,11 @@ def build_site(
                 f"was left as it was.{details}"
             ) from err
     refuse_live_markup(staging, site_dir, urlsplit(config.site_url or "/").path or "/")
-    (staging / SITE_MARKER).write_text(
-        "Built by research-digest. `digest site` replaces this folder on every build.\n",
-        encoding="utf-8")
+    # Only a folder holding this marker (or an empty one) is ever replaced; it also records
+    # what the site was built from, so an unchanged rebuild can skip MkDocs.
+    (staging / SITE_MARKER).write_text(marker_text(digest), encoding="utf-8")
     _swap_in(staging, site_dir)
     log.info("site built in %s", site_dir)
-
-
-SITE_MARKER = ".digest-site"
-
-
-ARXIV_CREDIT = "Thank you to arXiv for use of its open access interoperability."
 
 
 def with_arxiv_credit(copyright: str | None) -> str:
@@ -272,6 +220,8 @@ def deploy_site(mkdocs_yml: Path, site_dir: Path, *, fallback_yml: Path, message
                 force: bool) -> None:
     """Publish the built site to the gh-pages branch of the workspace's git remote."""
     from mkdocs.commands.gh_deploy import gh_deploy
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import MkDocsException
 
     workspace = mkdocs_yml.parent
     if not (site_dir / "index.html").is_file():
@@ -295,6 +245,7 @@ def serve_site(mkdocs_yml: Path, docs_dir: Path, site_name: str, *, fallback_yml
                dev_addr: str | None) -> None:
     """Preview the site with live reload (mkdocs serve)."""
     from mkdocs.commands.serve import serve
+    from mkdocs.config import load_config
 
     config_file = mkdocs_yml if mkdocs_yml.is_file() else fallback_yml
     serve(

@@ -11,10 +11,11 @@ import logging
 import re
 import time
 from dataclasses import dataclass
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
-import openai
-from openai import OpenAI
+if TYPE_CHECKING:  # imported when a request is made: `import openai` alone takes about a second
+    import openai
 
 from ..errors import LlmRequestError, ServerNotAnsweringError, ServerUnavailableError
 from ..models import Completion, PromptRequest, Usage
@@ -70,12 +71,21 @@ class ChatClient:
         self.model = model
         self.stream = stream
         self.max_retries = max_retries
-        self._client = OpenAI(
-            base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries
-        )
+        self._url, self._api_key = base_url, api_key
+        self._timeout, self._retries = timeout, max_retries
+
+    @cached_property
+    def _client(self) -> openai.OpenAI:
+        """The openai client, made on first use: a rebuild that sends nothing never imports it."""
+        import openai
+
+        return openai.OpenAI(base_url=self._url, api_key=self._api_key, timeout=self._timeout,
+                             max_retries=self._retries)
 
     def served_models(self) -> list[str]:
         """The ids of the models the server serves; ServerUnavailableError if it does not answer."""
+        import openai
+
         try:
             page = self._client.with_options(timeout=15.0, max_retries=1).models.list()
         except openai.APIConnectionError as err:
@@ -114,6 +124,8 @@ class ChatClient:
         raise AssertionError("unreachable")
 
     def _complete_once(self, request: PromptRequest, events: StreamEvents) -> Completion:
+        import openai
+
         started = time.perf_counter()
         try:
             if self.stream:
@@ -176,6 +188,8 @@ class ChatClient:
         )
 
     def _streamed(self, request: PromptRequest, started: float, events: StreamEvents) -> _Answer:
+        import openai
+
         stream = self._client.chat.completions.create(
             **self._params(request), stream=True, stream_options={"include_usage": True})
         content: list[str] = []
@@ -254,6 +268,8 @@ def _usage(usage: Any) -> Usage:
 
 
 def _cause(err: openai.APIConnectionError) -> str:
+    import openai
+
     if isinstance(err, openai.APITimeoutError):
         return "timed out"
     cause = err.__cause__
