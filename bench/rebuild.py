@@ -1,0 +1,80 @@
+"""Benchmark: `digest build` of an edition that is already built (nothing changed).
+
+    python bench/rebuild.py [--runs 5] [--baseline /path/to/other/venv/bin/python]
+
+Starts the arXiv- and SGLang-shaped test servers, builds one edition (six prompts, briefs and
+themes off, as in the tests), then times the same `digest build` again in fresh processes, as a
+user or a scheduled job runs it: imports, config, cache checks, render and the site step. With
+--baseline, another install (an older checkout's virtual environment) is timed side by side,
+alternating, in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.conftest import FIXTURES, write_config  # noqa: E402
+from tests.servers.arxiv import ArxivServer  # noqa: E402
+from tests.servers.sglang import SglangServer  # noqa: E402
+
+EDITION = "2026-12-02"
+
+
+def build(python: str, config: Path, cwd: Path) -> float:
+    """Seconds one `digest build` takes in a fresh process."""
+    started = time.perf_counter()
+    done = subprocess.run([python, "-m", "generator", "build", "--config", str(config),
+                           "--edition", EDITION], cwd=cwd, capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"digest build failed with {python}:\n{done.stderr[-2000:]}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--baseline", help="the python of another install, timed side by side")
+    args = parser.parse_args()
+    pythons = {"this checkout": sys.executable}
+    if args.baseline:
+        pythons["baseline"] = args.baseline
+    arxiv, sglang = ArxivServer(FIXTURES).start(), SglangServer().start()
+    times: dict[str, list[float]] = {name: [] for name in pythons}
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            configs = {}
+            for name, python in pythons.items():
+                config = write_config(Path(folder) / name.replace(" ", "-"), arxiv, sglang)
+                cwd = ROOT if name == "this checkout" else Path(python).parents[2]
+                first = build(python, config, cwd)
+                configs[name] = (config, cwd)
+                print(f"  first build, {name}: {first:.2f} s", file=sys.stderr)
+            sent = len(sglang.state.chat_requests)
+            for _ in range(args.runs):  # alternating, so both see the same machine
+                for name, python in pythons.items():
+                    config, cwd = configs[name]
+                    times[name].append(build(python, config, cwd))
+            assert len(sglang.state.chat_requests) == sent, "a rebuild sent a prompt"
+    finally:
+        arxiv.stop()
+        sglang.stop()
+    print(f"Rebuild benchmark: `digest build` of an unchanged edition, median of {args.runs}")
+    for name, values in times.items():
+        print(f"  {name:<15} {statistics.median(values):6.2f} s   (min {min(values):.2f} s)")
+    if args.baseline:
+        ratio = statistics.median(times["baseline"]) / statistics.median(times["this checkout"])
+        print(f"  baseline / this checkout  {ratio:5.2f}x")
+
+
+if __name__ == "__main__":
+    main()
