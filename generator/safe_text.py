@@ -174,7 +174,9 @@ _FENCE_RE = re.compile(
 _CODE_SPAN_RE = re.compile(r"(?<!\\)(`+)([^\n]+?)(?<!`)\1(?!`)")
 _HEADING_RE = re.compile(r"^(\s{0,3})(#{1,6})(\s)")
 _LINK_TARGET_RE = re.compile(r"\]\(\s*<?\s*([A-Za-z][A-Za-z0-9+.\-]*):")
-_REF_DEF_RE = re.compile(r"^(\s{0,3})\[([^\]]+)\]:\s*<?\s*([A-Za-z][A-Za-z0-9+.\-]*):")
+# Every line of a paragraph may define a reference, not only its first: MULTILINE.
+_REF_DEF_RE = re.compile(r"^(\s{0,3})\[([^\]]+)\]:\s*<?\s*([A-Za-z][A-Za-z0-9+.\-]*):",
+                         re.MULTILINE)
 
 
 def _neutralise_inline(text: str) -> str:

@@ -105,3 +105,11 @@ def test_attribute_lists_in_model_output_stay_text() -> None:
         out = markdown.markdown(md_model(answer), extensions=EXTENSIONS)  # no sanitizer
         assert "onfocus" not in str(elements(out)) and "onclick" not in str(elements(out))
         assert "{" in out and "id=" not in str(elements(out))
+
+
+def test_a_reference_definition_on_any_line_of_a_paragraph_is_disarmed() -> None:
+    # Found by the property test: the definition on the third line used to escape only when
+    # it stood on the paragraph's first line.
+    answer = "<script>alert(1)</script>[r]: javascript:alert(1)\n# H\n[r]: javascript:alert(1)"
+    out = markdown.markdown(md_model(answer), extensions=EXTENSIONS)
+    assert live_problems(out) == []
