@@ -35,7 +35,7 @@ from .fetch.arxiv_source import ArxivSource, PdfDownloader, RateLimiter, Recordi
 from .fetch.stage import FetchSettings, OnText, run_fetch
 from .kinds import answer_tokens
 from .models import Bundle, FetchResult, PromptRequest, SynthesisResult
-from .publish.freshness import fingerprint, is_current
+from .publish.site import build_site  # imports MkDocs only when a site is built
 from .store import Docs
 from .synthesis.llm_client import ChatClient
 from .synthesis.planning import BundlePlan, ContextFitter, bundles_for, load_plan, make_plan, save_plan
@@ -305,18 +305,19 @@ def remove_edition(config: Config, cache: Cache, edition: str) -> list[str]:
     earlier edition") and their papers' edition lists may have named the removed one. Returns
     the editions that could not be re-rendered (no records in the cache).
     """
-    folder = Docs(config.docs_dir).edition_folder(edition)
-    if edition not in Docs(config.docs_dir).edition_names():
+    docs = Docs(config.docs_dir)
+    if edition not in docs.edition_names():
         known = ", ".join(r.edition for r in load_records(config.docs_dir)) or "none"
         raise UsageError(f"there is no edition {edition} in {config.docs_dir} (editions: {known})")
     cache.mark_removed(edition)
-    shutil.rmtree(folder)
+    shutil.rmtree(docs.edition_folder(edition))
     log.info("removed the pages and record of edition %s", edition)
-    _, skipped = render_all(config, cache)
-    env = make_environment(config.workspace)
-    for path, text in front_pages(env, config.digest.title, load_records(config.docs_dir),
-                                  config.digest.site_url).items():
-        atomic_write_text(config.docs_dir / path, text)
+    rendered, skipped = render_all(config, cache)
+    if not rendered:  # otherwise the last edition rendered wrote the home page and the feed
+        env = make_environment(config.workspace)
+        for path, text in front_pages(env, config.digest.title, load_records(config.docs_dir),
+                                      config.digest.site_url).items():
+            atomic_write_text(config.docs_dir / path, text)
     return skipped
 
 
@@ -328,15 +329,8 @@ def skeleton_dir() -> Path:
 
 def site_stage(config: Config, *, only_if_changed: bool = False) -> Path:
     """Build the site; with `only_if_changed`, not when it was built from these very inputs."""
-    config_file = config.mkdocs_yml if config.mkdocs_yml.is_file() else skeleton_dir() / "mkdocs.yml"
-    if only_if_changed and is_current(config.site_dir, fingerprint(
-            config.docs_dir, config_file, config.digest.title)):
-        log.info("the site in %s is up to date: nothing it is built from changed", config.site_dir)
-        return config.site_dir
-    from .publish.site import build_site  # MkDocs is imported only when a site is built
-
     build_site(config.mkdocs_yml, config.docs_dir, config.site_dir, config.digest.title,
-               fallback_yml=skeleton_dir() / "mkdocs.yml")
+               fallback_yml=skeleton_dir() / "mkdocs.yml", only_if_changed=only_if_changed)
     return config.site_dir
 
 

@@ -14,6 +14,7 @@ from generator.models import (
     FullText,
     NumberedPaper,
     Paper,
+    PromptKind,
     PromptRequest,
     Source,
     SynthesisResult,
@@ -85,3 +86,25 @@ def fixed_edition(config: Config | None = None, published: list[EditionRecord] |
     fetch = FetchResult("ti:inference", 3, BUILT_AT, sources)
     return assemble(EDITION, "Test Digest", fetch, bundle, synthesis, published or [],
                     built_at=BUILT_AT)
+
+
+def one_paper_edition(title: str, authors: tuple[str, ...], abstract: str, answer: str, *,
+                      site_title: str = "Digest", question: str = "") -> Edition:
+    """An edition of one paper whose every page (research map, a deep dive, both thinking
+    answers and their reasoning) shows `answer`: the input of the hostile-text tests."""
+    one = Paper("2501.00001v1", title, authors, "2025-01-01", "2025-01-01", abstract, ("cs.LG",),
+                "https://arxiv.org/abs/2501.00001v1", None)
+    source = Source(one, FullText("not_requested"))
+    bundle = Bundle((NumberedPaper(1, one, source.full_text, 0),), "bundle")
+    pages: list[tuple[str, PromptKind, str]] = [
+        ("research-map", "research_map", "Research map"), ("deep-dive-1", "deep_dive", "Deep dive"),
+        ("thinking-off", "thinking", "Hard question"), ("thinking-on", "thinking", "Hard question")]
+    requests = tuple(
+        PromptRequest(name=name, title=title_, kind=kind, question=question, messages=(),
+                      max_tokens=10, temperature=0, thinking=name == "thinking-on")
+        for name, kind, title_ in pages)
+    completions = tuple(Completion(name=r.name, model="m", content=answer, reasoning=answer,
+                                   finish_reason="stop") for r in requests)
+    synthesis = SynthesisResult("m", requests, completions, 1, 1, 0.0)
+    fetch = FetchResult("q", 1, "2025-01-01T00:00:00+00:00", (source,))
+    return assemble(EDITION, site_title, fetch, bundle, synthesis, [], built_at=BUILT_AT)

@@ -15,20 +15,9 @@ from mkdocs.utils.meta import get_data
 from pypdf import PdfWriter
 
 from generator.cli import cli
-from generator.edition.assemble import assemble
 from generator.edition.render import make_environment, render_edition
-from generator.models import (
-    Bundle,
-    Completion,
-    FetchResult,
-    FullText,
-    NumberedPaper,
-    Paper,
-    PromptRequest,
-    Source,
-    SynthesisResult,
-)
 from generator.publish.sanitize import sanitize_html
+from tests.edition_fixture import one_paper_edition
 from tests.htmlcheck import live_problems
 from tests.servers.arxiv import ArxivServer, PdfResponse
 from tests.servers.sglang import Answer, SglangServer
@@ -208,16 +197,9 @@ TEXT = st.lists(st.one_of(NASTY, st.text(max_size=20)), max_size=8).map("".join)
 
 
 def _rendered(title: str, abstract: str, answer: str) -> list[str]:
-    paper = Paper("2501.00001v1", title, (title[:30] or "A",), "2025-01-01", "2025-01-01",
-                  abstract, ("cs.LG",), "https://arxiv.org/abs/2501.00001v1", None)
-    source = Source(paper, FullText("not_requested"))
-    bundle = Bundle((NumberedPaper(1, paper, source.full_text, 0),), "bundle")
-    request = PromptRequest(name="research-map", title="Research map", kind="research_map",
-                            question=title, messages=(), max_tokens=10, temperature=0)
-    completion = Completion(name="research-map", model="m", content=answer, finish_reason="stop")
-    synthesis = SynthesisResult("m", (request,), (completion,), 1, 1, 0.0)
-    fetch = FetchResult("q", 1, "2025-01-01T00:00:00+00:00", (source,))
-    rendered = render_edition(ENV, assemble(EDITION, title, fetch, bundle, synthesis, []), [])
+    edition = one_paper_edition(title, (title[:30] or "A",), abstract, answer, site_title=title,
+                                question=title)
+    rendered = render_edition(ENV, edition, [])
     # MkDocs takes the front matter off before Markdown sees the page.
     pages = [get_data(text) for path, text in rendered.pages.items() if path.endswith(".md")]
     # The front-matter title is printed raw by the theme: it must be inert HTML on its own.

@@ -19,24 +19,13 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from generator.cli import cli
-from generator.edition.assemble import assemble
 from generator.edition.render import make_environment, render_edition, write_pages
-from generator.models import (
-    Bundle,
-    Completion,
-    FetchResult,
-    FullText,
-    NumberedPaper,
-    Paper,
-    PromptRequest,
-    Source,
-    SynthesisResult,
-)
 from generator.publish.inert import check_site
 from generator.publish.site import build_site
 from generator.safe_text import clean
 from tests.browser import launch_chromium
 from tests.conftest import ROOT
+from tests.edition_fixture import one_paper_edition
 from tests.feeds import Entry, atom_feed
 from tests.servers.arxiv import ArxivServer
 from tests.servers.sglang import Answer, SglangServer, default_responder
@@ -200,26 +189,6 @@ NASTY = st.sampled_from([
 TEXT = st.lists(st.one_of(NASTY, st.text(max_size=12)), min_size=1, max_size=6).map("".join)
 
 
-def _edition(title: str, authors: str, abstract: str, answer: str) -> tuple[
-        FetchResult, Bundle, SynthesisResult]:
-    paper = Paper("2501.00001v1", title, (authors, "B. Author"), "2025-01-01", "2025-01-01",
-                  abstract, ("cs.LG",), "https://arxiv.org/abs/2501.00001v1", None)
-    source = Source(paper, FullText("not_requested"))
-    bundle = Bundle((NumberedPaper(1, paper, source.full_text, 0),), "bundle")
-    requests, completions = [], []
-    for name, kind, title_ in [("research-map", "research_map", "Research map"),
-                               ("deep-dive-1", "deep_dive", "Deep dive"),
-                               ("thinking-off", "thinking", "Hard question"),
-                               ("thinking-on", "thinking", "Hard question")]:
-        requests.append(PromptRequest(name=name, title=title_, kind=kind,  # type: ignore[arg-type]
-                                      question=abstract, messages=(), max_tokens=10,
-                                      temperature=0, thinking=name == "thinking-on"))
-        completions.append(Completion(name=name, model="m", content=answer, reasoning=answer,
-                                      finish_reason="stop"))
-    synthesis = SynthesisResult("m", tuple(requests), tuple(completions), 1, 1, 0.0)
-    return FetchResult("q", 1, "2025-01-01T00:00:00+00:00", (source,)), bundle, synthesis
-
-
 # Each example is a whole MkDocs build: few in the suite (raise DIGEST_HOSTILE_BUILDS to search
 # harder), and no shrinking, which would take minutes of builds.
 @settings(max_examples=int(os.environ.get("DIGEST_HOSTILE_BUILDS", "6")), deadline=None,
@@ -234,9 +203,9 @@ def test_no_generated_hostile_text_is_live_anywhere_in_the_built_site(
     if not plugin:  # the guarantee holds without the sanitizer plugin too
         yml = yml.replace("  - digest-sanitize\n", "")
     (ws / "mkdocs.yml").write_text(yml)
-    fetch, bundle, synthesis = _edition(title, authors, abstract, answer)
-    rendered = render_edition(make_environment(ROOT),
-                              assemble(EDITION, "Digest", fetch, bundle, synthesis, []), [],
+    edition = one_paper_edition(title, (authors, "B. Author"), abstract, answer,
+                                question=abstract)
+    rendered = render_edition(make_environment(ROOT), edition, [],
                               site_url="https://example.org/digest/")
     write_pages(ws / "site_src", rendered)
     build_site(ws / "mkdocs.yml", ws / "site_src", ws / "site", "Digest",

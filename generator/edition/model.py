@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..config import ThinkingPrompt
 from ..errors import DigestError
 from ..models import Completion, FullText, Paper, PromptKind, PromptRequest
 
@@ -95,8 +96,9 @@ class EditionRecord:
             for c in data["completions"]:
                 if c.get("page"):
                     stem = str(c["page"]).removesuffix(".md")
+                    # Format 1 had no page titles: its thinking page had the default title.
                     title = str(c.get("page_title") or (
-                        "Thinking comparison" if c["kind"] == "thinking" else c["title"]))
+                        ThinkingPrompt().title if c["kind"] == "thinking" else c["title"]))
                     pages.setdefault(stem, RecordPage(stem, title, c["kind"]))
             return cls(edition=str(data["edition"]), title=str(data["title"]),
                        query=str(data.get("query", "")), model=str(data.get("model", "")),

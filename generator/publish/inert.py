@@ -43,7 +43,8 @@ _HARMLESS_RELS = {"prev", "next", "canonical", "alternate", "author", "license",
                   "bookmark", "nofollow", "noopener", "noreferrer", "tag", "search", "me"}
 _DANGEROUS_SCHEMES = ("javascript:", "vbscript:", "livescript:", "mocha:")
 _SAFE_DATA_URL_RE = re.compile(r"data:image/(?:png|gif|jpeg|webp|avif)[;,]")
-_STRIPPED_IN_URLS_RE = re.compile(r"[\t\n\r]")
+_STRIPPED_IN_URLS_RE = re.compile(r"[\t\n\r]")  # removed anywhere in a URL (WHATWG)
+_C0_AND_SPACE = "".join(map(chr, range(0x21)))  # stripped from both ends of a URL (WHATWG)
 _CSS_ESCAPE_RE = re.compile(r"\\([0-9a-fA-F]{1,6})\s?|\\(.)", re.DOTALL)
 _CSS_COMMENT_RE = re.compile(r"/\*.*?\*/", re.DOTALL)
 _CSS_LOADS_RE = re.compile(r"url\s*\(|image-set\s*\(|@import|expression\s*\(|behavior\s*:|"
@@ -185,10 +186,7 @@ def _dangerous_url(tag: str, name: str, value: str) -> bool:
     """A URL a browser would run as script or open as a document, in any spelling."""
     candidates = [value] if name not in ("srcset", "values") else re.split(r"[,;]", value)
     for candidate in candidates:
-        url = _STRIPPED_IN_URLS_RE.sub("", candidate).strip("\x00\x01\x02\x03\x04\x05\x06\x07"
-                                                            "\x08\x0b\x0c\x0e\x0f\x10\x11\x12"
-                                                            "\x13\x14\x15\x16\x17\x18\x19\x1a"
-                                                            "\x1b\x1c\x1d\x1e\x1f ").lower()
+        url = _STRIPPED_IN_URLS_RE.sub("", candidate).strip(_C0_AND_SPACE).lower()
         if url.startswith(_DANGEROUS_SCHEMES):
             return True
         if url.startswith("data:") and not (tag in ("img", "source")

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 from .. import store
 from ..edition.history import load_records
 from ..errors import SiteBuildError, UnsafeSiteError
-from .freshness import SITE_MARKER, fingerprint, marker_text
+from .freshness import SITE_MARKER, fingerprint, is_current, marker_text
 from .inert import check_site
 
 log = logging.getLogger(__name__)
@@ -80,20 +80,28 @@ def _collect_mkdocs_warnings() -> Iterator[_WarningCollector]:
 
 
 def build_site(
-    mkdocs_yml: Path, docs_dir: Path, site_dir: Path, site_name: str, *, fallback_yml: Path
-) -> None:
-    """Build docs_dir into site_dir with MkDocs (strict), replacing the old site only on success."""
+    mkdocs_yml: Path, docs_dir: Path, site_dir: Path, site_name: str, *, fallback_yml: Path,
+    only_if_changed: bool = False,
+) -> bool:
+    """Build docs_dir into site_dir with MkDocs (strict), replacing the old site only on success.
+
+    With `only_if_changed`, nothing is done (and MkDocs not even imported) when the site was
+    built from these very inputs. Returns whether a site was built.
+    """
+    config_file = mkdocs_yml if mkdocs_yml.is_file() else fallback_yml
+    digest = fingerprint(docs_dir, config_file, site_name)
+    if only_if_changed and is_current(site_dir, digest):
+        log.info("the site in %s is up to date: nothing it is built from changed", site_dir)
+        return False
     from mkdocs.commands.build import build as mkdocs_build
     from mkdocs.config import load_config
     from mkdocs.exceptions import MkDocsException
 
     from .sanitize import SanitizePlugin
 
-    config_file = mkdocs_yml if mkdocs_yml.is_file() else fallback_yml
     site_dir.parent.mkdir(parents=True, exist_ok=True)
     check_replaceable(site_dir)
     remove_leftovers(site_dir)
-    digest = fingerprint(docs_dir, config_file, site_name)
     staging = site_dir.with_name(f".{site_dir.name}.building-{os.getpid()}")
     with _collect_mkdocs_warnings() as warnings:
         try:
@@ -124,6 +132,7 @@ def build_site(
     (staging / SITE_MARKER).write_text(marker_text(digest), encoding="utf-8")
     _swap_in(staging, site_dir)
     log.info("site built in %s", site_dir)
+    return True
 
 
 def with_arxiv_credit(copyright: str | None) -> str:
