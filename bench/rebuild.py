@@ -2,11 +2,12 @@
 
     python bench/rebuild.py [--runs 5] [--baseline /path/to/other/venv/bin/python]
 
-Starts the arXiv- and SGLang-shaped test servers, builds one edition (six prompts, briefs and
-themes off, as in the tests), then times the same `digest build` again in fresh processes, as a
-user or a scheduled job runs it: imports, config, cache checks, render and the site step. With
---baseline, another install (an older checkout's virtual environment) is timed side by side,
-alternating, in the same run.
+Starts the arXiv- and SGLang-shaped test servers, builds one edition with the settings
+`digest init` writes (every default prompt: research map, themes, deep dives, thinking, a
+brief per paper; arXiv's three-second spacing; ten papers, as many as the recorded feed has), pointed at the local servers, then times the
+same `digest build` again in fresh processes, as a user or a scheduled job runs it: imports,
+config, cache checks, render and the site step. With --baseline, another install (an older
+checkout's virtual environment) is timed side by side, alternating, in the same run.
 """
 
 from __future__ import annotations
@@ -22,11 +23,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.conftest import FIXTURES, write_config  # noqa: E402
+from tests.conftest import FIXTURES  # noqa: E402
 from tests.servers.arxiv import ArxivServer  # noqa: E402
 from tests.servers.sglang import SglangServer  # noqa: E402
 
 EDITION = "2026-12-02"
+
+
+def init_config(folder: Path, arxiv: ArxivServer, sglang: SglangServer) -> Path:
+    """The config.toml `digest init` writes, with the two server URLs changed and
+    max_papers 10 (the recorded feed the test server answers with holds ten papers)."""
+    folder.mkdir(parents=True)
+    text = (ROOT / "config.toml").read_text()
+    text = text.replace('"https://export.arxiv.org/api/query"', f'"{arxiv.api_url}"')
+    text = text.replace('"http://localhost:30000/v1"', f'"{sglang.base_url}"')
+    text = text.replace("max_papers = 20 ", "max_papers = 10 ")
+    (folder / "config.toml").write_text(text)
+    return folder / "config.toml"
 
 
 def build(python: str, config: Path, cwd: Path) -> float:
@@ -54,7 +67,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as folder:
             configs = {}
             for name, python in pythons.items():
-                config = write_config(Path(folder) / name.replace(" ", "-"), arxiv, sglang)
+                config = init_config(Path(folder) / name.replace(" ", "-"), arxiv, sglang)
                 cwd = ROOT if name == "this checkout" else Path(python).parents[2]
                 first = build(python, config, cwd)
                 configs[name] = (config, cwd)
@@ -68,7 +81,8 @@ def main() -> None:
     finally:
         arxiv.stop()
         sglang.stop()
-    print(f"Rebuild benchmark: `digest build` of an unchanged edition, median of {args.runs}")
+    print(f"Rebuild benchmark: `digest build` of an unchanged edition (`digest init` settings, "
+          f"{sent // len(pythons)} prompts an edition), median of {args.runs}")
     for name, values in times.items():
         print(f"  {name:<15} {statistics.median(values):6.2f} s   (min {min(values):.2f} s)")
     if args.baseline:
