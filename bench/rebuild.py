@@ -4,10 +4,11 @@
 
 Starts the arXiv- and SGLang-shaped test servers, builds one edition with the settings
 `digest init` writes (every default prompt: research map, themes, deep dives, thinking, a
-brief per paper; arXiv's three-second spacing; ten papers, as many as the recorded feed has), pointed at the local servers, then times the
-same `digest build` again in fresh processes, as a user or a scheduled job runs it: imports,
-config, cache checks, render and the site step. With --baseline, another install (an older
-checkout's virtual environment) is timed side by side, alternating, in the same run.
+brief per paper; arXiv's three-second spacing; ten papers, as many as the recorded feed has),
+pointed at the local servers, then times the same `digest build` again in fresh processes, as
+a user or a scheduled job runs it: imports, config, cache checks, render and the site step.
+With --baseline, another install (an older checkout's virtual environment) is timed side by
+side, alternating, in the same run.
 """
 
 from __future__ import annotations
