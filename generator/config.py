@@ -58,7 +58,8 @@ class LlmSettings:
     api_key_env: str = "SGLANG_API_KEY"
     timeout_seconds: float = 600.0
     max_retries: int = 2
-    max_concurrency: int = 8
+    # Prompts in flight at once; 0: as many as the server runs (its /server_info), else all.
+    max_concurrency: int = 0
     stream: bool = True  # stream answers: time to first token, live progress, prefill gating
     prefill_gate: bool = True  # hold prompts that share a prefix until the first is prefilled
     context_tokens: int = 0  # the model's context length; 0 asks the server

@@ -24,7 +24,7 @@ from .fetch.arxiv_source import ArxivSource
 from .kinds import answer_tokens
 from .models import Message, PromptRequest
 from .synthesis.llm_client import ChatClient
-from .synthesis.planning import PROMPT_OVERHEAD_TOKENS
+from .synthesis.planning import PROMPT_OVERHEAD_TOKENS, load_plan
 from .synthesis.server import ServerProbe, reasoning_parser_for, sglang_command
 
 log = logging.getLogger(__name__)
@@ -47,13 +47,27 @@ class BundleSize:
     source: str  # where the figure comes from, for the report
 
 
-def bundle_size(config: Config, cache: Cache) -> BundleSize:
-    """The last edition's bundle size if one was fetched, else an estimate from the config."""
+def bundle_size(config: Config, cache: Cache, probe: ServerProbe | None = None) -> BundleSize:
+    """The last edition's bundle size if one was fetched, else an estimate from the config.
+
+    Counted by the server's tokenizer where `probe` reaches one that has `/v1/tokenize`, else
+    at the rate that tokenizer measured for that edition's plan, else estimated: the same
+    counts that the synthesis stage fits its bundle with.
+    """
     for edition in sorted(cache.editions_with("fetch"), reverse=True):
         fetched = cache.get_fetch(edition)
-        if fetched and fetched.sources:
-            bundle = build_bundle(fetched.sources)
-            return BundleSize(bundle.estimated_tokens, f"the bundle of edition {edition}")
+        if not (fetched and fetched.sources):
+            continue
+        sources = list(fetched.sources)
+        bundle = build_bundle(sources)
+        counts = probe.tokenize(config.llm.model, [bundle.text]) if probe else None
+        if counts:
+            return BundleSize(counts[0], f"the bundle of edition {edition}, counted by the server")
+        plan = load_plan(cache, edition, sources)
+        if plan and plan.chars_per_token:
+            return BundleSize(plan.tokens(bundle.chars),
+                              f"the bundle of edition {edition}, at its measured token rate")
+        return BundleSize(bundle.estimated_tokens, f"the bundle of edition {edition}, estimated")
     a = config.arxiv
     chars = a.max_papers * (min(a.max_abstract_chars, 1500) + 400) + a.full_text_papers * a.max_pdf_chars
     return BundleSize(math.ceil(chars / 4), "an estimate from [arxiv] in config.toml")
@@ -107,7 +121,7 @@ def run_doctor(config: Config, probe: ServerProbe, chat: ChatClient, source: Arx
                             "set [llm] model in config.toml to one of these"))
 
     info = probe.server_info()
-    checks.append(check_context(config, cache, models, info))
+    checks.append(check_context(config, cache, models, info, probe))
     if info is None:
         checks.append(Check("sglang", "info",
                             "no /server_info: not SGLang, so its prefix cache, cache report, "
@@ -120,8 +134,9 @@ def run_doctor(config: Config, probe: ServerProbe, chat: ChatClient, source: Arx
     return checks
 
 
-def check_context(config: Config, cache: Cache, models: list[Any], info: dict[str, Any] | None) -> Check:
-    size = bundle_size(config, cache)
+def check_context(config: Config, cache: Cache, models: list[Any], info: dict[str, Any] | None,
+                  probe: ServerProbe | None = None) -> Check:
+    size = bundle_size(config, cache, probe)
     needed = needed_context(config, size.tokens)
     context = config.llm.context_tokens or next(
         (m.max_model_len for m in models if m.id == config.llm.model and m.max_model_len), None)

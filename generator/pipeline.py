@@ -19,6 +19,7 @@ from urllib.parse import urlparse
 
 import requests
 
+from .bundle import build_bundle
 from .cache import Cache, atomic_write_text, completion_key
 from .config import Config
 from .edition.assemble import assemble
@@ -34,7 +35,7 @@ from .errors import ServerNotAnsweringError, ServerUnavailableError, UsageError
 from .fetch.arxiv_source import ArxivSource, PdfDownloader, RateLimiter, RecordingSession
 from .fetch.stage import FetchSettings, OnText, run_fetch
 from .kinds import answer_tokens
-from .models import Bundle, FetchResult, PromptRequest, SynthesisResult
+from .models import Bundle, FetchResult, PromptRequest, Source, SynthesisResult
 from .publish.site import build_site  # imports MkDocs only when a site is built
 from .store import Docs
 from .synthesis.llm_client import ChatClient
@@ -223,6 +224,13 @@ def context_length(config: Config, services: Services) -> int | None:
     return value if isinstance(value, int) else None
 
 
+def chars_per_token(config: Config, services: Services, sources: list[Source]) -> float | None:
+    """The bundle's characters per token by the server's own tokenizer; None where it has none."""
+    text = build_bundle(sources).text
+    counts = services.probe.tokenize(config.llm.model, [text])
+    return len(text) / counts[0] if counts and counts[0] else None
+
+
 def synthesize_stage(
     config: Config, services: Services, edition: str, *, observer: Observer | None = None
 ) -> SynthesisResult:
@@ -234,18 +242,23 @@ def synthesize_stage(
         saved = make_plan(sources, None, longest)
         _, requests = prepare(config, fetch, saved)
         if not _answered(services, requests):  # only then is the server asked its context
-            saved = make_plan(sources, context_length(config, services), longest)
+            context = context_length(config, services)
+            ratio = chars_per_token(config, services, sources) if context else None
+            saved = make_plan(sources, context, longest, ratio)
         save_plan(services.cache, edition, saved)
     bundle, requests = prepare(config, fetch, saved)
     fitter = ContextFitter(sources, saved, lambda plan: prepare(config, fetch, plan)[1],
                            lambda plan: save_plan(services.cache, edition, plan))
 
+    # Concurrency follows the server's own limits unless the config sets one.
+    info = (services.probe.server_info()
+            if not config.llm.max_concurrency and not _answered(services, requests) else None)
     with launch_advice_on_failure(config, services):
         result = run_synthesis(
             requests, services.chat, services.cache,
             bundle_chars=bundle.chars, bundle_tokens=bundle.estimated_tokens,
-            max_concurrency=config.llm.max_concurrency, prefill_gate=config.llm.prefill_gate,
-            observer=observer, shrink=fitter.shrink,
+            max_concurrency=config.llm.max_concurrency, server_info=info,
+            prefill_gate=config.llm.prefill_gate, observer=observer, shrink=fitter.shrink,
         )
     previous = load_synthesis(services.cache, edition)
     if previous is None or not _same_answers(previous, result):
@@ -274,7 +287,7 @@ def render_stage(config: Config, cache: Cache, edition: str) -> None:
     env = make_environment(config.workspace)
     records = load_records(config.docs_dir)
     assembled = assemble(edition, config.digest.title, fetch, bundle, synthesis, records,
-                         plan.note if plan else "")
+                         plan.summary() if plan else "")
     rendered = render_edition(env, assembled, records, config.digest.site_url)
     write_pages(config.docs_dir, rendered)
     cache.mark_removed(edition, False)  # rendering an edition on purpose publishes it again

@@ -12,8 +12,8 @@ from click.testing import CliRunner, Result
 from generator.cli import cli
 from generator.config import Config
 from generator.models import Bundle, FullText, NumberedPaper, Paper
+from generator.synthesis.dispatch import dispatch_plan
 from generator.synthesis.prompts import build_requests
-from generator.synthesis.stage import dispatch_order
 from generator.synthesis.structured import BRIEF_SCHEMA, InvalidAnswer, parse_answer, validate
 from tests.conftest import write_config
 from tests.servers.arxiv import ArxivServer
@@ -167,7 +167,7 @@ def test_parse_answer_accepts_fences_and_rejects_shapes() -> None:
     assert validate(GOOD | {"tldr": 5}, BRIEF_SCHEMA) == ["$.tldr should be a string"]
 
 
-def test_bundle_prompts_go_before_the_briefs() -> None:
+def test_bundle_prompts_lead_and_briefs_fill_in() -> None:
     # The order is computed, not observed: which of two threads reaches a server first is
     # up to the scheduler, so a test of arrivals would be flaky.
     config = Config(path=Path("config.toml"))
@@ -176,10 +176,13 @@ def test_bundle_prompts_go_before_the_briefs() -> None:
     item = NumberedPaper(1, paper, FullText("not_requested"), 0)
     bundle = Bundle((item, replace(item, number=2)), "bundle text")
     requests = build_requests(config.prompts, bundle, {"thinking": True}, briefs=config.briefs)
-    groups, order = dispatch_order(requests, range(len(requests)))
-    names = [requests[i].name for i in order]
-    assert names[0] == "thinking-on"  # the longest decode first
-    assert names[1] == "research-map"  # then the leader of the other bundle group
-    assert names[-2:] == ["brief-1", "brief-2"]  # briefs last, each alone
-    assert sorted(order) == list(range(len(requests)))
-    assert {g for g in groups if g.startswith("bundle")} == {"bundle", "bundle-thinking"}
+    plan = dispatch_plan(requests, range(len(requests)))
+    names = [requests[i].name for i in plan.order]
+    assert names[0] == "thinking-on"  # the longest decode leads, and puts the bundle in cache
+    assert names[1] == "research-map"  # then the longest answers among the followers
+    assert [requests[i].name for i in plan.free] == ["brief-1", "brief-2"]  # each alone
+    assert sorted(plan.order) == list(range(len(requests)))
+    followers = [requests[i].max_tokens for i in plan.followers]
+    assert followers == sorted(followers, reverse=True)
+
+

@@ -120,7 +120,7 @@ def test_mirrors_may_use_a_shorter_delay(tmp_path: Path) -> None:
     ("[llm]\ntimeout_seconds = nan", "llm.timeout_seconds: expected a finite number, got nan"),
     ("[arxiv]\ndays = 999999999", "arxiv.days: must be between 0 and 36500, got 999999999"),
     ("[llm]\nmax_concurrency = 100000",
-     "llm.max_concurrency: must be between 1 and 1024, got 100000"),
+     "llm.max_concurrency: must be between 0 and 1024, got 100000"),
 ])
 def test_numbers_that_are_not_numbers_are_config_errors(tmp_path: Path, setting: str,
                                                         message: str) -> None:

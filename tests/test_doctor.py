@@ -128,3 +128,26 @@ def test_server_command_fits_the_config(workspace: Path) -> None:
                               "--reasoning-parser deepseek-v4 --enable-cache-report "
                               "--schedule-policy lpm --context-length ")
     assert int(command.rsplit(" ", 1)[1]) % 1024 == 0
+
+
+def test_doctor_and_server_command_count_as_the_build_does(
+    workspace: Path, sglang_server: SglangServer
+) -> None:
+    # A tokenizer that counts more tokens than our estimate (3 characters a token, not 4).
+    sglang_server.state.chars_per_token = 3.0
+    fetched = CliRunner().invoke(cli, ["fetch", "--config", str(workspace)])
+    assert fetched.exit_code == 0, fetched.output
+    result = doctor(workspace)
+    assert "counted by the server" in result.output
+    counted = int(re.search(r"a prompt needs about ([0-9,]+)", result.output)
+                  .group(1).replace(",", ""))  # type: ignore[union-attr]
+    sglang_server.state.tokenize_endpoint = False  # now only the estimate is left
+    estimated = int(re.search(r"a prompt needs about ([0-9,]+)", doctor(workspace).output)
+                    .group(1).replace(",", ""))  # type: ignore[union-attr]
+    assert counted > estimated
+    # Once a build has measured the rate, server-command sizes the context by it too.
+    sglang_server.state.tokenize_endpoint = True
+    assert CliRunner().invoke(cli, ["build", "--config", str(workspace)]).exit_code == 0
+    command = CliRunner().invoke(cli, ["server-command", "--config", str(workspace)])
+    assert "at its measured token rate" in command.output
+    assert int(command.output.strip().rsplit(" ", 1)[1]) >= counted

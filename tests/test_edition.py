@@ -131,7 +131,7 @@ def test_a_broken_workspace_template_is_one_line_and_exit_2(
 def test_a_refused_prompt_is_cut_fairly_and_the_cut_is_recorded() -> None:
     from generator.bundle import build_bundle
     from generator.models import FullText, PromptRequest, Source
-    from generator.synthesis.planning import BundlePlan, ContextFitter
+    from generator.synthesis.planning import BundlePlan, ContextFitter, Refusal
     from generator.synthesis.prompts import build_requests
     from tests.edition_fixture import PAPERS
 
@@ -146,11 +146,16 @@ def test_a_refused_prompt_is_cut_fairly_and_the_cut_is_recorded() -> None:
     full = build_bundle(sources)
     fitter = ContextFitter(sources, BundlePlan(full.estimated_tokens), rebuild, saved.append)
     request = rebuild(fitter.plan)[0]
-    smaller = fitter.shrink(request, 16_384)
+    smaller = fitter.shrink(request, Refusal(16_384))
     assert smaller is not None and smaller.name == "research-map"
     assert len(smaller.messages[1].content) < len(request.messages[1].content) // 3
     cap = fitter.plan.overrides["research-map"]
-    assert "16,384-token context" in fitter.plan.note and saved[-1] == fitter.plan
+    assert "16,384-token context" in fitter.plan.summary() and saved[-1] == fitter.plan
     # Refused again at the same context: the estimate says it fits, so cutting cannot help.
-    assert fitter.shrink(smaller, 16_384) is None
+    assert fitter.shrink(smaller, Refusal(16_384)) is None
     assert fitter.plan.overrides["research-map"] == cap
+    # Unless the refusal counts the prompt: three characters a token, not four, so cut more.
+    tokens = sum(len(m.content) for m in smaller.messages) // 3
+    smallest = fitter.shrink(smaller, Refusal(16_384, tokens))
+    assert smallest is not None and fitter.plan.overrides["research-map"] < cap
+    assert fitter.plan.chars_per_token == pytest.approx(3.0, rel=0.01)

@@ -9,12 +9,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner, Result
 
 from generator.cli import cli
 from generator.cli_progress import Progress
 from generator.models import Completion, PromptRequest
-from generator.synthesis.planning import context_from_error
+from generator.synthesis.planning import Refusal, context_from_error, refusal_from_error
+from tests.conftest import write_config
+from tests.servers.arxiv import ArxivServer
 from tests.servers.sglang import Answer, SglangServer, default_responder, task_of, thinking_of
 
 EDITION = "2026-12-02"
@@ -60,23 +63,38 @@ def test_prompts_sharing_a_prefix_wait_for_the_first_prefill(
     sglang_server.state.prefill_delay_s = 0.5
     assert build(workspace).exit_code == 0
     arrivals = sglang_server.state.arrivals
-    # The thinking prompt (longest decode) and one non-thinking leader go first, at once (their
-    # threads race, so either may reach the server first).
-    assert sorted(thinking_of(body) for _, body in arrivals[:2]) == [False, True]
-    assert "Task: Write a research map" in next(
-        task_of(body) for _, body in arrivals[:2] if not thinking_of(body))
+    # The thinking prompt (longest decode) leads: thinking and non-thinking prompts share the
+    # bundle's prefix (DeepSeek V4), so one prefill serves all six.
+    leader = arrivals[0][1]
+    assert thinking_of(leader)
     # The followers are sent only after the leader's first token was sent: an order of
     # events, which the gate guarantees, not a duration.
-    leader = next(body for _, body in arrivals[:2] if not thinking_of(body))
     leader_first_token = next(t for t, body in sglang_server.state.first_tokens if body is leader)
-    followers = [t for t, body in arrivals[2:]]
-    assert len(followers) == 4
+    followers = [t for t, body in arrivals[1:]]
+    assert len(followers) == 5
     assert all(t > leader_first_token for t in followers)
     completions = record(workspace)["completions"]
-    followers_cached = [c["usage"]["cached_tokens"] for c in completions
-                        if not c["thinking"] and c["name"] != "research-map"]
+    followers_cached = [c["usage"]["cached_tokens"] for c in completions if not c["thinking"]]
     assert all(cached > 20_000 for cached in followers_cached)
     assert all(c["ttft_s"] is not None for c in completions)
+
+
+def test_concurrency_follows_the_server(workspace: Path, sglang_server: SglangServer) -> None:
+    # No [llm] max_concurrency: as many at once as the server says it runs.
+    sglang_server.state.max_running_requests = 3
+    sglang_server.state.delay_s = 0.2
+    assert build(workspace).exit_code == 0
+    assert sglang_server.state.max_in_flight == 3
+
+
+def test_a_server_that_says_nothing_gets_the_whole_edition_at_once(
+    workspace: Path, sglang_server: SglangServer
+) -> None:
+    sglang_server.state.plain_openai = True  # no /server_info
+    workspace.write_text(workspace.read_text() + "prefill_gate = false\n")
+    sglang_server.state.hold_first_tokens_until = 6  # answers only once all six have arrived
+    assert build(workspace).exit_code == 0
+    assert sglang_server.state.max_in_flight == 6
 
 
 def test_without_the_gate_all_prompts_go_at_once(workspace: Path, sglang_server: SglangServer) -> None:
@@ -125,6 +143,61 @@ def test_a_context_refusal_is_retried_once_with_a_smaller_bundle(
     sent = len(sglang_server.state.chat_requests)
     assert build(workspace).exit_code == 0
     assert len(sglang_server.state.chat_requests) == sent
+
+
+def needed_tokens(tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer) -> int:
+    """The longest prompt plus its answer as the server counts them, from a build elsewhere."""
+    build(write_config(tmp_path / "probe", arxiv_server, sglang_server))
+    state = sglang_server.state
+    needed = max(state.tokens("".join(str(m["content"]) for m in body["messages"]))
+                 + int(body["max_tokens"]) for body in state.chat_requests)
+    state.chat_requests.clear()
+    state.seen_prompts.clear()
+    return needed
+
+
+@pytest.mark.parametrize("tokenizer", [True, False], ids=["tokenize", "refusal-counts"])
+def test_a_context_ten_percent_too_small_for_a_dense_tokenizer(
+    tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer, tokenizer: bool
+) -> None:
+    # The server's tokenizer counts 3 characters a token where our estimate assumes 4: by the
+    # estimate everything fits, by the server's count the context is 10 % too small.
+    state = sglang_server.state
+    state.chars_per_token = 3.0
+    state.tokenize_endpoint = tokenizer
+    needed = needed_tokens(tmp_path, arxiv_server, sglang_server)
+    state.max_model_len = int(needed * 0.9)
+    state.enforce_context = True
+    workspace = write_config(tmp_path / "ws", arxiv_server, sglang_server)
+    result = build(workspace)
+    assert result.exit_code == 0, result.output
+    data = record(workspace)
+    assert all(not c["error"] for c in data["completions"])
+    if tokenizer:  # counted up front: cut before sending, nothing refused
+        assert len(state.chat_requests) == 6
+        assert "counted by the server's tokenizer" in data["bundle"]["note"]
+    else:  # each prompt refused once, then cut by the counts in the refusal, and answered
+        assert len(state.chat_requests) == 12
+        assert "refused 6 prompt(s) for their length" in data["bundle"]["note"]
+    overview = (workspace.parent / "site_src" / "editions" / EDITION / "index.md").read_text()
+    assert "The bundle was cut to fit the model's context" in overview
+    sent = len(state.chat_requests)
+    assert build(workspace).exit_code == 0  # a rerun sends the same cut prompts: all cached
+    assert len(state.chat_requests) == sent
+
+
+def test_refusals_give_the_context_and_the_prompts_size() -> None:
+    sglang = ("Requested token count exceeds the model's maximum context length of 59392 tokens. "
+              "You requested a total of 79862 tokens: 77814 tokens from the input messages and "
+              "2048 tokens for the completion. Please reduce the number of tokens.")
+    assert refusal_from_error(sglang) == Refusal(59392, 77814)
+    assert refusal_from_error("The input (70000 tokens) is longer than the model's context "
+                              "length (65536 tokens).") == Refusal(65536, 70000)
+    assert refusal_from_error("This model's maximum context length is 32,768 tokens. However, "
+                              "your prompt contains at least 40,000 input tokens") == Refusal(
+                                  32768, 40000)
+    assert refusal_from_error("maximum context length is 8192 tokens") == Refusal(8192, None)
+    assert refusal_from_error("CUDA out of memory") is None
 
 
 def test_context_errors_name_the_length() -> None:

@@ -8,6 +8,7 @@ same bundle, hit the same cache entries, and need not ask the server its context
 from __future__ import annotations
 
 import logging
+import math
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -22,11 +23,30 @@ log = logging.getLogger(__name__)
 
 # Besides the bundle a prompt carries the system message and its task.
 PROMPT_OVERHEAD_TOKENS = 1024
-# Our estimate is ~4 characters a token; real tokenizers vary, so keep a margin.
-SAFETY = 0.9
+# Without a count from the server, about four characters a token; real tokenizers vary (PDF
+# text with math and tables runs well under three), so an estimate keeps a wider margin.
+DEFAULT_CHARS_PER_TOKEN = 4.0
+ESTIMATE_SAFETY = 0.9
+COUNTED_SAFETY = 0.98  # counts from the server's tokenizer; the chat template adds a few tokens
 
-_CONTEXT_RE = re.compile(r"(?:maximum )?context (?:length|window)[^0-9]{0,40}?([0-9][0-9,]{2,})",
+_CONTEXT_RE = re.compile(r"(?:maximum )?context (?:length|window|size)[^0-9]{0,40}?([0-9][0-9,]{2,})",
                          re.IGNORECASE)
+# SGLang: "... N tokens from the input messages ...", "The input (N tokens) is longer than ...";
+# vLLM: "... your prompt contains at least N input tokens" or "(N in the messages, ...)".
+_INPUT_RES = (
+    re.compile(r"([0-9][0-9,]*) tokens from the input messages", re.IGNORECASE),
+    re.compile(r"The input \(([0-9][0-9,]*) tokens\)", re.IGNORECASE),
+    re.compile(r"prompt contains (?:at least )?([0-9][0-9,]*) input tokens", re.IGNORECASE),
+    re.compile(r"\(([0-9][0-9,]*) in the messages", re.IGNORECASE),
+)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """What a server's "too long for my context" error says."""
+
+    context: int
+    input_tokens: int | None = None  # the prompt as the server's tokenizer counted it
 
 
 @dataclass(frozen=True)
@@ -39,45 +59,87 @@ class BundlePlan:
     excerpt_cap: int | None = None
     overrides: dict[str, int] = field(default_factory=dict)  # request name -> excerpt cap
     note: str = ""
+    # Measured by the server's tokenizer (or from a refusal's counts); None: estimated.
+    chars_per_token: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"full_tokens": self.full_tokens, "context_tokens": self.context_tokens,
-                "excerpt_cap": self.excerpt_cap, "overrides": self.overrides, "note": self.note}
+                "excerpt_cap": self.excerpt_cap, "overrides": self.overrides, "note": self.note,
+                "chars_per_token": self.chars_per_token}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BundlePlan:
+        ratio = data.get("chars_per_token")
         return cls(full_tokens=data["full_tokens"], context_tokens=data.get("context_tokens"),
                    excerpt_cap=data.get("excerpt_cap"), overrides=dict(data.get("overrides", {})),
-                   note=data.get("note", ""))
+                   note=data.get("note", ""),
+                   chars_per_token=float(ratio) if isinstance(ratio, (int, float)) else None)
+
+    def summary(self) -> str:
+        """What the edition says about how its bundle was cut."""
+        if not self.overrides:
+            return self.note
+        caps = sorted(set(self.overrides.values()))
+        size = f"{caps[0]:,}" if len(caps) == 1 else f"{caps[0]:,}–{caps[-1]:,}"
+        context = f" ({self.context_tokens:,}-token context)" if self.context_tokens else ""
+        refused = (f"The server refused {len(self.overrides)} prompt(s) for their length"
+                   f"{context}; they were retried with full-text excerpts of at most {size} "
+                   "characters each, cut fairly across papers.")
+        return f"{self.note} {refused}".strip()
+
+    def tokens(self, chars: int) -> int:
+        """`chars` of bundle text in tokens, counted at the measured rate where there is one."""
+        return math.ceil(chars / (self.chars_per_token or DEFAULT_CHARS_PER_TOKEN))
+
+
+def refusal_from_error(message: str) -> Refusal | None:
+    """The context length (and the prompt's size) a context-overflow error names, if any."""
+    context = _CONTEXT_RE.search(message)
+    if not context:
+        return None
+    found = (r.search(message) for r in _INPUT_RES)
+    match = next((m for m in found if m), None)
+    return Refusal(_number(context.group(1)), _number(match.group(1)) if match else None)
 
 
 def context_from_error(message: str) -> int | None:
     """The context length a "maximum context length is N tokens" error names, if any."""
-    match = _CONTEXT_RE.search(message)
-    return int(match.group(1).replace(",", "")) if match else None
+    refusal = refusal_from_error(message)
+    return refusal.context if refusal else None
 
 
-def cap_for(sources: list[Source], context_tokens: int, answer_tokens: int) -> int | None:
+def _number(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+def cap_for(sources: list[Source], context_tokens: int, answer_tokens: int,
+            chars_per_token: float | None = None) -> int | None:
     """The excerpt cap that makes the bundle fit `context_tokens` with room for the answer."""
     excerpts = [len(s.full_text.text) for s in sources if s.full_text.status == "ok"]
     without = build_bundle(sources, excerpt_cap=0).chars
-    budget_tokens = int(context_tokens * SAFETY) - PROMPT_OVERHEAD_TOKENS - answer_tokens
-    return fair_excerpt_cap(excerpts, budget_tokens * 4 - without)
+    safety = COUNTED_SAFETY if chars_per_token else ESTIMATE_SAFETY
+    budget_tokens = int(context_tokens * safety) - PROMPT_OVERHEAD_TOKENS - answer_tokens
+    ratio = chars_per_token or DEFAULT_CHARS_PER_TOKEN
+    return fair_excerpt_cap(excerpts, int(budget_tokens * ratio) - without)
 
 
-def make_plan(sources: list[Source], context_tokens: int | None, answer_tokens: int) -> BundlePlan:
+def make_plan(sources: list[Source], context_tokens: int | None, answer_tokens: int,
+              chars_per_token: float | None = None) -> BundlePlan:
     full = build_bundle(sources)
+    plan = BundlePlan(full.estimated_tokens, context_tokens, chars_per_token=chars_per_token)
     if not context_tokens:
-        return BundlePlan(full.estimated_tokens)
-    cap = cap_for(sources, context_tokens, answer_tokens)
+        return plan
+    cap = cap_for(sources, context_tokens, answer_tokens, chars_per_token)
     if cap is None:
-        return BundlePlan(full.estimated_tokens, context_tokens)
+        return plan
     cut = build_bundle(sources, excerpt_cap=cap)
+    how = "counted by the server's tokenizer" if chars_per_token else "estimated"
     note = (f"The full-text excerpts were shortened to at most {cap:,} characters each so that "
-            f"the bundle (now about {cut.estimated_tokens:,} tokens, from {full.estimated_tokens:,}) "
-            f"and the longest answer fit the model's {context_tokens:,}-token context.")
+            f"the bundle (now about {plan.tokens(cut.chars):,} tokens, from "
+            f"{plan.tokens(full.chars):,}; {how}) and the longest answer fit the model's "
+            f"{context_tokens:,}-token context.")
     log.warning("%s", note)
-    return BundlePlan(full.estimated_tokens, context_tokens, cap, note=note)
+    return replace(plan, excerpt_cap=cap, note=note)
 
 
 def load_plan(cache: Cache, edition: str, sources: list[Source]) -> BundlePlan | None:
@@ -124,17 +186,25 @@ class ContextFitter:
         self._save = save
         self._lock = threading.Lock()
 
-    def shrink(self, request: PromptRequest, context: int) -> PromptRequest | None:
-        """The same prompt with excerpts cut to fit `context`, or None if cutting cannot help."""
-        cap = cap_for(self._sources, context, request.max_tokens)
+    def shrink(self, request: PromptRequest, refusal: Refusal) -> PromptRequest | None:
+        """The same prompt with excerpts cut to fit, or None if cutting cannot help.
+
+        Where the refusal says how many tokens the prompt was, the cut is sized by that count
+        (the prompt's characters per token), not by our estimate, which may be the very
+        reason it was refused.
+        """
+        ratio = self.plan.chars_per_token
+        if refusal.input_tokens:
+            ratio = sum(len(m.content) for m in request.messages) / refusal.input_tokens
+        cap = cap_for(self._sources, refusal.context, request.max_tokens, ratio)
         with self._lock:
             current = self.plan.overrides.get(request.name, self.plan.excerpt_cap)
-            if cap is None or (current is not None and cap >= current):
-                return None  # the prompt already fits by our estimate: cutting cannot help
-            note = (f"The server refused {request.title!r} for its length ({context:,}-token "
-                    f"context); it was retried with excerpts of at most {cap:,} characters.")
+            if current is None:
+                current = max((len(s.full_text.text) for s in self._sources), default=0)
+            if cap is None or cap >= current:
+                return None  # by the best count there is, the prompt already fits
             self.plan = replace(self.plan, overrides={**self.plan.overrides, request.name: cap},
-                                note=f"{self.plan.note} {note}".strip())
+                                context_tokens=refusal.context, chars_per_token=ratio)
             self._save(self.plan)
             variants = self._rebuild(self.plan)
         return next(r for r in variants if r.name == request.name)

@@ -105,6 +105,25 @@ class ServerProbe:
             info = {**info["server_args"], **info}  # some versions nest the arguments
         return info
 
+    def tokenize(self, model: str, texts: list[str]) -> list[int] | None:
+        """Exact token counts of raw `texts` (no chat template) from SGLang's `/v1/tokenize`
+        (or its alias `/tokenize`); None where the server has neither."""
+        body = {"model": model, "prompt": texts, "add_special_tokens": False}
+        for url in (f"{self.base_url}/tokenize", f"{self.root_url}/tokenize"):
+            try:
+                response = self._session.post(url, json=body, headers=self._headers, timeout=60.0)
+                if response.status_code != 200:
+                    continue
+                counts = response.json().get("count")
+            except (requests.RequestException, ValueError, AttributeError):
+                continue
+            if isinstance(counts, int) and len(texts) == 1:
+                counts = [counts]
+            if (isinstance(counts, list) and len(counts) == len(texts)
+                    and all(isinstance(c, int) and c >= 0 for c in counts)):
+                return counts
+        return None
+
     def readiness(self) -> tuple[bool, str]:
         """(ready, what was seen): /health where the server has it, else /v1/models."""
         try:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -21,8 +20,9 @@ from ..errors import LlmRequestError
 from ..kinds import KINDS, STRUCTURED, schema_for
 from ..models import Completion, Message, PromptRequest, SynthesisResult
 from ..urls import redact_text
+from .dispatch import GATE_TIMEOUT_S, Dispatcher, concurrency, dispatch_plan
 from .llm_client import ChatClient, StreamEvents
-from .planning import context_from_error
+from .planning import Refusal, context_from_error, refusal_from_error
 from .structured import InvalidAnswer, parse_answer
 
 log = logging.getLogger(__name__)
@@ -44,16 +44,18 @@ class Observer:
         """A pipeline stage begins (called by the pipeline, not by synthesis)."""
 
 
-# Rebuilds a request with a bundle that fits `context_tokens`, or None if it cannot be cut.
-Shrink = Callable[[PromptRequest, int], PromptRequest | None]
+# Rebuilds a request with a bundle that fits what the server's refusal says, or None if
+# cutting cannot help.
+Shrink = Callable[[PromptRequest, Refusal], PromptRequest | None]
+MAX_CUTS = 3
 
 
 class _Events(StreamEvents):
-    def __init__(self, request: PromptRequest, observer: Observer, prefilled: threading.Event) -> None:
+    def __init__(self, request: PromptRequest, observer: Observer, prefilled: Callable[[], None]) -> None:
         self._request, self._observer, self._prefilled = request, observer, prefilled
 
     def first_token(self) -> None:
-        self._prefilled.set()
+        self._prefilled()
 
     def progress(self, pieces: int) -> None:
         self._observer.progress(self._request, pieces)
@@ -66,16 +68,18 @@ def run_synthesis(
     *,
     bundle_chars: int,
     bundle_tokens: int,
-    max_concurrency: int = 8,
+    max_concurrency: int = 0,
+    server_info: dict[str, Any] | None = None,
     prefill_gate: bool = True,
+    gate_timeout: float = GATE_TIMEOUT_S,
     observer: Observer | None = None,
     shrink: Shrink | None = None,
 ) -> SynthesisResult:
     """Answer every request, from the cache where possible; results keep the requests' order.
 
-    Requests are sent concurrently. Requests that share a prefix (same thinking mode) wait, with
-    `prefill_gate`, until the first of them has its first token: its prefill has then put the
-    bundle in the server's prefix cache, so the others prefill only their own task text.
+    Requests are sent concurrently (see `dispatch.concurrency`) in the order `dispatch_plan`
+    gives: the prompts that carry the bundle wait, with `prefill_gate`, for the first one's
+    first token, so that they prefill only their own task text.
     """
     observer = observer or Observer()
     started = time.perf_counter()
@@ -93,74 +97,57 @@ def run_synthesis(
         return _result(client, requests, results, bundle_chars, bundle_tokens, started)
 
     client.check_ready()  # fail before any prompt is sent, naming the URL
-    groups, order = dispatch_order(requests, todo)
-    gates = {group: threading.Event() for group in groups}
-    leaders = {members[0] for members in groups.values()}
+    plan = dispatch_plan(requests, todo)
+    dispatcher = Dispatcher(plan, gate=prefill_gate, timeout=gate_timeout)
+    private = max(requests[i].max_tokens + sum(len(m.content) for m in requests[i].messages) // 4
+                  - (bundle_tokens if KINDS[requests[i].kind].shares_bundle else 0) for i in todo)
+    slots = concurrency(max_concurrency, server_info, len(todo), private, bundle_tokens)
+    log.info("sending %d prompt(s), %d at a time", len(todo), slots)
 
-    def work(index: int) -> Completion:
+    def work(index: int) -> None:
         request = requests[index]
-        gate = gates[_group(request)]
-        if index not in leaders and prefill_gate:
-            gate.wait()
         observer.started(request)
+        events = _Events(request, observer,
+                         dispatcher.open_gate if index == plan.leader else lambda: None)
         try:
-            events = _Events(request, observer, gate)
             completion = _complete(client, cache, request, keys[index], events, shrink)
         finally:
-            gate.set()  # a leader that failed before its first token must not hold the others
+            if index == plan.leader:  # a leader that failed before its first token must not
+                dispatcher.open_gate()  # hold the others
+        results[index] = completion
         observer.done(request, completion)
-        return completion
 
-    with ThreadPoolExecutor(max_workers=max(1, max_concurrency)) as pool:
-        for index, completion in zip(order, pool.map(work, order), strict=True):
-            results[index] = completion
+    def worker() -> None:
+        while (index := dispatcher.next()) is not None:
+            work(index)
+
+    with ThreadPoolExecutor(max_workers=slots) as pool:
+        for future in [pool.submit(worker) for _ in range(slots)]:
+            future.result()
     return _result(client, requests, results, bundle_chars, bundle_tokens, started)
 
 
-def dispatch_order(requests: Sequence[PromptRequest], todo: Sequence[int]
-                   ) -> tuple[dict[str, list[int]], list[int]]:
-    """The prefix groups of the requests to send, and the order they are handed to workers.
-
-    Prompts that carry the bundle form one group per thinking mode; a brief carries only its
-    paper and goes alone. The thinking group first: its long decode bounds the stage. Then
-    the bundle leaders, their followers (so a waiting follower's leader is always running),
-    and the briefs, which wait for no one and decode short answers. Deterministic: the same
-    requests always go out in the same order.
-    """
-    groups: dict[str, list[int]] = {}
-    for index in sorted(todo, key=lambda i: (not requests[i].thinking,
-                                             not KINDS[requests[i].kind].shares_bundle)):
-        groups.setdefault(_group(requests[index]), []).append(index)
-    shared = [m for g, m in groups.items() if g.startswith("bundle")]
-    order = ([m[0] for m in shared] + [i for m in shared for i in m[1:]]
-             + [m[0] for g, m in groups.items() if not g.startswith("bundle")])
-    return groups, order
-
-
-def _group(request: PromptRequest) -> str:
-    if not KINDS[request.kind].shares_bundle:
-        return request.name
-    return "bundle-thinking" if request.thinking else "bundle"
-
-
 def _complete(client: ChatClient, cache: Cache, request: PromptRequest, key: str,
-              events: StreamEvents, shrink: Shrink | None) -> Completion:
-    """One request, with one retry on a smaller bundle if the server says it is too long."""
+              events: StreamEvents, shrink: Shrink | None, cuts: int = 0) -> Completion:
+    """One request; if the server refuses it for its length, again with shorter excerpts
+    (each cut sized by the server's own count, each smaller than the last, at most three)."""
     try:
         if request.kind in STRUCTURED:
             completion = _structured(client, request, events)
         else:
             completion = client.complete(request, events)
     except LlmRequestError as err:
-        context = context_from_error(str(err)) if err.status == 400 else None
-        smaller = shrink(request, context) if (context and shrink) else None
+        refusal = refusal_from_error(str(err)) if err.status == 400 else None
+        smaller = shrink(request, refusal) if (refusal and shrink and cuts < MAX_CUTS) else None
         if smaller is None:
             # The observer (the CLI's progress) and the edition report it; logged once, quietly.
             log.info("prompt %s failed: %s", request.name, err)
             return Completion(name=request.name, model=client.model, error=redact_text(str(err)))
+        assert refusal is not None
         log.warning("prompt %s was too long for a %d-token context; retrying with shorter "
-                    "excerpts", request.name, context)
-        return _complete(client, cache, smaller, completion_key(client.model, smaller), events, None)
+                    "excerpts", request.name, refusal.context)
+        return _complete(client, cache, smaller, completion_key(client.model, smaller), events,
+                         shrink, cuts + 1)
     cache.put_completion(key, completion)
     return completion
 

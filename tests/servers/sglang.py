@@ -118,6 +118,14 @@ class SglangState:
     model_requests: int = 0
     seen_prompts: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # The tokenizer: this many characters a token (our estimate assumes 4; PDF text runs lower).
+    chars_per_token: float = 4.0
+    tokenize_endpoint: bool = True  # SGLang's /v1/tokenize (and /tokenize)
+    tokenize_requests: int = 0
+    max_running_requests: int | None = None  # reported at /server_info when set
+
+    def tokens(self, text: str) -> int:
+        return int(len(text) / self.chars_per_token)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -155,7 +163,8 @@ class _Handler(BaseHTTPRequestHandler):
                 "enable_cache_report": state.cache_report,
                 "schedule_policy": state.schedule_policy,
                 "reasoning_parser": state.reasoning_parser,
-                "max_total_num_tokens": 1_000_000, "version": "0.5.23"})
+                "max_total_num_tokens": 1_000_000, "version": "0.5.23",
+                "max_running_requests": state.max_running_requests})
         else:
             self._error(404, "Not Found", "NotFoundError")
 
@@ -163,6 +172,15 @@ class _Handler(BaseHTTPRequestHandler):
         state = self.server.state
         length = int(self.headers.get("Content-Length", "0"))
         body = json.loads(self.rfile.read(length) or b"{}")
+        if self.path in ("/v1/tokenize", "/tokenize") and state.tokenize_endpoint \
+                and not state.plain_openai:
+            with state.lock:
+                state.tokenize_requests += 1
+            texts = body["prompt"] if isinstance(body["prompt"], list) else [body["prompt"]]
+            counts = [state.tokens(t) for t in texts]
+            self._json(200, {"tokens": [], "count": counts if isinstance(body["prompt"], list)
+                             else counts[0], "max_model_len": state.max_model_len})
+            return
         if self.path != "/v1/chat/completions":
             self._error(404, "Not Found", "NotFoundError")
             return
@@ -205,8 +223,10 @@ class _Handler(BaseHTTPRequestHandler):
                             finish_reason=answer.finish_reason,
                             completion_tokens=answer.completion_tokens)
         prompt = "".join(str(m["content"]) for m in body["messages"])
-        prompt = ("T:" if thinking_of(body) else "N:") + prompt  # the modes never share a prefix
-        prompt_tokens = max(1, len(prompt) // 4)
+        # DeepSeek V4's encoder: the modes differ only after the final assistant marker, so
+        # thinking and non-thinking prompts share the bundle's cached prefix.
+        prompt += "<think>" if thinking_of(body) else "</think>"
+        prompt_tokens = max(1, state.tokens(prompt))
         wanted = prompt_tokens + int(body.get("max_tokens") or 0)
         if state.enforce_context and wanted > state.max_model_len:
             self._error(400, "Requested token count exceeds the model's maximum context length "
@@ -218,7 +238,7 @@ class _Handler(BaseHTTPRequestHandler):
             best = max((_common(prompt, p) for p in state.seen_prompts), default=0)
             state.seen_prompts.append(prompt)
         cached = 0 if state.radix_cache_off else min(
-            (best // 4) // PAGE_TOKENS * PAGE_TOKENS, prompt_tokens - 1)
+            state.tokens(prompt[:best]) // PAGE_TOKENS * PAGE_TOKENS, prompt_tokens - 1)
         reasoning_tokens = len(answer.reasoning) // 4
         completion_tokens = answer.completion_tokens or (
             max(1, len(answer.content) // 4) + reasoning_tokens)

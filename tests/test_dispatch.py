@@ -1,0 +1,77 @@
+"""The dispatch order and the prefill gate, on fixed requests, without a server or threads."""
+
+from __future__ import annotations
+
+from generator.models import Message, PromptKind, PromptRequest
+from generator.synthesis.dispatch import Dispatcher, DispatchPlan, concurrency, dispatch_plan
+
+
+def request(name: str, kind: PromptKind, max_tokens: int, thinking: bool = False) -> PromptRequest:
+    return PromptRequest(name=name, title=name, kind=kind, question="",
+                         messages=(Message("user", "x"),), max_tokens=max_tokens,
+                         temperature=0.2, thinking=thinking)
+
+
+REQUESTS = [
+    request("research-map", "research_map", 3000),
+    request("themes", "themes", 800),
+    request("dive", "deep_dive", 1200),
+    request("thinking-off", "thinking", 1500),
+    request("thinking-on", "thinking", 4000, thinking=True),
+    request("brief-1", "brief", 600),
+    request("brief-2", "brief", 600),
+]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_thinking_prompt_leads_then_the_longest_answers() -> None:
+    plan = dispatch_plan(REQUESTS, range(len(REQUESTS)))
+    assert plan == DispatchPlan(leader=4, followers=(0, 3, 2, 1), free=(5, 6))
+
+
+def test_without_a_thinking_prompt_to_send_the_longest_answer_leads() -> None:
+    plan = dispatch_plan(REQUESTS, [0, 1, 2, 5])
+    assert plan == DispatchPlan(leader=0, followers=(2, 1), free=(5,))
+
+
+def test_briefs_fill_slots_while_the_gate_is_closed_and_followers_go_first_once_it_opens() -> None:
+    dispatcher = Dispatcher(dispatch_plan(REQUESTS, range(len(REQUESTS))), timeout=60,
+                            clock=Clock())
+    assert dispatcher.next() == 4  # the leader
+    assert dispatcher.next() == 5  # the gate is closed: a brief
+    dispatcher.open_gate()  # the leader's first token
+    assert [dispatcher.next() for _ in range(4)] == [0, 3, 2, 1]  # followers before brief-2
+    assert dispatcher.next() == 6
+    assert dispatcher.next() is None
+
+
+def test_the_gate_opens_after_its_timeout_without_a_first_token() -> None:
+    clock = Clock()
+    dispatcher = Dispatcher(dispatch_plan(REQUESTS, [0, 2, 4]), timeout=10, clock=clock)
+    assert dispatcher.next() == 4
+    clock.now = 10.0  # no first token (a server that does not stream, say)
+    assert dispatcher.next() == 0
+
+
+def test_without_the_gate_the_order_is_the_plan_order() -> None:
+    plan = dispatch_plan(REQUESTS, range(len(REQUESTS)))
+    dispatcher = Dispatcher(plan, gate=False)
+    assert [dispatcher.next() for _ in REQUESTS] == plan.order
+
+
+def test_concurrency_comes_from_the_server_unless_configured() -> None:
+    assert concurrency(4, {"max_running_requests": 64}, 27, 2000, 60_000) == 4
+    assert concurrency(0, None, 27, 2000, 60_000) == 27  # a server that says nothing
+    assert concurrency(0, {"max_running_requests": 16}, 27, 2000, 60_000) == 16
+    assert concurrency(0, {"internal_states": [{"max_running_requests": 8}]}, 27, 2000,
+                       60_000) == 8
+    # The KV cache holds the bundle once and then each prompt's own tokens.
+    assert concurrency(0, {"max_total_num_tokens": 80_000}, 27, 2000, 60_000) == 10
+    assert concurrency(0, {"max_running_requests": True}, 3, 2000, 60_000) == 3
