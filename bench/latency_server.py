@@ -1,13 +1,17 @@
 """A latency-modelled SGLang-shaped server for benchmarks, on 127.0.0.1.
 
 The model: one prefill queue served first come, first served at `prefill_tps`; a radix prefix
-cache over completed prefills, in pages of `page_tokens`; then decode at `decode_tps` per
-request, all requests decoding in parallel (continuous batching). Time runs `scale` times
-faster than the model's seconds so that a benchmark takes seconds.
+cache over completed prefills, in pages of `page_tokens`; the first token streamed right after
+a request's prefill; then decode at `decode_tps` per request, all requests decoding in parallel
+(continuous batching). Time runs `scale` times faster than the model's seconds so that a
+benchmark takes seconds. A prose answer is `answer_tokens` long, a structured one (a brief, the
+theme map) `structured_tokens`, each at most the request's max_tokens; a thinking request first
+decodes `reasoning_tokens`. As with DeepSeek V4's encoder, a thinking prompt differs from its
+non-thinking twin only at the end, so the modes share the bundle's cached prefix.
 
 With `cache_blind` (the default) a request looks up the cache when it arrives, as a scheduler
 that does not re-match waiting requests would: requests that arrive together all miss. Without
-it, the lookup happens when the request's prefill starts.
+it (cache-aware, as SGLang schedules), the lookup happens when the request's prefill starts.
 """
 
 from __future__ import annotations
@@ -27,11 +31,30 @@ CHARS_PER_TOKEN = 4
 class Model:
     prefill_tps: float = 12_000.0
     decode_tps: float = 80.0
-    answer_tokens: int = 900
-    reasoning_tokens: int = 1_200
+    answer_tokens: int = 1_200
+    reasoning_tokens: int = 2_000
+    structured_tokens: int = 250
     page_tokens: int = 256
     scale: float = 0.05  # real seconds per model second
     cache_blind: bool = True
+    max_running_requests: int = 64  # reported at /server_info, as SGLang does
+
+    def decode(self, body: dict[str, Any]) -> tuple[int, int]:
+        """(reasoning, answer) tokens the model decodes for a request body."""
+        limit = int(body.get("max_tokens") or 1 << 30)
+        answer = self.structured_tokens if "response_format" in body else self.answer_tokens
+        reasoning = self.reasoning_tokens if thinking(body) else 0
+        return min(reasoning, limit // 2), min(answer, limit - min(reasoning, limit // 2))
+
+
+def thinking(body: dict[str, Any]) -> bool:
+    return bool((body.get("chat_template_kwargs") or {}).get("thinking"))
+
+
+def prompt_text(body: dict[str, Any]) -> str:
+    """The prompt as the server caches it: the messages, then the mode's marker."""
+    text = "".join(str(m["content"]) for m in body["messages"])
+    return text + ("<think>" if thinking(body) else "</think>")
 
 
 @dataclass
@@ -124,6 +147,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path in ("/v1/models", "/health"):
             self._json({"object": "list", "data": [
                 {"id": owner.served_model, "object": "model", "max_model_len": 131072}]})
+        elif self.path in ("/server_info", "/get_server_info"):
+            self._json({"max_running_requests": owner.model.max_running_requests,
+                        "context_length": 131072})
         else:
             self.send_error(404)
 
@@ -131,26 +157,20 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         model = owner.model
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        thinking = bool((body.get("chat_template_kwargs") or {}).get("thinking"))
-        # Thinking changes the start of the prompt (DeepSeek V4): the modes share no prefix.
-        prompt = ("<think>" if thinking else "") + "".join(m["content"] for m in body["messages"])
+        prompt = prompt_text(body)
         prompt_tokens = len(prompt) // CHARS_PER_TOKEN
         cached = owner.prefill(prompt)
         with owner._lock:
             owner.stats.requests += 1
             owner.stats.prompt_tokens += prompt_tokens
             owner.stats.cached_tokens += cached
-        reasoning = model.reasoning_tokens if thinking else 0
-        total = reasoning + model.answer_tokens
+        reasoning, answer_tokens = model.decode(body)
+        total = reasoning + answer_tokens
         usage = {"prompt_tokens": prompt_tokens, "completion_tokens": total,
                  "total_tokens": prompt_tokens + total, "reasoning_tokens": reasoning,
                  "prompt_tokens_details": {"cached_tokens": cached}}
         step = 50  # tokens a chunk
-        if "response_format" in body:  # a theme map: JSON of about the answer's length
-            answer = json.dumps({"themes": [{"name": "Theme", "papers": [1, 2],
-                                             "description": "word " * (model.answer_tokens - 20)}]})
-        else:
-            answer = "word " * model.answer_tokens
+        answer = _answer(body, answer_tokens)
         if not body.get("stream"):
             time.sleep(total / model.decode_tps * model.scale)
             self._json({"id": "x", "object": "chat.completion", "model": owner.served_model,
@@ -170,7 +190,7 @@ class _Handler(BaseHTTPRequestHandler):
                 delta = {"reasoning_content": "word " * n}
             else:
                 done = sent - reasoning
-                share = len(answer) / model.answer_tokens
+                share = len(answer) / max(answer_tokens, 1)
                 delta = {"content": answer[int(done * share):int((done + n) * share)]}
             self._event({"choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
             time.sleep(n / model.decode_tps * model.scale)
@@ -191,6 +211,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+
+def _answer(body: dict[str, Any], tokens: int) -> str:
+    """Text of about `tokens` tokens; schema-valid JSON for a structured request."""
+    words = "word " * max(tokens - 20, 1)
+    schema = json.dumps(body.get("response_format") or {})
+    if '"themes"' in schema:
+        return json.dumps({"themes": [{"name": "Theme", "papers": [1, 2], "description": words}]})
+    if "response_format" in body:
+        return json.dumps({"tldr": words, "problem": "A problem.", "method": "A method.",
+                           "result": "A result.", "limitations": "Some."})
+    return words
 
 
 def _common(a: str, b: str) -> int:
