@@ -31,11 +31,11 @@ from tests.servers.sglang import SglangServer  # noqa: E402
 EDITION = "2026-12-02"
 
 
-def init_config(folder: Path, arxiv: ArxivServer, sglang: SglangServer) -> Path:
-    """The config.toml `digest init` writes, with the two server URLs changed and
-    max_papers 10 (the recorded feed the test server answers with holds ten papers)."""
+def init_config(folder: Path, arxiv: ArxivServer, sglang: SglangServer, checkout: Path) -> Path:
+    """The config.toml `digest init` writes in `checkout`, with the two server URLs changed
+    and max_papers 10 (the recorded feed the test server answers with holds ten papers)."""
     folder.mkdir(parents=True)
-    text = (ROOT / "config.toml").read_text()
+    text = (checkout / "config.toml").read_text()
     text = text.replace('"https://export.arxiv.org/api/query"', f'"{arxiv.api_url}"')
     text = text.replace('"http://localhost:30000/v1"', f'"{sglang.base_url}"')
     text = text.replace("max_papers = 20 ", "max_papers = 10 ")
@@ -68,8 +68,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as folder:
             configs = {}
             for name, python in pythons.items():
-                config = init_config(Path(folder) / name.replace(" ", "-"), arxiv, sglang)
                 cwd = ROOT if name == "this checkout" else Path(python).parents[2]
+                config = init_config(Path(folder) / name.replace(" ", "-"), arxiv, sglang, cwd)
                 first = build(python, config, cwd)
                 configs[name] = (config, cwd)
                 print(f"  first build, {name}: {first:.2f} s", file=sys.stderr)

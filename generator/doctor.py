@@ -13,7 +13,6 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import openai
 import requests
 
 from .bundle import build_bundle
@@ -194,6 +193,8 @@ def check_sglang(config: Config, info: dict[str, Any]) -> list[Check]:
 
 def check_thinking(config: Config, chat: ChatClient) -> Check:
     """One tiny request with thinking on: does the reasoning come back separately?"""
+    import openai  # the client's own import; about a second, so only where a check needs it
+
     request = PromptRequest(
         name="doctor", title="doctor", kind="thinking", question="",
         messages=(Message("user", "What is 17 + 25? Answer with the number only."),),

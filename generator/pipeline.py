@@ -99,11 +99,11 @@ def check_edition(edition: str) -> str:
 @contextlib.contextmanager
 def launch_advice_on_failure(config: Config, services: Services) -> Iterator[None]:
     """When nothing answers at the server's URL, say how to start one that fits this config."""
-    from .doctor import launch_advice
-
     try:
         yield
     except ServerNotAnsweringError as err:
+        from .doctor import launch_advice  # only now: it is not free to import
+
         raise ServerNotAnsweringError(
             f"{err}\n{launch_advice(config, services.cache, services.chat.base_url)}") from err
 

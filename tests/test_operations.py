@@ -139,3 +139,14 @@ def test_an_unchanged_rebuild_runs_no_site_build_and_digest_site_always_does(
     rebuilt = (site / "index.html").stat().st_ino
     assert build(workspace, SECOND).exit_code == 0
     assert (site / "index.html").stat().st_ino != rebuilt  # mkdocs.yml changed: built again
+
+
+def test_an_unchanged_rebuild_imports_neither_openai_nor_mkdocs(workspace: Path) -> None:
+    assert build(workspace, SECOND).exit_code == 0
+    code = ("import sys\nfrom generator.cli import main\n"
+            "try:\n    main(['build', '--config', sys.argv[1], '--edition', sys.argv[2]])\n"
+            "except SystemExit as exit:\n    assert not exit.code, exit.code\n"
+            "print(sorted({'openai', 'mkdocs', 'material'} & sys.modules.keys()))")
+    done = subprocess.run([sys.executable, "-c", code, str(workspace), SECOND], cwd=ROOT,
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]"
