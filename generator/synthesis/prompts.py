@@ -2,7 +2,7 @@
 
 Every request starts with the same two things, the system message and then the bundle, and only
 then the task. Identical leading tokens let SGLang's radix cache prefill the bundle once for
-all prompts of the same thinking mode.
+all of them (DeepSeek V4's thinking and non-thinking prompts differ only at the end).
 """
 
 from __future__ import annotations
