@@ -61,6 +61,11 @@ class Progress(Observer):
             self._line(f"  {cached} of {total} prompt(s) answered from the cache")
         self._redraw()
 
+    def added(self, count: int) -> None:
+        with self._lock:
+            self._total += count
+        self._redraw()
+
     def started(self, request: PromptRequest) -> None:
         with self._lock:
             self._running[request.name] = 0

@@ -121,6 +121,16 @@ class BriefSettings:
     temperature: float = 0.2
 
 
+@dataclass(frozen=True)
+class EvidenceSettings:
+    """After each synthesis answer, ask for a verbatim quote behind every citing sentence."""
+
+    enabled: bool = True
+    claims_per_request: int = 5  # small batches decode in parallel: less wall time than one
+    max_quote_words: int = 40
+    temperature: float = 0.0
+
+
 def _default_deep_dives() -> tuple[DeepDivePrompt, ...]:
     return tuple(DeepDivePrompt(label, q) for label, q in default_prompts.DEEP_DIVES)
 
@@ -145,6 +155,7 @@ class Config:
     paths: PathSettings = field(default_factory=PathSettings)
     prompts: PromptSettings = field(default_factory=PromptSettings)
     briefs: BriefSettings = field(default_factory=BriefSettings)
+    evidence: EvidenceSettings = field(default_factory=EvidenceSettings)
 
     @property
     def workspace(self) -> Path:
@@ -174,6 +185,7 @@ _SECTIONS: dict[str, type] = {
     "paths": PathSettings,
     "prompts": PromptSettings,
     "briefs": BriefSettings,
+    "evidence": EvidenceSettings,
 }
 
 

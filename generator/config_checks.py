@@ -74,6 +74,10 @@ def check_values(config: Config) -> list[str]:
     within("prompts.thinking.thinking_max_tokens", p.thinking.thinking_max_tokens, 1, 10_000_000)
     if not 0.0 <= p.thinking.thinking_temperature <= 2.0:
         problems.append("prompts.thinking.thinking_temperature: must be between 0 and 2")
+    within("evidence.claims_per_request", config.evidence.claims_per_request, 1, 100)
+    within("evidence.max_quote_words", config.evidence.max_quote_words, 5, 500)
+    if not 0.0 <= config.evidence.temperature <= 2.0:
+        problems.append("evidence.temperature: must be between 0 and 2")
     labels = [d.label for d in p.deep_dives]
     for label in {x for x in labels if labels.count(x) > 1}:
         problems.append(f"prompts.deep_dives: the label {label!r} is used more than once")

@@ -211,7 +211,7 @@ class Message:
     content: str
 
 
-PromptKind = Literal["research_map", "deep_dive", "thinking", "themes", "brief"]
+PromptKind = Literal["research_map", "deep_dive", "thinking", "themes", "brief", "evidence"]
 
 
 @dataclass(frozen=True)

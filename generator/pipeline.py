@@ -11,7 +11,7 @@ import contextlib
 import logging
 import re
 import shutil
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -38,11 +38,12 @@ from .kinds import answer_tokens
 from .models import Bundle, FetchResult, PromptRequest, Source, SynthesisResult
 from .publish.site import build_site  # imports MkDocs only when a site is built
 from .store import Docs
+from .synthesis.evidence import evidence_requests
 from .synthesis.llm_client import ChatClient
 from .synthesis.planning import BundlePlan, ContextFitter, bundles_for, load_plan, make_plan, save_plan
 from .synthesis.prompts import build_requests
 from .synthesis.server import ServerProbe
-from .synthesis.stage import Observer, load_synthesis, run_synthesis, save_synthesis
+from .synthesis.stage import FollowUp, Observer, load_synthesis, run_synthesis, save_synthesis
 
 log = logging.getLogger(__name__)
 
@@ -199,14 +200,29 @@ def all_cached(config: Config, services: Services, edition: str) -> bool:
     if fetch is None:
         return False
     plan = load_plan(services.cache, edition, list(fetch.sources))
-    _, requests = prepare(config, fetch, plan)
-    return _answered(services, requests)
+    bundle, requests = prepare(config, fetch, plan)
+    return _answered(services, requests, follow_ups(config, bundle))
 
 
-def _answered(services: Services, requests: list[PromptRequest]) -> bool:
-    """Whether the cache holds an answer to every one of `requests`."""
-    return all(services.cache.get_completion(completion_key(services.chat.model, r))
-               for r in requests)
+def follow_ups(config: Config, bundle: Bundle) -> FollowUp | None:
+    """What an answer brings: its evidence checks, when [evidence] is on."""
+    if not config.evidence.enabled:
+        return None
+    papers = frozenset(p.number for p in bundle.papers)
+    return lambda request, completion: evidence_requests(request, completion, config.evidence,
+                                                         papers)
+
+
+def _answered(services: Services, requests: Sequence[PromptRequest],
+              follow_up: FollowUp | None = None) -> bool:
+    """Whether the cache holds an answer to every one of `requests` and of their follow-ups."""
+    for request in requests:
+        completion = services.cache.get_completion(completion_key(services.chat.model, request))
+        if completion is None:
+            return False
+        if follow_up and not _answered(services, follow_up(request, completion)):
+            return False
+    return True
 
 
 def context_length(config: Config, services: Services) -> int | None:
@@ -247,18 +263,21 @@ def synthesize_stage(
             saved = make_plan(sources, context, longest, ratio)
         save_plan(services.cache, edition, saved)
     bundle, requests = prepare(config, fetch, saved)
+    follow_up = follow_ups(config, bundle)
     fitter = ContextFitter(sources, saved, lambda plan: prepare(config, fetch, plan)[1],
                            lambda plan: save_plan(services.cache, edition, plan))
 
     # Concurrency follows the server's own limits unless the config sets one.
     info = (services.probe.server_info()
-            if not config.llm.max_concurrency and not _answered(services, requests) else None)
+            if not config.llm.max_concurrency and not _answered(services, requests, follow_up)
+            else None)
     with launch_advice_on_failure(config, services):
         result = run_synthesis(
             requests, services.chat, services.cache,
             bundle_chars=bundle.chars, bundle_tokens=bundle.estimated_tokens,
             max_concurrency=config.llm.max_concurrency, server_info=info,
             prefill_gate=config.llm.prefill_gate, observer=observer, shrink=fitter.shrink,
+            follow_up=follow_up,
         )
     previous = load_synthesis(services.cache, edition)
     if previous is None or not _same_answers(previous, result):

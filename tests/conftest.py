@@ -38,11 +38,12 @@ def sglang_server() -> Iterator[SglangServer]:
 
 def write_config(directory: Path, arxiv_server: ArxivServer, sglang_server: SglangServer,
                  extra: str = "", *, max_papers: int = 6, full_text_papers: int = 3,
-                 structured: bool = False) -> Path:
+                 structured: bool = False, evidence: bool = False) -> Path:
     """A workspace config pointing at the local servers, with arXiv's delay off for speed.
 
-    Briefs and the theme map are off unless `structured`: most tests count the six prose
-    prompts; tests/test_briefs.py covers the structured ones.
+    Briefs and the theme map are off unless `structured`, evidence checks unless `evidence`:
+    most tests count the six prose prompts; tests/test_briefs.py covers the structured ones
+    and tests/test_evidence.py the evidence checks.
     """
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "config.toml"
@@ -55,6 +56,9 @@ enabled = {str(structured).lower()}
 
 [prompts.themes]
 enabled = {str(structured).lower()}
+
+[evidence]
+enabled = {str(evidence).lower()}
 
 [arxiv]
 query = "testing"

@@ -20,6 +20,7 @@ from generator.models import (
     SynthesisResult,
     Usage,
 )
+from generator.synthesis.evidence import evidence_requests
 from generator.synthesis.prompts import build_requests
 
 EDITION = "2026-12-02"
@@ -70,6 +71,24 @@ def completion_for(request: PromptRequest) -> Completion:
                       latency_s=2.5, ttft_s=0.4)
 
 
+# Evidence for three answers: supported, invented; from another paper, none; a failed request.
+EVIDENCE_FOR = ("research-map", "memory-management", "thinking-off")
+EVIDENCE = {
+    "research-map": [(1, 1, "Paged attention text with a 12% gain"),
+                     (2, 2, "Speculative decoding beats everything everywhere")],
+    "memory-management": [(1, 3, "An abstract about paged attention revisited"), (2, 2, "")],
+}
+
+
+def evidence_for(request: PromptRequest) -> Completion:
+    parent = request.name.removeprefix("evidence-").rsplit("-", 2)[0]
+    if parent not in EVIDENCE:
+        return Completion(request.name, "m", error="no valid structured answer after a retry")
+    return Completion(request.name, "m", json.dumps({"claims": [
+        {"claim": c, "paper": p, "quote": q} for c, p, q in EVIDENCE[parent]]}), "", "stop",
+        Usage(prompt_tokens=1100, completion_tokens=60, cached_tokens=1024))
+
+
 def fixed_edition(config: Config | None = None, published: list[EditionRecord] | None = None
                   ) -> Edition:
     """The edition every golden file is rendered from (nothing in it depends on the clock)."""
@@ -81,7 +100,13 @@ def fixed_edition(config: Config | None = None, published: list[EditionRecord] |
     bundle = Bundle(tuple(NumberedPaper(i + 1, s.paper, s.full_text, len(s.full_text.text))
                           for i, s in enumerate(sources)), "bundle text " * 100)
     requests = requests_for(config, bundle)
-    synthesis = SynthesisResult("m", tuple(requests), tuple(completion_for(r) for r in requests),
+    completions = [completion_for(r) for r in requests]
+    checks = [e for r, c in zip(requests, completions, strict=True)
+              if r.name in EVIDENCE_FOR
+              for e in evidence_requests(r, c, config.evidence, {1, 2, 3})]
+    requests += checks
+    completions += [evidence_for(r) for r in checks]
+    synthesis = SynthesisResult("m", tuple(requests), tuple(completions),
                                 bundle.chars, bundle.estimated_tokens, 12.5)
     fetch = FetchResult("ti:inference", 3, BUILT_AT, sources)
     return assemble(EDITION, "Test Digest", fetch, bundle, synthesis, published or [],

@@ -49,6 +49,14 @@ def test_briefs_fill_slots_while_the_gate_is_closed_and_followers_go_first_once_
     dispatcher.open_gate()  # the leader's first token
     assert [dispatcher.next() for _ in range(4)] == [0, 3, 2, 1]  # followers before brief-2
     assert dispatcher.next() == 6
+    for _ in range(6):
+        dispatcher.finished()
+    dispatcher.add([7, 8])  # the last running request's follow-ups
+    assert dispatcher.next() == 7
+    dispatcher.finished()
+    dispatcher.finished()
+    assert dispatcher.next() == 8
+    dispatcher.finished()
     assert dispatcher.next() is None
 
 
@@ -64,6 +72,9 @@ def test_without_the_gate_the_order_is_the_plan_order() -> None:
     plan = dispatch_plan(REQUESTS, range(len(REQUESTS)))
     dispatcher = Dispatcher(plan, gate=False)
     assert [dispatcher.next() for _ in REQUESTS] == plan.order
+    for _ in REQUESTS:
+        dispatcher.finished()
+    assert dispatcher.next() is None
 
 
 def test_concurrency_comes_from_the_server_unless_configured() -> None:

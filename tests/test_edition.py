@@ -58,9 +58,16 @@ def test_the_edition_knows_statuses_briefs_themes_and_citations() -> None:
     assert [p.number for p in research_map.citations.problems] == [7]
     # A figure is checked only in a sentence that cites exactly one paper.
     assert [(f.paper, f.figure, f.found) for _, f in edition.figure_checks] == [(3, "40%", False)]
-    assert [a.request.name for a in edition.failed] == ["benchmarks-and-metrics"]
+    assert [a.request.name for a in edition.failed] == ["benchmarks-and-metrics",
+                                                        "evidence-thinking-off-1-1"]
     assert [c.stem for c in edition.papers[1].cited_in] == ["research-map", "memory-management",
                                                           "thinking"]
+    # Evidence: a verdict for every citing sentence of the answers it was asked for.
+    assert [(page.stem, c.verdict, c.found_in) for page, c in edition.evidence] == [
+        ("research-map", "supported", 1), ("research-map", "not_in_paper", None),
+        ("memory-management", "wrong_paper", 1), ("memory-management", "no_quote", None),
+        ("thinking", "not_checked", None), ("thinking", "not_checked", None)]
+    assert edition.record.to_json()["evidence"]["supported"] == 1
 
 
 def test_a_seen_paper_is_seen_against_the_earlier_editions() -> None:

@@ -15,12 +15,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .. import __version__
-from ..kinds import KINDS, STRUCTURED, page_stem, schema_for
+from ..claims import claims_of
+from ..kinds import KINDS, page_stem, schema_for
 from ..models import Bundle, Completion, FetchResult, FullText, NumberedPaper, PromptRequest, SynthesisResult
 from ..safe_text import clean, clean_data, md_model
+from ..synthesis.evidence import parse_evidence_name
 from ..synthesis.structured import InvalidAnswer, parse_answer
 from .charts import timeline, token_chart
 from .citations import CitationLinker, PageCitations
+from .evidence import PaperText, check_claims
 from .feed import overview_text
 from .history import appearances, status
 from .model import (
@@ -30,15 +33,18 @@ from .model import (
     Brief,
     Citations,
     CitedIn,
+    ClaimCheck,
     Edition,
     EditionPaper,
     EditionRecord,
+    EvidenceSpend,
     FigureCheck,
     Problem,
     RunFigures,
     SynthesisPage,
     Theme,
     ThinkingSummary,
+    verdict_counts,
 )
 
 log = logging.getLogger(__name__)
@@ -85,7 +91,8 @@ def assemble(edition: str, title: str, fetch: FetchResult, bundle: Bundle,
     figures = RunFigures(
         bundle_chars=bundle.chars, bundle_tokens=bundle.estimated_tokens, bundle_note=bundle_note,
         wall_time_s=synthesis.wall_time_s, answers_from_cache=from_cache, answers=len(pairs),
-        token_chart=token_chart(pairs), timeline=timeline(bundle.papers))
+        token_chart=token_chart(pairs), timeline=timeline(bundle.papers),
+        evidence=_evidence_spend(pairs))
     return Edition(
         name=edition, title=title, query=fetch.query, model=synthesis.model, papers=papers,
         pages=tuple(page for page, _ in pages), prompts=answers, themes=tuple(themes),
@@ -107,8 +114,8 @@ def _structured(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]]
     briefs: dict[int, Brief] = {}
     themes: list[Theme] = []
     for request, completion in pairs:
-        if not completion.ok or request.kind not in STRUCTURED:
-            continue
+        if not completion.ok or request.kind not in ("brief", "themes"):
+            continue  # evidence is checked with the answer it belongs to (_evidence)
         try:
             data = parse_answer(completion.content, schema_for(request.kind))
         except InvalidAnswer as err:
@@ -130,7 +137,9 @@ def _pages(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]]
     """Each synthesis page with its answers linked and checked, and every prompt's answer."""
     linkers: dict[str, CitationLinker] = {}
     grouped: dict[str, list[Answer]] = {}
+    checks: dict[str, list[ClaimCheck]] = {}
     answers: list[Answer] = []
+    evidence = _evidence(bundle, pairs)
     for request, completion in pairs:
         stem = page_stem(request)
         if stem is None:
@@ -139,8 +148,13 @@ def _pages(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]]
         linker = linkers.setdefault(stem, CitationLinker(stem, bundle.papers))
         shift = KINDS[request.kind].shift
         # The reasoning first, as the page reads: its citations are found in that order.
+        linker.evidence = None
         reasoning = md_model(completion.reasoning, shift, linker) if completion.ok else ""
+        verdicts = evidence.get(request.name) if evidence is not None else None
+        linker.evidence = {c.sentence: c for c in reversed(verdicts or ())}
         linked = md_model(completion.content, shift, linker) if completion.ok else ""
+        if evidence is not None:
+            checks.setdefault(stem, []).extend(verdicts or ())
         answer = Answer(request, completion, linked, reasoning)
         answers.append(answer)
         grouped.setdefault(stem, []).append(answer)
@@ -157,8 +171,39 @@ def _pages(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]]
             citations=_frozen(result),
             thinking=thinking_summary(group[0].completion, group[1].completion)
             if first.kind == "thinking" and len(group) == 2 else None,
+            evidence=tuple(checks.get(stem, ())) if evidence is not None else None,
         ), result.contexts))
     return pages, tuple(answers)
+
+
+def _evidence(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]]
+              ) -> dict[str, tuple[ClaimCheck, ...]] | None:
+    """Each checked answer's claims with their verdicts, by request name; None when the
+    edition asked for no evidence at all ([evidence] off)."""
+    batches: dict[str, list[tuple[range, Completion]]] = {}
+    for request, completion in pairs:
+        parsed = parse_evidence_name(request.name) if request.kind == "evidence" else None
+        if parsed:
+            batches.setdefault(parsed[0], []).append((parsed[1], completion))
+    if not batches:
+        return None
+    numbers = {p.number for p in bundle.papers}
+    texts = {p.number: PaperText.of(p) for p in bundle.papers}
+    return {request.name: check_claims(
+                claims_of(completion.content, numbers, KINDS[request.kind].shift),
+                batches.get(request.name, []), texts)
+            for request, completion in pairs if KINDS[request.kind].evidence and completion.ok}
+
+
+def _evidence_spend(pairs: list[tuple[PromptRequest, Completion]]) -> EvidenceSpend | None:
+    checks = [c for r, c in pairs if r.kind == "evidence"]
+    if not checks:
+        return None
+    return EvidenceSpend(
+        requests=len(checks), failed=sum(1 for c in checks if not c.ok),
+        prompt_tokens=sum(c.usage.prompt_tokens for c in checks),
+        cached_tokens=sum(c.usage.cached_tokens or 0 for c in checks),
+        completion_tokens=sum(c.usage.completion_tokens for c in checks))
 
 
 def _frozen(result: PageCitations) -> Citations:
@@ -243,7 +288,30 @@ def _record(edition: str, title: str, fetch: FetchResult, bundle: Bundle,
                    for t in themes],
         "citations": {page.stem: _citation_record(page.citations, numbered)
                       for page, _ in pages},
-    }
+    } | _evidence_record([page for page, _ in pages])
+
+
+def _evidence_record(pages: list[SynthesisPage]) -> dict[str, Any]:
+    """Per page and for the edition: how many cited claims a quote found in the paper supports
+    (nothing when no evidence was asked for)."""
+    checked = [p for p in pages if p.evidence is not None]
+    if not checked:
+        return {}
+
+    every = [c for p in checked for c in p.evidence or ()]
+    return {"evidence": {
+        "claims": len(every),
+        "supported": sum(1 for c in every if c.verdict == "supported"),
+        "verdicts": verdict_counts(every),
+        "pages": {p.stem: {
+            "claims": len(p.evidence or ()),
+            "supported": p.supported,
+            "verdicts": p.verdict_counts(),
+            "checks": [{"sentence": c.sentence, "papers": list(c.papers), "verdict": c.verdict,
+                        "quote": c.quote, "found_in": c.found_in, "note": c.note}
+                       for c in p.evidence or ()],
+        } for p in checked},
+    }}
 
 
 def _record_paper(p: NumberedPaper, paper_status: str) -> dict[str, Any]:

@@ -32,7 +32,7 @@ def _svg(height: int, body: list[str], label: str) -> str:
 
 def token_chart(pairs: Sequence[tuple[PromptRequest, Completion]]) -> str:
     """Completion tokens per prompt, reasoning and answer stacked; thinking prompts stand out."""
-    rows = [(r, c) for r, c in pairs if c.ok and r.kind != "brief"]
+    rows = [(r, c) for r, c in pairs if c.ok and r.kind not in ("brief", "evidence")]
     if not rows:
         return ""
     most = max(c.usage.completion_tokens for _, c in rows) or 1

@@ -15,23 +15,23 @@ from __future__ import annotations
 import difflib
 import html
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..claims import CITE_RE as _CITE_RE
+from ..claims import NUMBER_RE as _NUMBER_RE
+from ..claims import numbers as _numbers
+from ..claims import plain_sentence as _plain
+from ..claims import sentences
 from ..models import NumberedPaper
-from ..safe_text import tooltip
+from ..safe_text import escape_markdown, tooltip
+from .model import ClaimCheck
 
-_NUM = r"\d{1,3}"
-_RANGE = rf"{_NUM}(?:\s*(?:[-–—]|to)\s*{_NUM})?"
-_SEP = r"\s*(?:,\s*(?:and\s+|&\s*)?|\band\s+|&\s*)"
-_CITE_RE = re.compile(rf"(?<![\[\w])([Pp]apers?)\s+({_RANGE}(?:{_SEP}{_RANGE})*)\b")
-_NUMBER_RE = re.compile(rf"({_NUM})(?:\s*(?:[-–—]|to)\s*({_NUM}))?")
 # A name right after a citation: "(FlashDecoding)", ', "A Title"' or ": *A Title*".
 _NAME_RE = re.compile(r"""\s*(?:\(([^()\n]{2,150})\)"""
                       r"""|[,:]?\s*["“]([^"”\n]{3,200})["”]"""
                       r"""|[,:]?\s*\*([^*\n]{3,200})\*)""")
-_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z*(\[\"“])|\n+")
 _FIGURE_RE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(%|×|x(?![A-Za-z])|-fold|\s?times\b)")
 _WORD_RE = re.compile(r"[a-z0-9]+")
 _PARKED_RE = re.compile("\x00(\\d+)\x00")
@@ -96,25 +96,6 @@ def title_score(name: str, title: str) -> float:
     return max(coverage, ratio)
 
 
-def _numbers(spec: str) -> list[int]:
-    numbers: list[int] = []
-    for match in _NUMBER_RE.finditer(spec):
-        low = int(match.group(1))
-        high = int(match.group(2)) if match.group(2) else low
-        if high < low or high - low > 50:
-            high = low
-        numbers.extend(range(low, high + 1))
-    return numbers
-
-
-def _plain(sentence: str) -> str:
-    """A sentence of escaped model Markdown as plain text for quoting elsewhere."""
-    text = html.unescape(sentence).replace("\\{", "{").replace("]\\(", "](")
-    text = re.sub(r"[*_`#>|]+", " ", text)
-    text = re.sub(r"^\s*(?:[-+]|\d+\.)\s+", "", text)  # a list item's marker
-    return " ".join(text.split())[:400]
-
-
 def _attr(text: str) -> str:
     return html.escape(text, quote=True)
 
@@ -140,16 +121,12 @@ class CitationLinker:
         self._overview = overview
         self._texts = {p.number: f"{p.paper.title}\n{p.paper.abstract}\n{p.full_text.text}"
                        for p in papers}
+        # The verdicts of the answer being linked, by sentence (see edition/evidence.py);
+        # None: no evidence was asked for this text.
+        self.evidence: Mapping[str, ClaimCheck] | None = None
 
     def __call__(self, text: str) -> str:
-        out: list[str] = []
-        last = 0
-        for match in _SENTENCE_RE.finditer(text):
-            out.append(self._sentence(text[last:match.start()]))
-            out.append(match.group(0))
-            last = match.end()
-        out.append(self._sentence(text[last:]))
-        return "".join(out)
+        return "".join(self._sentence(sentence) + gap for sentence, gap in sentences(text))
 
     def _link(self, number: int, label: str) -> str:
         paper = self._papers[number].paper
@@ -193,7 +170,28 @@ class CitationLinker:
             if len(numbers) == 1 and numbers[0] in self._papers:
                 pieces.append(self._check_name(numbers[0], sentence, match.end()))
         pieces.append(sentence[last:])
-        return _PARKED_RE.sub(lambda m: parked[int(m.group(1))], "".join(pieces))
+        linked = _PARKED_RE.sub(lambda m: parked[int(m.group(1))], "".join(pieces))
+        if self.evidence is not None and cited_here:
+            check = self.evidence.get(plain)
+            if check is not None:
+                linked = linked.rstrip() + " " + self._evidence(check)
+        return linked
+
+    def _evidence(self, check: ClaimCheck) -> str:
+        """A marker after the sentence; focused or hovered, it shows the quote in a box."""
+        mark = {"supported": "✓", "figure_missing": "? figure", "wrong_paper": "⚠ wrong paper",
+                "not_in_paper": "⚠ quote not in paper", "no_quote": "no quote",
+                "not_checked": "not checked"}[check.verdict]
+        box = []
+        if check.quote:
+            source = check.found_in or check.papers[0]
+            box.append(f"“{escape_markdown(check.quote)}” — "
+                       f"{self._link(source, f'Paper {source}')}<br>")
+        label = check.label[:1].upper() + check.label[1:]
+        box.append(escape_markdown(f"{label}: {check.note}." if check.note else f"{label}."))
+        return (f'<span class="digest-ev digest-ev-{check.verdict}" tabindex="0">'
+                f'<span class="digest-ev-mark" title="{_attr(check.label)}">{mark}</span>'
+                f'<span class="digest-ev-box">{"".join(box)}</span></span>')
 
     def _markup(self, word: str, spec: str, numbers: list[int]) -> str:
         if len(numbers) == 1:

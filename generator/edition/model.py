@@ -7,6 +7,7 @@ the part that is published as edition.json and read back by history, the navigat
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -178,6 +179,45 @@ class FigureCheck:
     sentence: str
 
 
+Verdict = Literal["supported", "figure_missing", "wrong_paper", "not_in_paper", "no_quote",
+                  "not_checked"]
+VERDICT_SHORT: dict[str, str] = {
+    "supported": "Supported", "figure_missing": "Figure missing", "wrong_paper": "Wrong paper",
+    "not_in_paper": "Not in paper", "no_quote": "No quote", "not_checked": "Not checked",
+}
+VERDICT_LABELS: dict[str, str] = {
+    "supported": "supported by a quote found in the paper",
+    "figure_missing": "quote found, but a figure of the sentence is not in the paper",
+    "wrong_paper": "quote found in another paper (wrong citation)",
+    "not_in_paper": "quote not in the paper (fabricated)",
+    "no_quote": "no quote",
+    "not_checked": "not checked (the evidence request failed)",
+}
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """One citing sentence of an answer and what its quoted evidence showed."""
+
+    sentence: str
+    papers: tuple[int, ...]  # the papers it cites
+    verdict: Verdict
+    quote: str
+    found_in: int | None  # the paper whose text holds the quote
+    note: str
+
+    @property
+    def label(self) -> str:
+        return VERDICT_LABELS[self.verdict]
+
+
+def verdict_counts(claims: Iterable[ClaimCheck]) -> dict[str, int]:
+    counts = dict.fromkeys(VERDICT_LABELS, 0)
+    for claim in claims:
+        counts[claim.verdict] += 1
+    return counts
+
+
 @dataclass(frozen=True)
 class Citations:
     """What one synthesis page cites, as found while linking it."""
@@ -221,14 +261,41 @@ class SynthesisPage:
     answers: tuple[Answer, ...]
     citations: Citations
     thinking: ThinkingSummary | None = None
+    # Every citing sentence's verdict; None when no evidence was asked for ([evidence] off).
+    evidence: tuple[ClaimCheck, ...] | None = None
 
     @property
     def ok(self) -> bool:
         return all(a.completion.ok for a in self.answers)
 
     @property
+    def supported(self) -> int:
+        return sum(1 for c in self.evidence or () if c.verdict == "supported")
+
+    def verdict_counts(self) -> dict[str, int]:
+        """Claims by verdict, every verdict listed (in VERDICT_LABELS' order)."""
+        return verdict_counts(self.evidence or ())
+
+    def unsupported(self) -> str:
+        """The claims not supported, counted by verdict in words ("" when there are none)."""
+        return ", ".join(f"{count} {VERDICT_LABELS[verdict]}"
+                         for verdict, count in self.verdict_counts().items()
+                         if count and verdict != "supported")
+
+    @property
     def truncated(self) -> bool:
         return any(a.completion.truncated for a in self.answers)
+
+
+@dataclass(frozen=True)
+class EvidenceSpend:
+    """What the evidence checks cost, summed over their requests."""
+
+    requests: int
+    failed: int
+    prompt_tokens: int
+    cached_tokens: int
+    completion_tokens: int
 
 
 @dataclass(frozen=True)
@@ -241,6 +308,7 @@ class RunFigures:
     answers: int
     token_chart: str  # inline SVG
     timeline: str  # inline SVG
+    evidence: EvidenceSpend | None = None
 
 
 @dataclass(frozen=True)
@@ -278,6 +346,18 @@ class Edition:
     @property
     def figures_found(self) -> int:
         return sum(1 for _, f in self.figure_checks if f.found)
+
+    @property
+    def evidence(self) -> tuple[tuple[SynthesisPage, ClaimCheck], ...]:
+        return tuple((page, c) for page in self.pages for c in page.evidence or ())
+
+    @property
+    def evidence_checked(self) -> bool:
+        return any(page.evidence is not None for page in self.pages)
+
+    def verdict_counts(self) -> dict[str, int]:
+        """Claims by verdict, every verdict listed (in VERDICT_LABELS' order)."""
+        return verdict_counts(c for _, c in self.evidence)
 
     def papers_by_status(self) -> tuple[tuple[str, tuple[EditionPaper, ...]], ...]:
         """Sections like arXiv's listings: new, updated, seen before (empty ones left out)."""

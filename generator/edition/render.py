@@ -25,7 +25,7 @@ from ..errors import DigestError
 from ..safe_text import clean_data, md_cell, md_text, page_title, plain, safe_url, tooltip
 from ..store import Docs
 from .feed import atom_feed
-from .model import Edition, EditionRecord
+from .model import VERDICT_LABELS, VERDICT_SHORT, Edition, EditionRecord
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,7 @@ def make_environment(workspace: Path) -> jinja2.Environment:
     )
     env.filters.update(text=md_text, cell=md_cell, plain=plain, url=safe_url, tooltip=tooltip,
                        num=_num)
+    env.globals.update(labels=VERDICT_LABELS, short_labels=VERDICT_SHORT)
     return env
 
 

@@ -27,6 +27,7 @@ _TAGS = {
 _GENERIC_ATTRS = {"class", "id", "title", "lang", "dir"}
 _ATTRS: dict[str, set[str]] = {
     "a": {"href"},
+    "span": {"tabindex"},  # an evidence mark: focusable, so a tap opens its quote
     "details": {"open"},
     "th": {"align", "style"},
     "td": {"align", "style"},

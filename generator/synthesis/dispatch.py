@@ -54,7 +54,9 @@ class Dispatcher:
 
     The leader first; while the gate is closed, free prompts; once it opens (the leader's first
     token, its end, or `timeout` after it started), followers before any free prompt left.
-    `next()` returns None when nothing is left to hand out.
+    Follow-ups (`add`) go before the remaining free prompts: they finish an answer's work.
+    `next()` returns None when nothing is left and nothing running can add more; a worker calls
+    `finished()` after each request, once it has added that request's follow-ups.
     """
 
     def __init__(self, plan: DispatchPlan, *, gate: bool = True,
@@ -65,6 +67,7 @@ class Dispatcher:
         self._open = not gate or plan.leader is None
         self._timeout, self._clock = timeout, clock
         self._deadline: float | None = None
+        self._running = 0
         self._cond = threading.Condition()
 
     def open_gate(self) -> None:
@@ -72,22 +75,39 @@ class Dispatcher:
             self._open = True
             self._cond.notify_all()
 
+    def add(self, indexes: Sequence[int]) -> None:
+        with self._cond:
+            self._free[:0] = indexes
+            self._cond.notify_all()
+
+    def finished(self) -> None:
+        with self._cond:
+            self._running -= 1
+            self._cond.notify_all()
+
     def next(self) -> int | None:
         with self._cond:
             while True:
-                if self._leader:
-                    self._deadline = self._clock() + self._timeout
-                    return self._leader.pop()
-                if self._deadline is not None and self._clock() >= self._deadline:
-                    self._open = True
-                if self._open and self._followers:
-                    return self._followers.pop(0)
-                if self._free:
-                    return self._free.pop(0)
-                if not self._followers:
+                index = self._pick()
+                if index is not None:
+                    self._running += 1
+                    return index
+                if not self._followers and not self._running:
                     return None
                 wait = None if self._deadline is None else max(0.0, self._deadline - self._clock())
                 self._cond.wait(wait)
+
+    def _pick(self) -> int | None:
+        if self._leader:
+            self._deadline = self._clock() + self._timeout
+            return self._leader.pop()
+        if self._deadline is not None and self._clock() >= self._deadline:
+            self._open = True
+        if self._open and self._followers:
+            return self._followers.pop(0)
+        if self._free:
+            return self._free.pop(0)
+        return None
 
 
 def concurrency(configured: int, server_info: dict[str, Any] | None, prompts: int,

@@ -207,4 +207,5 @@ class ContextFitter:
                                 context_tokens=refusal.context, chars_per_token=ratio)
             self._save(self.plan)
             variants = self._rebuild(self.plan)
-        return next(r for r in variants if r.name == request.name)
+        # A follow-up (an evidence check) is not among them: it fails like any refused prompt.
+        return next((r for r in variants if r.name == request.name), None)

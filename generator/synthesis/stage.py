@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -40,6 +41,9 @@ class Observer:
     def planned(self, total: int, cached: int) -> None:
         """How many prompts the stage has, and how many of them the cache answers."""
 
+    def added(self, count: int) -> None:
+        """An answer brought `count` more prompts to send (its evidence checks)."""
+
     def stage(self, name: str) -> None:
         """A pipeline stage begins (called by the pipeline, not by synthesis)."""
 
@@ -61,6 +65,10 @@ class _Events(StreamEvents):
         self._observer.progress(self._request, pieces)
 
 
+# The requests that follow from an answer (evidence checks), given the request and its answer.
+FollowUp = Callable[[PromptRequest, Completion], Sequence[PromptRequest]]
+
+
 def run_synthesis(
     requests: Sequence[PromptRequest],
     client: ChatClient,
@@ -74,57 +82,116 @@ def run_synthesis(
     gate_timeout: float = GATE_TIMEOUT_S,
     observer: Observer | None = None,
     shrink: Shrink | None = None,
+    follow_up: FollowUp | None = None,
 ) -> SynthesisResult:
-    """Answer every request, from the cache where possible; results keep the requests' order.
+    """Answer every request, from the cache where possible, and then their follow-ups.
 
     Requests are sent concurrently (see `dispatch.concurrency`) in the order `dispatch_plan`
     gives: the prompts that carry the bundle wait, with `prefill_gate`, for the first one's
-    first token, so that they prefill only their own task text.
+    first token, so that they prefill only their own task text. A request's follow-ups go out
+    as soon as its answer is in. Results: the requests in order, then the follow-ups in the
+    order of the requests they follow (whatever order they finished in).
     """
     observer = observer or Observer()
     started = time.perf_counter()
-    keys = [completion_key(client.model, r) for r in requests]
-    results: list[Completion | None] = [cache.get_completion(k) for k in keys]
-    results = [None if c is None else _renamed(c, r.name)
-               for c, r in zip(results, requests, strict=True)]
-    todo = [i for i, c in enumerate(results) if c is None]
-    log.info("%d prompt(s): %d cached, %d to send", len(requests), len(requests) - len(todo), len(todo))
-    observer.planned(len(requests), len(requests) - len(todo))
-    for request, completion in zip(requests, results, strict=True):
+    run = _Run(list(requests), client, cache, follow_up)
+    todo = run.todo()
+    log.info("%d prompt(s): %d cached, %d to send", len(run.requests),
+             len(run.requests) - len(todo), len(todo))
+    observer.planned(len(run.requests), len(run.requests) - len(todo))
+    for request, completion in zip(run.requests, run.results, strict=True):
         if completion is not None:
             observer.done(request, completion)
-    if not todo:
-        return _result(client, requests, results, bundle_chars, bundle_tokens, started)
+    if todo:
+        client.check_ready()  # fail before any prompt is sent, naming the URL
+        plan = dispatch_plan(run.requests, todo)
+        dispatcher = Dispatcher(plan, gate=prefill_gate, timeout=gate_timeout)
+        todo_requests = [run.requests[i] for i in todo]
+        private = max(r.max_tokens + sum(len(m.content) for m in r.messages) // 4
+                      - (bundle_tokens if KINDS[r.kind].shares_bundle else 0)
+                      for r in todo_requests)
+        # Follow-ups are not known yet: room for about one each for the prompts to send.
+        expected = len(todo) + (sum(1 for r in todo_requests if KINDS[r.kind].evidence)
+                                if follow_up else 0)
+        slots = concurrency(max_concurrency, server_info, expected, private, bundle_tokens)
+        log.info("sending %d prompt(s), up to %d at a time", len(todo), slots)
 
-    client.check_ready()  # fail before any prompt is sent, naming the URL
-    plan = dispatch_plan(requests, todo)
-    dispatcher = Dispatcher(plan, gate=prefill_gate, timeout=gate_timeout)
-    private = max(requests[i].max_tokens + sum(len(m.content) for m in requests[i].messages) // 4
-                  - (bundle_tokens if KINDS[requests[i].kind].shares_bundle else 0) for i in todo)
-    slots = concurrency(max_concurrency, server_info, len(todo), private, bundle_tokens)
-    log.info("sending %d prompt(s), %d at a time", len(todo), slots)
+        def work(index: int) -> None:
+            request = run.requests[index]
+            observer.started(request)
+            events = _Events(request, observer,
+                             dispatcher.open_gate if index == plan.leader else lambda: None)
+            try:
+                completion = _complete(client, cache, request, run.keys[index], events, shrink)
+            finally:
+                if index == plan.leader:  # a leader that failed before its first token must
+                    dispatcher.open_gate()  # not hold the others
+            observer.done(request, completion)
+            added = run.answered(index, completion)
+            if added:
+                observer.added(len(added))
+                dispatcher.add(added)
 
-    def work(index: int) -> None:
-        request = requests[index]
-        observer.started(request)
-        events = _Events(request, observer,
-                         dispatcher.open_gate if index == plan.leader else lambda: None)
-        try:
-            completion = _complete(client, cache, request, keys[index], events, shrink)
-        finally:
-            if index == plan.leader:  # a leader that failed before its first token must not
-                dispatcher.open_gate()  # hold the others
-        results[index] = completion
-        observer.done(request, completion)
+        def worker() -> None:
+            while (index := dispatcher.next()) is not None:
+                try:
+                    work(index)
+                finally:
+                    dispatcher.finished()
 
-    def worker() -> None:
-        while (index := dispatcher.next()) is not None:
-            work(index)
+        with ThreadPoolExecutor(max_workers=slots) as pool:
+            for future in [pool.submit(worker) for _ in range(slots)]:
+                future.result()
+    requests_, results = run.ordered()
+    return _result(client, requests_, results, bundle_chars, bundle_tokens, started)
 
-    with ThreadPoolExecutor(max_workers=slots) as pool:
-        for future in [pool.submit(worker) for _ in range(slots)]:
-            future.result()
-    return _result(client, requests, results, bundle_chars, bundle_tokens, started)
+
+class _Run:
+    """The requests of one synthesis run, growing as answers bring follow-ups (thread-safe)."""
+
+    def __init__(self, requests: list[PromptRequest], client: ChatClient, cache: Cache,
+                 follow_up: FollowUp | None) -> None:
+        self.requests: list[PromptRequest] = []
+        self.keys: list[str] = []
+        self.results: list[Completion | None] = []
+        self.parents: list[int | None] = []
+        self._client, self._cache, self._follow_up = client, cache, follow_up
+        self._lock = threading.Lock()
+        for request in requests:
+            self._append(request, None)
+
+    def _append(self, request: PromptRequest, parent: int | None) -> int:
+        key = completion_key(self._client.model, request)
+        cached = self._cache.get_completion(key)
+        self.requests.append(request)
+        self.keys.append(key)
+        self.results.append(None if cached is None else _renamed(cached, request.name))
+        self.parents.append(parent)
+        index = len(self.requests) - 1
+        if cached is not None:
+            self._expand(index)
+        return index
+
+    def _expand(self, index: int) -> list[int]:
+        """Append the follow-ups of an answered request; the indexes of those still to send."""
+        completion = self.results[index]
+        if self._follow_up is None or completion is None or self.parents[index] is not None:
+            return []
+        added = [self._append(r, index) for r in self._follow_up(self.requests[index], completion)]
+        return [i for i in added if self.results[i] is None]
+
+    def todo(self) -> list[int]:
+        return [i for i, c in enumerate(self.results) if c is None]
+
+    def answered(self, index: int, completion: Completion) -> list[int]:
+        with self._lock:
+            self.results[index] = completion
+            return self._expand(index)
+
+    def ordered(self) -> tuple[list[PromptRequest], list[Completion | None]]:
+        main = [i for i, p in enumerate(self.parents) if p is None]
+        order = main + [i for m in main for i, p in enumerate(self.parents) if p == m]
+        return [self.requests[i] for i in order], [self.results[i] for i in order]
 
 
 def _complete(client: ChatClient, cache: Cache, request: PromptRequest, key: str,

@@ -46,7 +46,29 @@ THEMES_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-SCHEMAS: dict[str, dict[str, Any]] = {"brief": BRIEF_SCHEMA, "themes": THEMES_SCHEMA}
+EVIDENCE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "claims": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "claim": {"type": "integer"},
+                    "paper": {"type": "integer"},
+                    "quote": {"type": "string", "minLength": 0},  # "": no passage supports it
+                },
+                "required": ["claim", "paper", "quote"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    "required": ["claims"],
+    "additionalProperties": False,
+}
+
+SCHEMAS: dict[str, dict[str, Any]] = {"brief": BRIEF_SCHEMA, "themes": THEMES_SCHEMA,
+                                      "evidence": EVIDENCE_SCHEMA}
 
 _FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
@@ -105,8 +127,8 @@ def validate(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]:
             problems.append(f"{path} should have at least {schema['minItems']} item(s)")
         for i, item in enumerate(value):
             problems += validate(item, schema.get("items", {}), f"{path}[{i}]")
-    elif kind == "string" and not value.strip():
-        problems.append(f"{path} is empty")
+    elif kind == "string" and not value.strip() and schema.get("minLength", 1) > 0:
+        problems.append(f"{path} is empty")  # unless the schema allows it (minLength 0)
     return problems
 
 

@@ -9,6 +9,7 @@ Tests choose answers with `responder` and inject faults with `faults`.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -51,10 +52,43 @@ def is_structured(body: dict[str, Any]) -> bool:
     return any("JSON Schema" in str(m["content"]) for m in body["messages"])
 
 
+_SECTION_RE = re.compile(r"^## Paper (\d+): .*?^### Abstract\n\n(.*?)(?=\n\n#{2,3} |\Z)",
+                         re.MULTILINE | re.DOTALL)
+_CLAIM_RE = re.compile(r"^\[(\d+)\] \(cites Paper (\d+)", re.MULTILINE)
+INVENTED = "a quote that no paper of this bundle contains anywhere in its abstract or text"
+
+
+def abstracts(body: dict[str, Any]) -> dict[int, str]:
+    """The abstracts of the bundle in a prompt, by paper number."""
+    return {int(n): text for n, text in _SECTION_RE.findall(str(body["messages"][1]["content"]))}
+
+
+def evidence_answer(body: dict[str, Any]) -> Answer:
+    """Quotes for an evidence check, by claim number: 1 from the cited paper, 2 from another
+    paper, 3 invented, 4 none, and so on round."""
+    papers = abstracts(body)
+    entries = []
+    task = next(str(m["content"]) for m in body["messages"] if "Evidence check." in m["content"])
+    for claim, paper in ((int(c), int(p)) for c, p in _CLAIM_RE.findall(task)):
+        other = next(n for n in sorted(papers) if n != paper)
+        quote = {1: " ".join(papers.get(paper, "").split()[2:14]),
+                 2: " ".join(papers[other].split()[2:14]),
+                 3: INVENTED, 0: ""}[claim % 4]
+        entries.append({"claim": claim, "paper": paper, "quote": quote})
+    return Answer(json.dumps({"claims": entries}))
+
+
+def is_evidence(body: dict[str, Any]) -> bool:
+    """An evidence check, or the corrective retry of one."""
+    return any("Evidence check." in str(m["content"]) for m in body["messages"][2:])
+
+
 def structured_answer(body: dict[str, Any]) -> Answer | None:
-    """Schema-valid JSON for the brief and theme-map prompts, None for the others."""
+    """Schema-valid JSON for the brief, theme-map and evidence prompts, None for the others."""
     if not is_structured(body):
         return None
+    if is_evidence(body):
+        return evidence_answer(body)
     task = str(body["messages"][1]["content"]).rsplit("\n---\n", 1)[-1]
     if '"themes"' in task:
         return Answer(json.dumps({"themes": [

@@ -1,0 +1,188 @@
+"""Evidence for every claim: a quote per citing sentence, asked for, checked and shown.
+
+The SGLang-shaped server answers each evidence request with quotes by claim number: copied from
+the cited paper's abstract in the prompt, copied from another paper, invented, or missing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from generator.claims import claims_of
+from generator.cli import cli
+from generator.edition.evidence import PaperText, check_claims, words
+from generator.models import Completion, FullText, NumberedPaper
+from tests.conftest import write_config
+from tests.edition_fixture import PAPERS
+from tests.servers.arxiv import ArxivServer
+from tests.servers.sglang import Answer, Fault, SglangServer, default_responder, is_evidence
+
+EDITION = "2026-12-02"
+ANSWER = """## Findings
+
+Paper 1 shows the method works. Paper 2 reports results on a benchmark. \
+Paper 3 departs from both, and Paper 1 agrees. Paper 2 measures something else.
+
+- Paper 3 is cited in a list item.
+- Paper 3 measures latency too.
+"""
+
+
+def build(config: Path) -> Result:
+    return CliRunner().invoke(cli, ["build", "--config", str(config), "--edition", EDITION],
+                              catch_exceptions=False)
+
+
+def edition_json(config: Path) -> dict[str, Any]:
+    path = config.parent / "site_src" / "editions" / EDITION / "edition.json"
+    return json.loads(path.read_text())  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def checked(tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer) -> Path:
+    sglang_server.state.responder = lambda body: Answer(ANSWER)
+    return write_config(tmp_path / "ws", arxiv_server, sglang_server, evidence=True)
+
+
+def test_each_claim_gets_the_verdict_its_quote_earns(checked: Path,
+                                                     sglang_server: SglangServer) -> None:
+    result = build(checked)
+    assert result.exit_code == 0, result.output
+    evidence = edition_json(checked)["evidence"]
+    page = evidence["pages"]["research-map"]
+    verdicts = [c["verdict"] for c in page["checks"]]
+    # Claims 1, 5: the cited paper; 2, 6: another paper; 3: invented; 4: no quote.
+    assert verdicts == ["supported", "wrong_paper", "not_in_paper", "no_quote", "supported",
+                        "wrong_paper"]
+    assert page["supported"] == 2 and page["claims"] == 6
+    wrong = page["checks"][1]
+    assert wrong["found_in"] != 2 and "not Paper 2" in wrong["note"]
+    # Six answers with evidence (research map, three deep dives, both thinking answers), each
+    # with six claims in two batches of at most five.
+    assert evidence["claims"] == 36 and evidence["supported"] == 12
+    asked = [b for b in sglang_server.state.chat_requests if is_evidence(b)]
+    assert len(asked) == 12
+    # Each evidence request continues its answer's conversation: same prompt, then the answer.
+    assert all(b["messages"][2] == {"role": "assistant", "content": ANSWER.strip()}
+               for b in asked)
+    assert all(not (b.get("chat_template_kwargs") or {}).get("thinking") for b in asked)
+
+
+def test_the_page_shows_each_verdict_and_quote(checked: Path) -> None:
+    assert build(checked).exit_code == 0
+    html = (checked.parent / "site" / "editions" / EDITION / "research-map.html").read_text()
+    assert "2 of 6 cited claims supported by a quote found in the paper" in html
+    marks = re.findall(r'class="digest-ev digest-ev-(\w+)" tabindex="0"', html)
+    assert marks == ["supported", "wrong_paper", "not_in_paper", "no_quote", "supported",
+                     "wrong_paper"]
+    box = html.split('class="digest-ev digest-ev-supported"', 1)[1].split("</span></span>", 1)[0]
+    assert "“" in box and 'href="papers/' in box  # the quote, and its paper's page
+    overview = (checked.parent / "site_src" / "editions" / EDITION / "index.md").read_text()
+    assert "**Evidence: 12 of 36 cited claims supported by a quote found in the paper.**" in overview
+
+
+def test_a_rebuild_sends_nothing(checked: Path, sglang_server: SglangServer) -> None:
+    assert build(checked).exit_code == 0
+    sent = len(sglang_server.state.chat_requests)
+    assert build(checked).exit_code == 0
+    assert len(sglang_server.state.chat_requests) == sent
+
+
+def test_failed_evidence_leaves_claims_not_checked_and_the_page_published(
+    checked: Path, sglang_server: SglangServer
+) -> None:
+    sglang_server.state.structured_responder = lambda body: (
+        Answer("not json at all") if is_evidence(body) else Fault(500, "unused"))
+    result = build(checked)
+    assert result.exit_code == 1  # failed prompts are reported; the pages are built
+    page = edition_json(checked)["evidence"]["pages"]["research-map"]
+    assert {c["verdict"] for c in page["checks"]} == {"not_checked"}
+    assert page["supported"] == 0
+    assert (checked.parent / "site" / "editions" / EDITION / "research-map.html").is_file()
+    # Asked once more with the error named, then given up on: twice per batch.
+    assert sum(1 for b in sglang_server.state.chat_requests if is_evidence(b)) == 24
+
+
+def test_with_evidence_off_nothing_is_asked(tmp_path: Path, arxiv_server: ArxivServer,
+                                            sglang_server: SglangServer) -> None:
+    config = write_config(tmp_path / "ws", arxiv_server, sglang_server, evidence=False)
+    sglang_server.state.responder = lambda body: Answer(ANSWER)
+    assert build(config).exit_code == 0
+    assert not any(is_evidence(b) for b in sglang_server.state.chat_requests)
+    assert "evidence" not in edition_json(config)
+
+
+def test_hostile_quotes_stay_text(checked: Path, sglang_server: SglangServer) -> None:
+    hostile = '<img src=x onerror="window.__pwned=1"> </span><script>alert(1)</script>'
+    sglang_server.state.structured_responder = lambda body: Answer(json.dumps({"claims": [
+        {"claim": 1, "paper": 1, "quote": hostile}]})) if is_evidence(body) else Fault(500, "x")
+    assert build(checked).exit_code == 0
+    html = (checked.parent / "site" / "editions" / EDITION / "research-map.html").read_text()
+    assert "<script>alert" not in html and "<img" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+# The check itself, on fixed text ---------------------------------------------------------------
+
+PAPER = NumberedPaper(1, PAPERS[0], FullText("ok", (
+    "We introduce a paged KV-cache manage-\nment scheme that reduces memory\nfragmentation by "
+    "42.5% and improves through­put 2.1× on long contexts. The ﬁrst design keeps “hot” pages "
+    "resident."), 1, 1), 200)
+OTHER = NumberedPaper(2, PAPERS[1], FullText("ok", "Speculative decoding drafts tokens with "
+                                            "a small model and verifies them in one pass."), 120)
+TEXTS = {p.number: PaperText.of(p) for p in (PAPER, OTHER)}
+
+
+def verdict(sentence: str, paper: int, quote: str) -> str:
+    (claim,) = claims_of(sentence, {1, 2})
+    batch = Completion(name="e", model="m", content=json.dumps(
+        {"claims": [{"claim": 1, "paper": paper, "quote": quote}]}), finish_reason="stop")
+    return check_claims([claim], [(range(1, 2), batch)], TEXTS)[0].verdict
+
+
+@pytest.mark.parametrize(("quote", "expected"), [
+    # Normalised: case, hyphenation at a line end, ligatures, soft hyphens, quote marks.
+    ("a paged KV-cache management scheme that reduces memory fragmentation", "supported"),
+    ("The first design keeps \"hot\" pages resident", "supported"),
+    ("improves throughput 2.1x on long contexts", "supported"),
+    # Near-exact: one word of twelve changed passes; a paraphrase does not.
+    ("a paged KV-cache management scheme that cuts memory fragmentation by 42.5%", "supported"),
+    ("we made memory less fragmented with pages", "not_in_paper"),
+    # An ellipsis joins two stretches of the paper.
+    ("We introduce a paged KV-cache … improves throughput 2.1×", "supported"),
+    ("drafts tokens with a small model and verifies them", "wrong_paper"),
+    ("paged KV-cache", "no_quote"),  # too short to show anything
+    ("", "no_quote"),
+])
+def test_quotes_are_matched_after_normalising(quote: str, expected: str) -> None:
+    assert verdict("Paper 1 introduces paged memory.", 1, quote) == expected
+
+
+def test_a_figure_in_the_sentence_must_be_in_the_quote_or_the_paper() -> None:
+    quote = "a paged KV-cache management scheme that reduces memory fragmentation"
+    assert verdict("Paper 1 cuts fragmentation by 42.5%.", 1, quote) == "supported"
+    assert verdict("Paper 1 cuts fragmentation by 57%.", 1, quote) == "figure_missing"
+
+
+def test_words_undo_what_pdfs_and_typography_do() -> None:
+    assert words("The ﬁrst “hot” manage-\nment — 42.5%") == [
+        "the", "first", "hot", "management", "42.5"]
+
+
+def test_claims_are_the_citing_sentences_outside_code() -> None:
+    text = ("Paper 1 shows it. No citation here.\n\n```\nPaper 2 in code\n```\n\n"
+            "- Papers 1 and 2 agree.\n- Paper 9 is not in the bundle.")
+    claims = claims_of(text, {1, 2})
+    assert [(c.number, c.sentence, c.papers) for c in claims] == [
+        (1, "Paper 1 shows it.", (1,)), (2, "Papers 1 and 2 agree.", (1, 2))]
+
+
+def test_default_answers_still_render_without_evidence(sglang_server: SglangServer) -> None:
+    # The default test answers carry citations too; with evidence off nothing changes.
+    assert "Paper 1" in default_responder({"messages": [{"content": "x"}]}).content
