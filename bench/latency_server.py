@@ -1,7 +1,10 @@
 """A latency-modelled SGLang-shaped server for benchmarks, on 127.0.0.1.
 
 The model: one prefill queue served first come, first served at `prefill_tps`; a radix prefix
-cache over completed prefills, in pages of `page_tokens`; the first token streamed right after
+cache in pages of `page_tokens` over completed prefills and, as SGLang inserts a finished
+request's output too, over each finished prompt with its answer (a conversation that continues
+an answer finds it cached; a thinking answer's history drops its reasoning, so there the match
+ends at the answer); the first token streamed right after
 a request's prefill; then decode at `decode_tps` per request, all requests decoding in parallel
 (continuous batching). Time runs `scale` times faster than the model's seconds so that a
 benchmark takes seconds. A prose answer is `answer_tokens` long, a structured one (a brief, the
@@ -16,13 +19,20 @@ it (cache-aware, as SGLang schedules), the lookup happens when the request's pre
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import multiprocessing
 import queue
+import re
 import threading
 import time
+import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+import requests
 
 CHARS_PER_TOKEN = 4
 
@@ -34,6 +44,7 @@ class Model:
     answer_tokens: int = 1_200
     reasoning_tokens: int = 2_000
     structured_tokens: int = 250
+    quote_tokens: int = 60  # an evidence entry: about 40 words of quote and its numbers
     page_tokens: int = 256
     scale: float = 0.05  # real seconds per model second
     cache_blind: bool = True
@@ -43,6 +54,8 @@ class Model:
         """(reasoning, answer) tokens the model decodes for a request body."""
         limit = int(body.get("max_tokens") or 1 << 30)
         answer = self.structured_tokens if "response_format" in body else self.answer_tokens
+        if claims(body):  # an evidence check: a quote and two numbers per claim
+            answer = len(claims(body)) * self.quote_tokens
         reasoning = self.reasoning_tokens if thinking(body) else 0
         return min(reasoning, limit // 2), min(answer, limit - min(reasoning, limit // 2))
 
@@ -52,9 +65,41 @@ def thinking(body: dict[str, Any]) -> bool:
 
 
 def prompt_text(body: dict[str, Any]) -> str:
-    """The prompt as the server caches it: the messages, then the mode's marker."""
-    text = "".join(str(m["content"]) for m in body["messages"])
+    """The prompt as the server caches it: the messages (an earlier answer after the
+    non-thinking marker, as DeepSeek V4's encoder writes history), then the mode's marker."""
+    text = "".join(("</think>" if m.get("role") == "assistant" else "") + str(m["content"])
+                   for m in body["messages"])
     return text + ("<think>" if thinking(body) else "</think>")
+
+
+class PrefixCache:
+    """A radix cache in pages, as SGLang's: a prompt's cached tokens are its leading whole pages
+    that some inserted text began with. Pages are chained by hash, so a lookup costs one pass
+    over the prompt however many texts are cached."""
+
+    def __init__(self, page_tokens: int) -> None:
+        self._page = page_tokens * CHARS_PER_TOKEN
+        self._pages: set[int] = set()
+
+    def _chain(self, text: str) -> Iterator[int]:
+        key = 0
+        for start in range(0, len(text) - self._page + 1, self._page):
+            key = hash((key, text[start:start + self._page]))
+            yield key
+
+    def insert(self, text: str) -> None:
+        self._pages.update(self._chain(text))
+
+    def cached_tokens(self, text: str) -> int:
+        pages = 0
+        for key in self._chain(text):
+            if key not in self._pages:
+                break
+            pages += 1
+        return pages * self._page // CHARS_PER_TOKEN
+
+    def clear(self) -> None:
+        self._pages.clear()
 
 
 @dataclass
@@ -76,7 +121,7 @@ class LatencyServer:
         self.model = model
         self.served_model = served_model
         self.stats = Stats()
-        self._completed: list[str] = []
+        self._cache = PrefixCache(model.page_tokens)
         self._lock = threading.Lock()
         self._queue: queue.Queue[_Job | None] = queue.Queue()
         self._server = _Server(("127.0.0.1", 0), _Handler)
@@ -101,15 +146,19 @@ class LatencyServer:
     def reset(self) -> None:
         """Empty the prefix cache and the counters (a fresh server)."""
         with self._lock:
-            self._completed.clear()
+            self._cache.clear()
             self.stats = Stats()
 
     def cached(self, prompt: str) -> int:
         """Tokens of `prompt` already in the prefix cache, in whole pages."""
         with self._lock:
-            best = max((_common(prompt, done) for done in self._completed), default=0)
-        tokens = best // CHARS_PER_TOKEN
-        return tokens // self.model.page_tokens * self.model.page_tokens
+            return self._cache.cached_tokens(prompt)
+
+    def finished(self, prompt: str, answer: str, body: dict[str, Any]) -> None:
+        """Cache a finished request's prompt with its answer (see the module's docstring)."""
+        if not thinking(body):
+            with self._lock:
+                self._cache.insert(prompt + answer)
 
     def prefill(self, prompt: str) -> int:
         """Queue the prompt's prefill and wait for it; the tokens served from the cache."""
@@ -126,12 +175,54 @@ class LatencyServer:
             uncached = len(job.prompt) // CHARS_PER_TOKEN - job.cached_tokens
             time.sleep(max(uncached, 0) / self.model.prefill_tps * self.model.scale)
             with self._lock:
-                self._completed.append(job.prompt)
+                self._cache.insert(job.prompt)
             job.done.set()
+
+
+class ServerProcess:
+    """A LatencyServer in a process of its own, as SGLang is: the benchmark's client threads
+    and the server's then do not share one interpreter lock, which would slow the model's
+    clock as more requests stream at once."""
+
+    def __init__(self, model: Model, served_model: str) -> None:
+        self._model, self._served = model, served_model
+        self._session = requests.Session()
+        self.base_url = ""
+        self._process: multiprocessing.process.BaseProcess | None = None
+
+    def start(self) -> ServerProcess:
+        context = multiprocessing.get_context("spawn")
+        ours, theirs = context.Pipe()
+        self._process = context.Process(target=_serve, args=(self._model, self._served, theirs),
+                                        daemon=True)
+        self._process.start()
+        self.base_url = ours.recv()
+        return self
+
+    @property
+    def stats(self) -> Stats:
+        root = self.base_url.removesuffix("/v1")
+        return Stats(**self._session.get(f"{root}/bench/stats", timeout=10).json())
+
+    def reset(self) -> None:
+        self._session.post(f"{self.base_url.removesuffix('/v1')}/bench/reset", json={},
+                           timeout=10).raise_for_status()
+
+    def stop(self) -> None:
+        if self._process is not None:
+            self._process.terminate()
+            self._process.join()
+
+
+def _serve(model: Model, served_model: str, conn: Any) -> None:
+    server = LatencyServer(model, served_model).start()
+    conn.send(server.base_url)
+    threading.Event().wait()
 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 256  # a whole edition connects at once, as to SGLang
     owner: LatencyServer
 
 
@@ -144,7 +235,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         owner = self.server.owner
-        if self.path in ("/v1/models", "/health"):
+        if self.path == "/bench/stats":
+            self._json(dataclasses.asdict(owner.stats))
+        elif self.path in ("/v1/models", "/health"):
             self._json({"object": "list", "data": [
                 {"id": owner.served_model, "object": "model", "max_model_len": 131072}]})
         elif self.path in ("/server_info", "/get_server_info"):
@@ -157,6 +250,10 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         model = owner.model
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if self.path == "/bench/reset":
+            owner.reset()
+            self._json({})
+            return
         prompt = prompt_text(body)
         prompt_tokens = len(prompt) // CHARS_PER_TOKEN
         cached = owner.prefill(prompt)
@@ -173,6 +270,7 @@ class _Handler(BaseHTTPRequestHandler):
         answer = _answer(body, answer_tokens)
         if not body.get("stream"):
             time.sleep(total / model.decode_tps * model.scale)
+            owner.finished(prompt, answer, body)
             self._json({"id": "x", "object": "chat.completion", "model": owner.served_model,
                         "choices": [{"index": 0, "finish_reason": "stop", "message": {
                             "role": "assistant", "content": answer,
@@ -184,7 +282,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
-        for sent in range(0, total, step):
+        began = time.perf_counter()  # decode runs at the server's pace, whatever the reader's:
+        for sent in range(0, total, step):  # each chunk is due at its own time, not its gap
             n = min(step, total - sent)
             if sent < reasoning:
                 delta = {"reasoning_content": "word " * n}
@@ -193,7 +292,9 @@ class _Handler(BaseHTTPRequestHandler):
                 share = len(answer) / max(answer_tokens, 1)
                 delta = {"content": answer[int(done * share):int((done + n) * share)]}
             self._event({"choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
-            time.sleep(n / model.decode_tps * model.scale)
+            due = began + (sent + n) / model.decode_tps * model.scale
+            time.sleep(max(0.0, due - time.perf_counter()))
+        owner.finished(prompt, answer, body)
         self._event({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
         self._event({"choices": [], "usage": usage})
         self.wfile.write(b"data: [DONE]\n\n")
@@ -213,20 +314,45 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
+_CLAIM_RE = re.compile(r"^\[(\d+)\] \(cites Paper (\d+)", re.MULTILINE)
+SENTENCE_TOKENS = 25  # a prose answer is sentences of about this many tokens, each citing a paper
+
+
+def claims(body: dict[str, Any]) -> list[tuple[int, int]]:
+    """(claim, paper) of an evidence request; [] for any other request."""
+    task = str(body["messages"][-1]["content"])
+    return [(int(c), int(p)) for c, p in _CLAIM_RE.findall(task)] if "Evidence check." in task \
+        else []
+
+
 def _answer(body: dict[str, Any], tokens: int) -> str:
     """Text of about `tokens` tokens; schema-valid JSON for a structured request."""
     words = "word " * max(tokens - 20, 1)
     schema = json.dumps(body.get("response_format") or {})
+    if claims(body):
+        quote = " ".join(["word"] * 30)
+        return json.dumps({"claims": [{"claim": c, "paper": p, "quote": quote}
+                                      for c, p in claims(body)]})
+    if "response_format" not in body:  # prose: every sentence cites a paper, as answers do;
+        count = max(1, tokens // SENTENCE_TOKENS)  # each prompt's answer its own
+        first = zlib.crc32(prompt_text(body).encode())
+        return " ".join(f"Paper {(first + i) % 20 + 1} shows " + "word " * (SENTENCE_TOKENS - 4)
+                        + "." for i in range(count))
     if '"themes"' in schema:
         return json.dumps({"themes": [{"name": "Theme", "papers": [1, 2], "description": words}]})
-    if "response_format" in body:
-        return json.dumps({"tldr": words, "problem": "A problem.", "method": "A method.",
-                           "result": "A result.", "limitations": "Some."})
-    return words
+    return json.dumps({"tldr": words, "problem": "A problem.", "method": "A method.",  # a brief
+                       "result": "A result.", "limitations": "Some."})
 
 
-def _common(a: str, b: str) -> int:
-    # os.path.commonprefix compares in C; fast enough for 200k-character prompts.
-    import os.path
+def common_prefix(a: str, b: str) -> int:
+    """The length of the common prefix of two strings, by bisection on slices compared in C
+    (os.path.commonprefix walks them a character at a time in Python: far too slow here)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
-    return len(os.path.commonprefix([a, b]))

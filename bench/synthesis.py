@@ -1,6 +1,6 @@
 """Benchmark: the synthesis stage of a 20-paper edition against a latency-modelled server.
 
-    python bench/synthesis.py [--scale 0.05] [--prefill-tps 12000] [--decode-tps 80]
+    python bench/synthesis.py [--scale 0.5] [--prefill-tps 12000] [--decode-tps 80]
 
 Runs what users get: the prompts and settings of the config.toml that `digest init` writes
 (every default prompt, briefs and the theme map on, `max_concurrency` as written there, the
@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 import tempfile
 import time
@@ -28,18 +27,27 @@ import requests
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.latency_server import CHARS_PER_TOKEN, LatencyServer, Model, prompt_text  # noqa: E402
+from bench.latency_server import (  # noqa: E402
+    CHARS_PER_TOKEN,
+    Model,
+    PrefixCache,
+    ServerProcess,
+    prompt_text,
+    thinking,
+)
 from generator.bundle import build_bundle  # noqa: E402
 from generator.cache import Cache  # noqa: E402
 from generator.config import Config, load_config  # noqa: E402
 from generator.fetch.arxiv_source import ArxivSource, RateLimiter, RecordingSession  # noqa: E402
 from generator.fetch.pdf_text import extract_text  # noqa: E402
-from generator.models import Bundle, FullText, PromptRequest, Source  # noqa: E402
+from generator.models import Bundle, FullText, PromptRequest, Source, SynthesisResult  # noqa: E402
+from generator.pipeline import follow_ups  # noqa: E402
 from generator.synthesis.dispatch import concurrency  # noqa: E402
+from generator.synthesis.evidence import parse_evidence_name  # noqa: E402
 from generator.synthesis.llm_client import ChatClient  # noqa: E402
 from generator.synthesis.prompts import build_requests  # noqa: E402
 from generator.synthesis.server import ServerProbe  # noqa: E402
-from generator.synthesis.stage import run_synthesis  # noqa: E402
+from generator.synthesis.stage import FollowUp, run_synthesis  # noqa: E402
 from tests.servers.arxiv import ArxivServer  # noqa: E402
 
 FIXTURES = ROOT.parent / "shared" / "fixtures"
@@ -71,29 +79,67 @@ def edition_bundle(config: Config) -> Bundle:
 
 def body_of(request: PromptRequest) -> dict[str, object]:
     """The request body as the server sees it (for the floor's arithmetic)."""
-    body: dict[str, object] = {"messages": [{"content": m.content} for m in request.messages],
+    body: dict[str, object] = {"messages": [{"role": m.role, "content": m.content}
+                                            for m in request.messages],
                                "max_tokens": request.max_tokens}
     body.update(json.loads(request.extra_body_json))
     return body
 
 
-def floor(requests_: list[PromptRequest], model: Model) -> tuple[float, float]:
+def replay(result: SynthesisResult, page_tokens: int) -> tuple[dict[str, int], dict[str, int]]:
+    """(tokens, uncached tokens) of every prompt when each shared prefix is prefilled once:
+    the requests in order, each answer cached after its prompt as the server does."""
+    cache = PrefixCache(page_tokens)
+    tokens, uncached = {}, {}
+    for request, completion in zip(result.requests, result.completions, strict=True):
+        body = body_of(request)
+        prompt = prompt_text(body)
+        tokens[request.name] = len(prompt) // CHARS_PER_TOKEN
+        uncached[request.name] = tokens[request.name] - cache.cached_tokens(prompt)
+        cache.insert(prompt)
+        if not thinking(body):
+            cache.insert(prompt + completion.content)
+    return tokens, uncached
+
+
+def floor(result: SynthesisResult, model: Model) -> tuple[float, float]:
     """(longest chain, distinct prefills + shortest decode), in model seconds: no schedule on
-    this server can beat the larger of the two."""
-    bodies = [body_of(r) for r in requests_]
-    prompts = [prompt_text(b) for b in bodies]
-    decodes = [sum(model.decode(b)) / model.decode_tps for b in bodies]
-    chain = max(len(p) // CHARS_PER_TOKEN / model.prefill_tps + d
-                for p, d in zip(prompts, decodes, strict=True))
-    ordered = sorted(prompts)
-    distinct = len(ordered[0]) + sum(len(b) - len(os.path.commonprefix([a, b]))
-                                     for a, b in zip(ordered, ordered[1:], strict=False))
-    return chain, distinct // CHARS_PER_TOKEN / model.prefill_tps + min(decodes)
+    this server can beat the larger of the two. An evidence check's chain is its answer's
+    chain, then the prefill of what its prompt adds to the cached answer, then its decode."""
+    bodies = {r.name: body_of(r) for r in result.requests}
+    decodes = {name: sum(model.decode(b)) / model.decode_tps for name, b in bodies.items()}
+    tokens, uncached = replay(result, model.page_tokens)
+    chains = {}
+    for name in bodies:  # parents come before their checks
+        parsed = parse_evidence_name(name)
+        if parsed is None:
+            chains[name] = tokens[name] / model.prefill_tps + decodes[name]
+        else:
+            chains[name] = chains[parsed[0]] + uncached[name] / model.prefill_tps + decodes[name]
+    return max(chains.values()), sum(uncached.values()) / model.prefill_tps + min(
+        decodes.values())
+
+
+def cache_hit_ideal(result: SynthesisResult, page_tokens: int) -> float:
+    """The fraction of prompt tokens a perfect prefix cache serves: all but the distinct ones."""
+    tokens, uncached = replay(result, page_tokens)
+    return 1 - sum(uncached.values()) / sum(tokens.values())
+
+
+def sequential(client: ChatClient, requests: list[PromptRequest], follow_up: FollowUp | None
+               ) -> None:
+    """A notebook: one request at a time, each answer's evidence checks right after it."""
+    for request in requests:
+        completion = client.complete(request)
+        for check in follow_up(request, completion) if follow_up else ():
+            client.complete(check)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scale", type=float, default=0.05, help="real seconds per model second")
+    parser.add_argument("--scale", type=float, default=0.5, help=(
+        "real seconds per model second (smaller runs faster, but the client's own work, a few "
+        "milliseconds a request, then counts for more model seconds)"))
     parser.add_argument("--prefill-tps", type=float, default=12_000)
     parser.add_argument("--decode-tps", type=float, default=80)
     parser.add_argument("--answer-tokens", type=int, default=1_200)
@@ -109,23 +155,27 @@ def main() -> None:
     ours = build_requests(config.prompts, bundle, config.llm.thinking_extra_body,
                           language=config.digest.language, briefs=config.briefs)
     seed = [r for r in ours if r.kind in SEED_KINDS]
-    results: dict[str, float] = {}
-    hits: dict[str, float] = {}
+    evidence = follow_ups(config, bundle)
     served = "deepseek-ai/DeepSeek-V4-Flash"
+    times: dict[str, float] = {}
+    hits: dict[str, float] = {}
+    default: SynthesisResult | None = None
+    runs = {"project (the defaults)": (True, True), "project, prefill gate off": (False, True),
+            "project, evidence off": (True, False)}
 
     for aware in (False, True):
         model = Model(args.prefill_tps, args.decode_tps, args.answer_tokens,
                       args.reasoning_tokens, args.structured_tokens, scale=args.scale,
                       cache_blind=not aware)
-        server = LatencyServer(model, served).start()
+        server = ServerProcess(model, served).start()
         client = ChatClient(server.base_url, served, "bench", timeout=600, max_retries=0)
-        info = ServerProbe(requests.Session(), server.base_url, "bench").server_info()
         plain = ChatClient(server.base_url, served, "bench", timeout=600, max_retries=0,
                            stream=False)
         for warm in (client, plain):  # import openai and open the clients before any timing
             warm.served_models()
+        info = ServerProbe(requests.Session(), server.base_url, "bench").server_info()
         label = "cache-aware" if aware else "cache-blind"
-        for gate in (True, False):
+        for name, (gate, checks) in runs.items():
             server.reset()
             with tempfile.TemporaryDirectory() as cache:
                 started = time.perf_counter()
@@ -133,54 +183,64 @@ def main() -> None:
                                        bundle_chars=bundle.chars,
                                        bundle_tokens=bundle.estimated_tokens,
                                        max_concurrency=config.llm.max_concurrency,
-                                       server_info=info, prefill_gate=gate)
-                key = f"{label}, gate {'on' if gate else 'off'}"
-                results[key] = (time.perf_counter() - started) / args.scale
+                                       server_info=info, prefill_gate=gate,
+                                       follow_up=evidence if checks else None)
+                times[f"{label}, {name}"] = (time.perf_counter() - started) / args.scale
             assert all(c.ok for c in result.completions), [c.error for c in result.completions]
-            hits[key] = server.stats.cached_tokens / server.stats.prompt_tokens
-        for name, prompts in (("seed notebook", seed), ("notebook layout, our prompts", ours)):
+            hits[f"{label}, {name}"] = server.stats.cached_tokens / server.stats.prompt_tokens
+            if name == "project (the defaults)":
+                default = result
+        notebooks: list[tuple[str, list[PromptRequest], FollowUp | None]] = [
+            ("seed notebook", seed, None), ("notebook layout, our prompts", ours, evidence)]
+        for name, prompts, then in notebooks:
+            if aware:  # one request at a time: arrival is scheduling, the same on both servers
+                times[f"{label}, {name}"] = times[f"cache-blind, {name}"]
+                continue
             server.reset()
             started = time.perf_counter()
-            for request in prompts:
-                plain.complete(request)
-            results[f"{label}, {name}"] = (time.perf_counter() - started) / args.scale
+            sequential(plain, prompts, then)
+            times[f"{label}, {name}"] = (time.perf_counter() - started) / args.scale
         server.stop()
+    assert default is not None
     slots = concurrency(config.llm.max_concurrency, info, len(ours), 1, 0)
 
     model = Model(args.prefill_tps, args.decode_tps, args.answer_tokens, args.reasoning_tokens,
                   args.structured_tokens)
-    chain, prefills = floor(ours, model)
+    chain, prefills = floor(default, model)
     bound = max(chain, prefills)
-    tokens = [len(prompt_text(body_of(r))) // CHARS_PER_TOKEN for r in ours]
-    ordered = sorted(prompt_text(body_of(r)) for r in ours)
-    shared = sum(len(os.path.commonprefix([a, b])) // CHARS_PER_TOKEN
-                 for a, b in zip(ordered, ordered[1:], strict=False))
-    ideal = shared / sum(tokens)
+    checks_sent = sum(1 for r in default.requests if r.kind == "evidence")
 
-    print(f"Synthesis benchmark: {len(ours)} prompts ({len(seed)} in the seed's set), "
-          f"bundle of {bundle.estimated_tokens:,} tokens ({len(bundle.papers)} papers, "
-          f"{config.arxiv.full_text_papers} with full text), max_concurrency = "
-          f"{config.llm.max_concurrency} -> {slots} in flight; prefill "
+    print(f"Synthesis benchmark: {len(ours)} prompts + {checks_sent} evidence checks "
+          f"({len(seed)} prompts in the seed's set), bundle of {bundle.estimated_tokens:,} tokens "
+          f"({len(bundle.papers)} papers, {config.arxiv.full_text_papers} with full text), "
+          f"max_concurrency = {config.llm.max_concurrency} -> {slots} in flight; prefill "
           f"{model.prefill_tps:,.0f} tok/s, decode {model.decode_tps:g} tok/s a request; "
           "model seconds")
-    print(f"  {'floor: longest chain (prefill + decode)':<58} {chain:8.1f} s")
-    print(f"  {'floor: every distinct prefill + shortest decode':<58} {prefills:8.1f} s")
+    print(f"  {'floor: longest chain (prefill + decode, evidence after)':<60} {chain:8.1f} s")
+    print(f"  {'floor: every distinct prefill + shortest decode':<60} {prefills:8.1f} s")
     for label in ("cache-blind", "cache-aware"):
         print(f"  {label} server")
-        for name in ("gate on", "gate off", "seed notebook", "notebook layout, our prompts"):
-            value = results[f"{label}, {name}"]
-            shown = {"gate on": "project, prefill gate on (the default)",
-                     "gate off": "project, prefill gate off"}.get(name, name + ", sequential")
+        for name in (*runs, "seed notebook", "notebook layout, our prompts"):
+            value = times[f"{label}, {name}"]
+            shown = name if name.startswith("project") else name + ", sequential"
             hit = hits.get(f"{label}, {name}")
             extra = f"   cache hits {hit:5.1%}" if hit is not None else ""
-            print(f"    {shown:<56} {value:8.1f} s   {value / bound:5.2f}x floor{extra}")
-        project = results[f"{label}, gate on"]
-        print(f"    {'seed notebook / project (target >= 2.50)':<56} "
-              f"{results[f'{label}, seed notebook'] / project:8.2f}x")
-        print(f"    {'notebook layout, our prompts / project':<56} "
-              f"{results[f'{label}, notebook layout, our prompts'] / project:8.2f}x")
-        print(f"    {'gate off / gate on':<56} {results[f'{label}, gate off'] / project:8.2f}x")
-    print(f"  ideal cache-hit fraction (every shared prefix prefilled once): {ideal:.1%}")
+            print(f"    {shown:<58} {value:8.1f} s   {value / bound:5.2f}x floor{extra}")
+        project = times[f"{label}, project (the defaults)"]
+
+        def ratio(text: str, value: float) -> None:
+            print(f"    {text:<58} {value:8.2f}x")
+
+        ratio("seed notebook / project (target >= 2.50)",
+              times[f"{label}, seed notebook"] / project)
+        ratio("notebook layout, our prompts / project",
+              times[f"{label}, notebook layout, our prompts"] / project)
+        ratio("gate off / gate on", times[f"{label}, project, prefill gate off"] / project)
+        off = times[f"{label}, project, evidence off"]
+        print(f"    {'evidence checks: extra wall time (target <= 15%)':<58} "
+              f"{(project - off) / off:8.1%}")
+    print(f"  ideal cache-hit fraction (every shared prefix prefilled once): "
+          f"{cache_hit_ideal(default, model.page_tokens):.1%}")
 
 
 if __name__ == "__main__":

@@ -46,18 +46,30 @@ def test_briefs_fill_slots_while_the_gate_is_closed_and_followers_go_first_once_
                             clock=Clock())
     assert dispatcher.next() == 4  # the leader
     assert dispatcher.next() == 5  # the gate is closed: a brief
-    dispatcher.open_gate()  # the leader's first token
+    dispatcher.prefilled(4)  # the leader's first token
     assert [dispatcher.next() for _ in range(4)] == [0, 3, 2, 1]  # followers before brief-2
     assert dispatcher.next() == 6
     for _ in range(6):
         dispatcher.finished()
-    dispatcher.add([7, 8])  # the last running request's follow-ups
-    assert dispatcher.next() == 7
-    dispatcher.finished()
-    dispatcher.finished()
-    assert dispatcher.next() == 8
-    dispatcher.finished()
+    dispatcher.add([7, 8, 9])  # the last running request's follow-ups
+    assert dispatcher.next() == 7  # the first leads: they all carry the same answer
+    dispatcher.finished()  # the request that brought them
+    dispatcher.prefilled(7)
+    assert [dispatcher.next(), dispatcher.next()] == [8, 9]
+    for _ in range(3):
+        dispatcher.finished()
     assert dispatcher.next() is None
+
+
+def test_follow_ups_wait_for_their_first_and_go_before_briefs() -> None:
+    clock = Clock()
+    dispatcher = Dispatcher(dispatch_plan(REQUESTS, [5, 6]), timeout=10, clock=clock)
+    assert dispatcher.next() == 5
+    dispatcher.add([7, 8])
+    assert dispatcher.next() == 7
+    assert dispatcher.next() == 6  # 8 waits for 7's prefill: a brief fills the slot
+    clock.now = 10.0  # 7 never streamed its first token
+    assert dispatcher.next() == 8
 
 
 def test_the_gate_opens_after_its_timeout_without_a_first_token() -> None:

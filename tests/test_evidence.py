@@ -18,6 +18,7 @@ from generator.claims import claims_of
 from generator.cli import cli
 from generator.edition.evidence import PaperText, check_claims, words
 from generator.models import Completion, FullText, NumberedPaper
+from tests.browser import launch_chromium
 from tests.conftest import write_config
 from tests.edition_fixture import PAPERS
 from tests.servers.arxiv import ArxivServer
@@ -64,7 +65,7 @@ def test_each_claim_gets_the_verdict_its_quote_earns(checked: Path,
     wrong = page["checks"][1]
     assert wrong["found_in"] != 2 and "not Paper 2" in wrong["note"]
     # Six answers with evidence (research map, three deep dives, both thinking answers), each
-    # with six claims in two batches of at most five.
+    # with six claims in two batches of three (claims_per_request).
     assert evidence["claims"] == 36 and evidence["supported"] == 12
     asked = [b for b in sglang_server.state.chat_requests if is_evidence(b)]
     assert len(asked) == 12
@@ -85,6 +86,22 @@ def test_the_page_shows_each_verdict_and_quote(checked: Path) -> None:
     assert "“" in box and 'href="papers/' in box  # the quote, and its paper's page
     overview = (checked.parent / "site_src" / "editions" / EDITION / "index.md").read_text()
     assert "**Evidence: 12 of 36 cited claims supported by a quote found in the paper.**" in overview
+
+
+def test_a_reader_opens_a_mark_in_the_browser_without_leaving_the_page(checked: Path) -> None:
+    assert build(checked).exit_code == 0
+    page_path = checked.parent / "site" / "editions" / EDITION / "research-map.html"
+    with launch_chromium() as browser:
+        page = browser.new_page(viewport={"width": 390, "height": 844})  # a phone
+        page.goto(page_path.as_uri())
+        mark = page.locator(".digest-ev-wrong_paper").first
+        box = mark.locator(".digest-ev-box")
+        assert not box.is_visible()  # unobtrusive until asked for
+        mark.focus()  # a tap or the Tab key
+        assert box.is_visible()
+        assert "Quote found in another paper" in box.inner_text()
+        assert box.locator("a[href*='papers/']").count() == 1
+        assert page.url == page_path.as_uri()
 
 
 def test_a_rebuild_sends_nothing(checked: Path, sglang_server: SglangServer) -> None:

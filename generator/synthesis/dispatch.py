@@ -52,32 +52,46 @@ def dispatch_plan(requests: Sequence[PromptRequest], todo: Sequence[int]) -> Dis
 class Dispatcher:
     """Hands request indexes to worker threads in the plan's order of priority.
 
-    The leader first; while the gate is closed, free prompts; once it opens (the leader's first
-    token, its end, or `timeout` after it started), followers before any free prompt left.
-    Follow-ups (`add`) go before the remaining free prompts: they finish an answer's work.
-    `next()` returns None when nothing is left and nothing running can add more; a worker calls
-    `finished()` after each request, once it has added that request's follow-ups.
+    A *gate* holds prompts that share a prefix with a *lead* until the lead's first token says
+    that prefix is in the server's cache (`prefilled`), its end, or `timeout` after it went
+    out. The plan's leader holds its followers; the follow-ups of one answer (`add`), which
+    share that answer, are led by their first. Released prompts go before the free prompts
+    left (briefs), which fill slots meanwhile. `next()` returns None when nothing is left and
+    nothing running can add more; a worker calls `finished()` after each request, once it has
+    added that request's follow-ups.
     """
 
     def __init__(self, plan: DispatchPlan, *, gate: bool = True,
                  timeout: float = GATE_TIMEOUT_S, clock: Any = time.monotonic) -> None:
-        self._leader = [] if plan.leader is None else [plan.leader]
-        self._followers = list(plan.followers)
+        self._gating, self._timeout, self._clock = gate, timeout, clock
+        self._leads: list[int] = []  # to hand out before anything else
+        self._held: dict[int, list[int]] = {}  # lead -> the prompts its gate holds
+        self._deadlines: dict[int, float] = {}  # lead -> when its gate opens regardless
         self._free = list(plan.free)
-        self._open = not gate or plan.leader is None
-        self._timeout, self._clock = timeout, clock
-        self._deadline: float | None = None
         self._running = 0
         self._cond = threading.Condition()
+        if plan.leader is None or not gate:
+            self._free[:0] = plan.order[:len(plan.order) - len(plan.free)]
+        else:
+            self._leads.append(plan.leader)
+            self._held[plan.leader] = list(plan.followers)
 
-    def open_gate(self) -> None:
+    def prefilled(self, lead: int) -> None:
+        """`lead`'s prompt is in the cache (its first token, or its end): open its gate."""
         with self._cond:
-            self._open = True
+            self._release(lead)
             self._cond.notify_all()
 
     def add(self, indexes: Sequence[int]) -> None:
+        """Follow-ups of one answer: the first leads, the rest wait for its prefill."""
+        if not indexes:
+            return
         with self._cond:
-            self._free[:0] = indexes
+            if self._gating and len(indexes) > 1:
+                self._leads.append(indexes[0])
+                self._held[indexes[0]] = list(indexes[1:])
+            else:
+                self._free[:0] = indexes
             self._cond.notify_all()
 
     def finished(self) -> None:
@@ -92,19 +106,26 @@ class Dispatcher:
                 if index is not None:
                     self._running += 1
                     return index
-                if not self._followers and not self._running:
+                if not self._held and not self._running:
                     return None
-                wait = None if self._deadline is None else max(0.0, self._deadline - self._clock())
-                self._cond.wait(wait)
+                # Prompts held by a gate: wake at its deadline; otherwise at a change.
+                wait = min(self._deadlines.values(), default=None)
+                self._cond.wait(None if wait is None else max(0.0, wait - self._clock()))
+
+    def _release(self, lead: int) -> None:
+        self._free[:0] = self._held.pop(lead, [])
+        self._deadlines.pop(lead, None)
 
     def _pick(self) -> int | None:
-        if self._leader:
-            self._deadline = self._clock() + self._timeout
-            return self._leader.pop()
-        if self._deadline is not None and self._clock() >= self._deadline:
-            self._open = True
-        if self._open and self._followers:
-            return self._followers.pop(0)
+        now = self._clock()
+        for lead, deadline in list(self._deadlines.items()):
+            if now >= deadline:
+                self._release(lead)
+        if self._leads:
+            lead = self._leads.pop(0)
+            if lead in self._held:
+                self._deadlines[lead] = now + self._timeout
+            return lead
         if self._free:
             return self._free.pop(0)
         return None

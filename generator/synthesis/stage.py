@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
@@ -110,27 +110,24 @@ def run_synthesis(
         private = max(r.max_tokens + sum(len(m.content) for m in r.messages) // 4
                       - (bundle_tokens if KINDS[r.kind].shares_bundle else 0)
                       for r in todo_requests)
-        # Follow-ups are not known yet: room for about one each for the prompts to send.
-        expected = len(todo) + (sum(1 for r in todo_requests if KINDS[r.kind].evidence)
-                                if follow_up else 0)
-        slots = concurrency(max_concurrency, server_info, expected, private, bundle_tokens)
-        log.info("sending %d prompt(s), up to %d at a time", len(todo), slots)
+        pool = _Pool(lambda sent: concurrency(max_concurrency, server_info, sent, private,
+                                              bundle_tokens))
+        log.info("sending %d prompt(s), up to %d at a time", len(todo), pool.limit(len(todo)))
 
         def work(index: int) -> None:
             request = run.requests[index]
             observer.started(request)
-            events = _Events(request, observer,
-                             dispatcher.open_gate if index == plan.leader else lambda: None)
+            events = _Events(request, observer, lambda: dispatcher.prefilled(index))
             try:
                 completion = _complete(client, cache, request, run.keys[index], events, shrink)
-            finally:
-                if index == plan.leader:  # a leader that failed before its first token must
-                    dispatcher.open_gate()  # not hold the others
+            finally:  # a lead that failed before its first token must not hold the others
+                dispatcher.prefilled(index)
             observer.done(request, completion)
             added = run.answered(index, completion)
             if added:
                 observer.added(len(added))
                 dispatcher.add(added)
+                pool.grow(len(added), worker)  # follow-ups get slots of their own
 
         def worker() -> None:
             while (index := dispatcher.next()) is not None:
@@ -139,11 +136,43 @@ def run_synthesis(
                 finally:
                     dispatcher.finished()
 
-        with ThreadPoolExecutor(max_workers=slots) as pool:
-            for future in [pool.submit(worker) for _ in range(slots)]:
-                future.result()
+        pool.run(len(todo), worker)
     requests_, results = run.ordered()
     return _result(client, requests_, results, bundle_chars, bundle_tokens, started)
+
+
+class _Pool:
+    """Worker threads, as many as `limit(sent)` allows for the requests sent so far: follow-ups
+    are known only as answers come in, and each batch of them may widen the pool (up to what
+    the server runs at once), so that they do not queue behind a width sized without them."""
+
+    def __init__(self, limit: Callable[[int], int]) -> None:
+        self.limit = limit
+        self._sent = 0
+        self._futures: list[Future[None]] = []
+        self._executor: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def grow(self, more: int, worker: Callable[[], None]) -> None:
+        with self._lock:
+            self._sent += more
+            assert self._executor is not None
+            while len(self._futures) < min(self.limit(self._sent), self._sent):
+                self._futures.append(self._executor.submit(worker))
+
+    def run(self, sent: int, worker: Callable[[], None]) -> None:
+        """Start the workers for `sent` requests and wait for every worker, started now or
+        later; the first worker's exception is raised."""
+        with ThreadPoolExecutor(max_workers=1024) as self._executor:
+            self.grow(sent, worker)
+            waited = 0
+            while True:
+                with self._lock:
+                    if waited == len(self._futures):
+                        break
+                    future = self._futures[waited]
+                future.result()
+                waited += 1
 
 
 class _Run:
