@@ -20,6 +20,7 @@ import logging
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import requests
@@ -86,19 +87,20 @@ def body_of(request: PromptRequest) -> dict[str, object]:
     return body
 
 
-def replay(result: SynthesisResult, page_tokens: int) -> tuple[dict[str, int], dict[str, int]]:
+def replay(requests: Sequence[PromptRequest], answers: Sequence[str], page_tokens: int
+           ) -> tuple[dict[str, int], dict[str, int]]:
     """(tokens, uncached tokens) of every prompt when each shared prefix is prefilled once:
     the requests in order, each answer cached after its prompt as the server does."""
     cache = PrefixCache(page_tokens)
     tokens, uncached = {}, {}
-    for request, completion in zip(result.requests, result.completions, strict=True):
+    for request, answer in zip(requests, answers, strict=True):
         body = body_of(request)
         prompt = prompt_text(body)
         tokens[request.name] = len(prompt) // CHARS_PER_TOKEN
         uncached[request.name] = tokens[request.name] - cache.cached_tokens(prompt)
         cache.insert(prompt)
         if not thinking(body):
-            cache.insert(prompt + completion.content)
+            cache.insert(prompt + answer)
     return tokens, uncached
 
 
@@ -108,7 +110,8 @@ def floor(result: SynthesisResult, model: Model) -> tuple[float, float]:
     chain, then the prefill of what its prompt adds to the cached answer, then its decode."""
     bodies = {r.name: body_of(r) for r in result.requests}
     decodes = {name: sum(model.decode(b)) / model.decode_tps for name, b in bodies.items()}
-    tokens, uncached = replay(result, model.page_tokens)
+    tokens, uncached = replay(result.requests, [c.content for c in result.completions],
+                               model.page_tokens)
     chains = {}
     for name in bodies:  # parents come before their checks
         parsed = parse_evidence_name(name)
@@ -122,7 +125,8 @@ def floor(result: SynthesisResult, model: Model) -> tuple[float, float]:
 
 def cache_hit_ideal(result: SynthesisResult, page_tokens: int) -> float:
     """The fraction of prompt tokens a perfect prefix cache serves: all but the distinct ones."""
-    tokens, uncached = replay(result, page_tokens)
+    tokens, uncached = replay(result.requests, [c.content for c in result.completions],
+                               page_tokens)
     return 1 - sum(uncached.values()) / sum(tokens.values())
 
 

@@ -31,6 +31,7 @@ from .cli_progress import Progress
 from .config import load_config
 from .errors import UsageError
 from .publish.site import deploy_site, zip_site
+from .services import BASE_URL_ENV, make_services
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +95,7 @@ def build(config_path: str, edition: str | None, refresh: bool, wait_s: float,
     with user_errors():
         config = load_config(config_path)
         name = edition_name(edition)
-        services = pipeline.make_services(config, os.environ)
+        services = make_services(config, os.environ)
         click.echo(f"Building edition {name} of {config.digest.title!r}", err=True)
         wait_for(services, wait_s)
         progress = Progress()
@@ -135,7 +136,7 @@ def fetch(config_path: str, edition: str | None, refresh: bool) -> None:
     with user_errors():
         config = load_config(config_path)
         name = edition_name(edition)
-        services = pipeline.make_services(config, os.environ)
+        services = make_services(config, os.environ)
         with workspace_lock(config):
             result = pipeline.fetch_stage(config, services, name, refresh=refresh,
                                           on_text=Progress().text)
@@ -161,7 +162,7 @@ def synthesize(config_path: str, edition: str | None, wait_s: float) -> None:
     with user_errors():
         config = load_config(config_path)
         name = edition_name(edition)
-        services = pipeline.make_services(config, os.environ)
+        services = make_services(config, os.environ)
         wait_for(services, wait_s)
         progress = Progress()
         with workspace_lock(config):
@@ -298,7 +299,7 @@ def doctor(config_path: str) -> None:
 
     with user_errors():
         config = load_config(config_path)
-        services = pipeline.make_services(config, os.environ)
+        services = make_services(config, os.environ)
         checks = run_doctor(config, services.probe, services.chat, services.arxiv, services.cache)
         for check in checks:
             label, color = _MARKS[check.verdict]
@@ -356,7 +357,7 @@ def server_command(config_path: str) -> None:
     with user_errors():
         config = load_config(config_path)
         cache = Cache(config.cache_dir)
-        base_url = os.environ.get(pipeline.BASE_URL_ENV) or config.llm.base_url
+        base_url = os.environ.get(BASE_URL_ENV) or config.llm.base_url
         size = bundle_size(config, cache)
         click.echo(f"# context length sized for {size.source} ({size.tokens:,} tokens)", err=True)
         if not is_local(base_url):

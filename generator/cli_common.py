@@ -17,6 +17,7 @@ from . import pipeline
 from .cache import Cache
 from .config import Config
 from .errors import DigestError
+from .services import Services, wait_for_server
 from .urls import RedactingFilter
 
 CONFIG_HELP = "Workspace configuration file; paths in it are relative to its folder."
@@ -56,7 +57,7 @@ def edition_name(edition: str | None) -> str:
     return pipeline.check_edition(edition or pipeline.today())
 
 
-def wait_for(services: pipeline.Services, wait_s: float) -> None:
+def wait_for(services: Services, wait_s: float) -> None:
     if wait_s <= 0:
         return
 
@@ -64,7 +65,7 @@ def wait_for(services: pipeline.Services, wait_s: float) -> None:
         click.echo(f"  waiting for {services.chat.base_url}: {seen} ({waited:.0f}/{wait_s:g} s)",
                    err=True)
 
-    pipeline.wait_for_server(services, wait_s, progress)
+    wait_for_server(services, wait_s, progress)
 
 
 def _more_logging(ctx: click.Context, param: click.Parameter, value: int) -> None:

@@ -49,6 +49,7 @@ class ArxivSettings:
     skip_seen: bool = False  # keep papers published in an earlier edition out of the bundle
     since_last_edition: bool = False  # only papers submitted since the previous edition
     days: int = 0  # or: only papers submitted in the last N days (0: no window)
+    page_size: int = 2000  # results a request when triage lists a whole window (arXiv's most)
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,26 @@ class EvidenceSettings:
     temperature: float = 0.0
 
 
+@dataclass(frozen=True)
+class TriageSettings:
+    """Score every paper of the window against the reader's interests; bundle the best.
+
+    On when `interests` is set; without it an edition is the newest `max_papers` papers.
+    """
+
+    interests: str = ""  # the reader's interests, in plain words
+    exclude: tuple[str, ...] = ()  # phrases: a paper whose title or abstract has one is left out
+    max_candidates: int = 200  # papers of the window scored at most (arXiv pages of up to 2000)
+    min_score: int = 0  # a paper scored lower is not bundled, even with room to spare
+    instruction: str = default_prompts.TRIAGE
+    max_tokens: int = 300
+    temperature: float = 0.0
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.interests.strip())
+
+
 def _default_deep_dives() -> tuple[DeepDivePrompt, ...]:
     return tuple(DeepDivePrompt(label, q) for label, q in default_prompts.DEEP_DIVES)
 
@@ -158,6 +179,7 @@ class Config:
     prompts: PromptSettings = field(default_factory=PromptSettings)
     briefs: BriefSettings = field(default_factory=BriefSettings)
     evidence: EvidenceSettings = field(default_factory=EvidenceSettings)
+    triage: TriageSettings = field(default_factory=TriageSettings)
 
     @property
     def workspace(self) -> Path:
@@ -188,6 +210,7 @@ _SECTIONS: dict[str, type] = {
     "prompts": PromptSettings,
     "briefs": BriefSettings,
     "evidence": EvidenceSettings,
+    "triage": TriageSettings,
 }
 
 
@@ -274,6 +297,11 @@ def _convert(hint: Any, value: Any, dotted: str, problems: list[str]) -> Any:
             return value
     elif origin is tuple:
         (item_type, _) = typing.get_args(hint)
+        if item_type is str:
+            if isinstance(value, list) and all(isinstance(v, str) for v in value):
+                return tuple(value)
+            problems.append(f"{dotted}: expected an array of strings, got {_describe(value)}")
+            return _INVALID
         if isinstance(value, list) and all(isinstance(v, dict) for v in value):
             items = [_build(item_type, v, f"{dotted}[{i}]", problems) for i, v in enumerate(value)]
             return _INVALID if any(i is None for i in items) else tuple(items)

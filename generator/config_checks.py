@@ -25,6 +25,7 @@ def check_values(config: Config) -> list[str]:
 
     # Every number has a sane range: a huge one ends in an overflow deep inside a stage.
     within("arxiv.max_papers", a.max_papers, 1, 2000)
+    within("arxiv.page_size", a.page_size, 1, 2000)
     within("arxiv.full_text_papers", a.full_text_papers, 0, 2000)
     within("arxiv.max_abstract_chars", a.max_abstract_chars, 1, 100_000)
     within("arxiv.max_pdf_chars", a.max_pdf_chars, 0, 10_000_000)
@@ -78,6 +79,15 @@ def check_values(config: Config) -> list[str]:
     within("evidence.max_quote_words", config.evidence.max_quote_words, 5, 500)
     if not 0.0 <= config.evidence.temperature <= 2.0:
         problems.append("evidence.temperature: must be between 0 and 2")
+    triage = config.triage
+    within("triage.max_candidates", triage.max_candidates, 1, 30_000)  # arXiv's own limit
+    within("triage.min_score", triage.min_score, 0, 10)
+    within("triage.max_tokens", triage.max_tokens, 50, 100_000)
+    if not 0.0 <= triage.temperature <= 2.0:
+        problems.append("triage.temperature: must be between 0 and 2")
+    for i, phrase in enumerate(triage.exclude):
+        if not phrase.strip():
+            problems.append(f"triage.exclude[{i}]: an empty phrase would exclude every paper")
     labels = [d.label for d in p.deep_dives]
     for label in {x for x in labels if labels.count(x) > 1}:
         problems.append(f"prompts.deep_dives: the label {label!r} is used more than once")

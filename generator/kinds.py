@@ -13,7 +13,7 @@ from typing import Any
 
 from .config import Config
 from .models import PromptKind, PromptRequest
-from .synthesis.structured import BRIEF_SCHEMA, EVIDENCE_SCHEMA, THEMES_SCHEMA
+from .synthesis.structured import BRIEF_SCHEMA, EVIDENCE_SCHEMA, THEMES_SCHEMA, TRIAGE_SCHEMA
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,9 @@ KINDS: dict[PromptKind, KindSpec] = {spec.kind: spec for spec in (
              lambda c: [c.briefs.max_tokens] if c.briefs.enabled else [], schema=BRIEF_SCHEMA),
     # A follow-up of an answer: its own prompt plus the answer, so it shares their prefix.
     KindSpec("evidence", None, None, True, _evidence_budget, schema=EVIDENCE_SCHEMA),
+    # One candidate paper after the reader's interests: all share that prefix, not the bundle
+    # (it runs before there is one), so it is gated like the bundle prompts.
+    KindSpec("triage", None, None, True, lambda c: [], schema=TRIAGE_SCHEMA),
 )}
 
 STRUCTURED: frozenset[PromptKind] = frozenset(k for k, s in KINDS.items() if s.schema)

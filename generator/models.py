@@ -145,6 +145,55 @@ class Source:
         return cls(Paper.from_dict(data["paper"]), FullText.from_dict(data["full_text"]))
 
 
+TriageStatus = Literal["selected", "below_cut", "excluded", "unscored"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One paper of the window, as triage judged it."""
+
+    paper: Paper
+    status: TriageStatus
+    score: int | None = None  # 0-10; None: excluded or unscored
+    reason: str = ""  # the model's reason; the matching phrase; or why it went unscored
+    interests: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"paper": self.paper.to_dict(), "status": self.status, "score": self.score,
+                "reason": self.reason, "interests": list(self.interests)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Candidate:
+        return cls(Paper.from_dict(data["paper"]), data["status"], data.get("score"),
+                   data.get("reason", ""), tuple(data.get("interests", ())))
+
+
+@dataclass(frozen=True)
+class Triage:
+    """Every paper of an edition's window, scored, and which of them the edition bundles."""
+
+    query: str
+    max_candidates: int
+    candidates: tuple[Candidate, ...]  # newest first, as arXiv listed them
+    total: int | None = None  # papers in the window, as arXiv counted them
+    capped: bool = False  # the window held more than max_candidates
+    incomplete: str = ""  # why the window could not be read to its end ("": it was)
+
+    def with_status(self, status: TriageStatus) -> list[Candidate]:
+        return [c for c in self.candidates if c.status == status]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"query": self.query, "max_candidates": self.max_candidates,
+                "candidates": [c.to_dict() for c in self.candidates], "total": self.total,
+                "capped": self.capped, "incomplete": self.incomplete}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Triage:
+        return cls(data["query"], data["max_candidates"],
+                   tuple(Candidate.from_dict(c) for c in data["candidates"]), data.get("total"),
+                   data.get("capped", False), data.get("incomplete", ""))
+
+
 @dataclass(frozen=True)
 class FetchResult:
     """What the fetch stage leaves for the later ones."""
@@ -154,6 +203,7 @@ class FetchResult:
     fetched_at: str  # ISO timestamp, UTC
     sources: tuple[Source, ...]
     skipped: tuple[str, ...] = ()  # ids left out because an earlier edition published them
+    triage: Triage | None = None  # with [triage] interests: the window the sources came from
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -162,6 +212,7 @@ class FetchResult:
             "fetched_at": self.fetched_at,
             "sources": [s.to_dict() for s in self.sources],
             "skipped": list(self.skipped),
+            **({"triage": self.triage.to_dict()} if self.triage else {}),
         }
 
     @classmethod
@@ -172,6 +223,7 @@ class FetchResult:
             fetched_at=data["fetched_at"],
             sources=tuple(Source.from_dict(s) for s in data["sources"]),
             skipped=tuple(data.get("skipped", ())),
+            triage=Triage.from_dict(data["triage"]) if data.get("triage") else None,
         )
 
 
@@ -211,7 +263,8 @@ class Message:
     content: str
 
 
-PromptKind = Literal["research_map", "deep_dive", "thinking", "themes", "brief", "evidence"]
+PromptKind = Literal["research_map", "deep_dive", "thinking", "themes", "brief", "evidence",
+                     "triage"]
 
 
 @dataclass(frozen=True)

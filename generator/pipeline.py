@@ -2,7 +2,7 @@
 
 Each stage reads what the previous one recorded in the cache, so the CLI can run one stage at a
 time and an interrupted build resumes where it stopped. External services are built once, in
-`make_services`, the only place that reads the environment.
+`services.make_services`, the only place that reads the environment.
 """
 
 from __future__ import annotations
@@ -11,11 +11,10 @@ import contextlib
 import logging
 import re
 import shutil
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from urllib.parse import urlparse
 
 import requests
 
@@ -31,36 +30,20 @@ from .edition.render import (
     render_edition,
     write_pages,
 )
-from .errors import ServerNotAnsweringError, ServerUnavailableError, UsageError
-from .fetch.arxiv_source import ArxivSource, PdfDownloader, RateLimiter, RecordingSession
+from .errors import ServerNotAnsweringError, UsageError
 from .fetch.stage import FetchSettings, OnText, run_fetch
 from .kinds import answer_tokens
-from .models import Bundle, FetchResult, PromptRequest, Source, SynthesisResult
+from .models import Bundle, FetchResult, PromptRequest, Source, SynthesisResult, Triage
 from .publish.site import build_site  # imports MkDocs only when a site is built
+from .services import Services
 from .store import Docs
 from .synthesis.evidence import evidence_requests
-from .synthesis.llm_client import ChatClient
 from .synthesis.planning import BundlePlan, ContextFitter, bundles_for, load_plan, make_plan, save_plan
 from .synthesis.prompts import build_requests
-from .synthesis.server import ServerProbe
 from .synthesis.stage import FollowUp, Observer, load_synthesis, run_synthesis, save_synthesis
+from .triage import run_triage, window_of
 
 log = logging.getLogger(__name__)
-
-DEFAULT_API_KEY = "not-needed"  # SGLang ignores the key, but the openai client insists on one
-BASE_URL_ENV = "DIGEST_LLM_BASE_URL"  # overrides [llm] base_url
-
-
-@dataclass(frozen=True)
-class Services:
-    """The clients a run talks through; tests build them against local servers."""
-
-    arxiv: ArxivSource  # the arXiv API client (search)
-    downloader: PdfDownloader
-    chat: ChatClient
-    probe: ServerProbe
-    cache: Cache
-
 
 @dataclass(frozen=True)
 class BuildReport:
@@ -109,41 +92,6 @@ def launch_advice_on_failure(config: Config, services: Services) -> Iterator[Non
             f"{err}\n{launch_advice(config, services.cache, services.chat.base_url)}") from err
 
 
-def make_services(config: Config, environ: Mapping[str, str]) -> Services:
-    """Build the clients for a run. The API key comes from the environment and goes nowhere else."""
-    session = RecordingSession(timeout=config.arxiv.timeout_seconds, feed_url=config.arxiv.api_url)
-    # Kept in the workspace, so that one command after another keeps arXiv's spacing too.
-    limiter = RateLimiter(config.arxiv.delay_seconds, Cache(config.cache_dir).rate_limit_path,
-                          key=urlparse(config.arxiv.api_url).hostname or "arxiv")
-    api_key = environ.get(config.llm.api_key_env) or DEFAULT_API_KEY
-    # CI keeps the server's address in a secret, not in config.toml.
-    base_url = environ.get(BASE_URL_ENV) or config.llm.base_url
-    return Services(
-        arxiv=ArxivSource(session, config.arxiv.api_url, limiter),
-        downloader=PdfDownloader(session, limiter, int(config.arxiv.max_pdf_mb * 1_000_000),
-                                 deadline_s=config.arxiv.pdf_deadline_seconds),
-        chat=ChatClient(
-            base_url,
-            config.llm.model,
-            api_key,
-            timeout=config.llm.timeout_seconds,
-            max_retries=config.llm.max_retries,
-            stream=config.llm.stream,
-        ),
-        probe=ServerProbe(session, base_url, api_key),
-        cache=Cache(config.cache_dir),
-    )
-
-
-def wait_for_server(services: Services, timeout: float,
-                    on_progress: Callable[[float, str], None] | None = None) -> None:
-    """Wait for a starting server (SGLang takes minutes to load a model) instead of failing."""
-    if not services.probe.wait_ready(timeout, on_progress):
-        raise ServerUnavailableError(
-            f"the LLM server at {services.chat.base_url} was not ready after {timeout:g} s; "
-            "check its log, or wait longer with a larger --wait-for-server")
-
-
 def fetch_stage(config: Config, services: Services, edition: str, *, refresh: bool = False,
                 on_text: OnText | None = None) -> FetchResult:
     a = config.arxiv
@@ -162,8 +110,30 @@ def fetch_stage(config: Config, services: Services, edition: str, *, refresh: bo
         p.arxiv_id for r in earlier(records, edition) for p in r.papers) if a.skip_seen else frozenset()
     settings = FetchSettings(query, a.max_papers, a.full_text_papers, a.max_abstract_chars,
                              a.max_pdf_chars, skip)
+    triage = triage_stage(config, services, edition, query, skip, refresh=refresh) \
+        if config.triage.enabled else None
     return run_fetch(edition, settings, services.arxiv, services.downloader, services.cache,
-                     refresh=refresh, on_text=on_text)
+                     refresh=refresh, on_text=on_text, triage=triage)
+
+
+def triage_stage(config: Config, services: Services, edition: str, query: str,
+                 skip: frozenset[str], *, refresh: bool = False) -> Triage:
+    """Every paper of the window, judged: the window as recorded for this edition (same query
+    and cap), else listed by arXiv; the judgements from the cache where it has them."""
+    t = config.triage
+    previous = None if refresh else services.cache.get_fetch(edition)
+    if previous and previous.triage and (previous.triage.query, previous.triage.max_candidates) \
+            == (query, t.max_candidates):
+        window = window_of(previous.triage)
+    else:
+        window = services.arxiv.search_window(query, t.max_candidates,
+                                              config.arxiv.max_abstract_chars,
+                                              config.arxiv.page_size)
+    with launch_advice_on_failure(config, services):
+        return run_triage(window, query, t.max_candidates, t, config.arxiv.max_papers,
+                          services.chat, services.cache, language=config.digest.language,
+                          seen=skip, max_concurrency=config.llm.max_concurrency,
+                          server_info=services.probe.server_info)
 
 
 def _fetched(cache: Cache, edition: str) -> FetchResult:

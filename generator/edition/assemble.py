@@ -17,7 +17,16 @@ from typing import Any
 from .. import __version__
 from ..claims import claims_of
 from ..kinds import KINDS, page_stem, schema_for
-from ..models import Bundle, Completion, FetchResult, FullText, NumberedPaper, PromptRequest, SynthesisResult
+from ..models import (
+    Bundle,
+    Completion,
+    FetchResult,
+    FullText,
+    NumberedPaper,
+    PromptRequest,
+    SynthesisResult,
+    Triage,
+)
 from ..safe_text import clean, clean_data, md_model
 from ..synthesis.evidence import parse_evidence_name
 from ..synthesis.structured import InvalidAnswer, parse_answer
@@ -96,7 +105,8 @@ def assemble(edition: str, title: str, fetch: FetchResult, bundle: Bundle,
     return Edition(
         name=edition, title=title, query=fetch.query, model=synthesis.model, papers=papers,
         pages=tuple(page for page, _ in pages), prompts=answers, themes=tuple(themes),
-        skipped_seen=tuple(fetch.skipped), overview=overview, figures=figures, record=record)
+        skipped_seen=tuple(fetch.skipped), overview=overview, figures=figures, record=record,
+        triage=fetch.triage)
 
 
 def _same_but_date(old: dict[str, Any], new: dict[str, Any]) -> bool:
@@ -288,7 +298,21 @@ def _record(edition: str, title: str, fetch: FetchResult, bundle: Bundle,
                    for t in themes],
         "citations": {page.stem: _citation_record(page.citations, numbered)
                       for page, _ in pages},
-    } | _evidence_record([page for page, _ in pages])
+    } | _evidence_record([page for page, _ in pages]) | _triage_record(fetch.triage)
+
+
+def _triage_record(triage: Triage | None) -> dict[str, Any]:
+    """Every candidate of the window with its score, reason and status (only with triage)."""
+    if triage is None:
+        return {}
+    return {"triage": {
+        "window": triage.total if triage.total is not None else len(triage.candidates),
+        "max_candidates": triage.max_candidates, "capped": triage.capped,
+        "incomplete": triage.incomplete,
+        "candidates": [{"arxiv_id": c.paper.arxiv_id, "title": c.paper.title,
+                        "abs_url": c.paper.abs_url, "published": c.paper.published,
+                        "status": c.status, "score": c.score, "reason": c.reason,
+                        "interests": list(c.interests)} for c in triage.candidates]}}
 
 
 def _evidence_record(pages: list[SynthesisPage]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from ..config import ThinkingPrompt
 from ..errors import DigestError
-from ..models import Completion, FullText, Paper, PromptKind, PromptRequest
+from ..models import Candidate, Completion, FullText, Paper, PromptKind, PromptRequest, Triage
 
 RECORD_FORMAT = 2  # 1: the untyped record of research-digest 0.1 (same fields, read as is)
 READABLE_FORMATS = (1, 2)
@@ -327,6 +327,7 @@ class Edition:
     overview: str
     figures: RunFigures
     record: EditionRecord
+    triage: Triage | None = None  # with [triage] interests: every paper of the window, judged
 
     def count(self, status: Status) -> int:
         return sum(1 for p in self.papers if p.status == status)
@@ -363,3 +364,25 @@ class Edition:
         """Sections like arXiv's listings: new, updated, seen before (empty ones left out)."""
         return tuple((STATUS_SECTIONS[s], group) for s in ("new", "updated", "seen")
                      if (group := tuple(p for p in self.papers if p.status == s)))
+
+    def triaged(self, arxiv_id: str) -> Candidate | None:
+        """How triage judged a paper of this edition (None without triage)."""
+        if self.triage is None:
+            return None
+        return next((c for c in self.triage.candidates if c.paper.arxiv_id == arxiv_id), None)
+
+    def paper_slug(self, arxiv_id: str) -> str | None:
+        """The page of a paper of this edition; None for a paper not bundled."""
+        return next((p.paper.slug for p in self.papers if p.paper.arxiv_id == arxiv_id), None)
+
+    def triage_counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(TRIAGE_LABELS, 0)
+        for candidate in self.triage.candidates if self.triage else ():
+            counts[candidate.status] += 1
+        return counts
+
+
+TRIAGE_LABELS: dict[str, str] = {
+    "selected": "selected", "below_cut": "below the cut", "excluded": "excluded",
+    "unscored": "unscored",
+}

@@ -117,6 +117,10 @@ def render_edition(env: jinja2.Environment, edition: Edition, published: Sequenc
             render_template(env, page.template, edition=edition, page=page), page.heading)
     add(store.edition_overview(edition.name), render_template(env, "edition.md.j2", edition=edition),
         f"{edition.title}: edition {edition.name}")
+    if edition.triage is not None:
+        add(store.edition_page(edition.name, "triage"),
+            render_template(env, "triage.md.j2", edition=edition),
+            f"Triage: edition {edition.name}")
     for item in edition.papers:
         add(store.paper_page(edition.name, item.paper.slug),
             render_template(env, "paper.md.j2", edition=edition, item=item), item.paper.title)

@@ -13,6 +13,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -174,6 +175,22 @@ def clean_text(text: str) -> str:
     return _WS_RE.sub(" ", clean(text)).strip()
 
 
+MAX_PAGE = 2000  # the most results arXiv's API returns a request
+_TOTAL_RE = re.compile(rb"<opensearch:totalResults[^>]*>\s*(\d+)\s*<")
+_FAILURES = (arxiv.HTTPError, arxiv.UnexpectedEmptyPageError, NotAnAtomFeed,
+             requests.RequestException)
+
+
+@dataclass(frozen=True)
+class Window:
+    """The papers of a query's window, as far as arXiv listed them."""
+
+    papers: tuple[Paper, ...]
+    total: int | None  # as arXiv counted the window
+    capped: bool  # more papers than the limit
+    incomplete: str = ""  # why the listing stopped early ("": it did not)
+
+
 class ArxivSource:
     """Searches arXiv's API, newest submissions first."""
 
@@ -201,35 +218,12 @@ class ArxivSource:
 
     def search(self, query: str, max_papers: int, max_abstract_chars: int) -> list[Paper]:
         """The first `max_papers` results of `query`, newest submission first."""
-        search = arxiv.Search(
-            query=query,
-            max_results=max_papers,
-            sort_by=arxiv.SortCriterion.SubmittedDate,
-            sort_order=arxiv.SortOrder.Descending,
-        )
         self._limiter.wait()
         try:
-            results = list(self._client(min(max_papers, 2000)).results(search))
-        except arxiv.HTTPError as err:
-            message = error_feed_message(self._session.last_body)
-            if message:
-                raise ArxivError(f"arXiv rejected the query ({err.url}): {message}") from err
-            raise ArxivError(
-                f"arXiv answered HTTP {err.status} to {err.url} (after {err.retry + 1} tries); "
-                "check [arxiv] query and api_url in config.toml"
-            ) from err
-        except arxiv.UnexpectedEmptyPageError as err:
-            raise ArxivError(f"arXiv returned an unexpected empty page for {err.url}") from err
-        except NotAnAtomFeed as err:
-            raise ArxivError(
-                f"arXiv answered {err.url} with {_kind_of(err.body)} instead of an Atom feed "
-                f"(after {self._num_retries + 1} tries); nothing was recorded, so running the "
-                "same command later asks again") from err
-        except requests.RequestException as err:
-            raise ArxivError(
-                f"could not reach arXiv at {self.api_url}: {_reason(err)}; check your network "
-                "and [arxiv] api_url in config.toml"
-            ) from err
+            results = list(self._client(min(max_papers, MAX_PAGE)).results(self._search(
+                query, max_papers)))
+        except _FAILURES as err:
+            raise self._error(err) from err
         finally:
             # The package may have sent several requests (pages, retries): count from the last.
             self._limiter.mark()
@@ -242,6 +236,59 @@ class ArxivSource:
         log.info("arXiv returned %d paper(s) for %r", len(papers), query)
         return papers
 
+    def search_window(self, query: str, limit: int, max_abstract_chars: int,
+                      page_size: int = MAX_PAGE) -> Window:
+        """Every result of `query` up to `limit`, newest first, in pages of `page_size` (each
+        page a request, spaced like every other). A page that fails after its retries ends
+        the window there: what came before is kept, and the window says it is incomplete."""
+        results: list[arxiv.Result] = []
+        incomplete = ""
+        self._limiter.wait()
+        try:  # one more than asked for tells whether the limit cut the window short
+            for result in self._client(min(limit + 1, page_size)).results(self._search(
+                    query, limit + 1)):
+                results.append(result)
+        except _FAILURES as err:
+            if not results:
+                raise self._error(err) from err
+            incomplete = str(self._error(err))
+            log.warning("the window ends early after %d paper(s): %s", len(results), incomplete)
+        finally:
+            self._limiter.mark()
+        if not results and (message := error_feed_message(self._session.last_body)):
+            raise ArxivError(f"arXiv rejected the query ({self.api_url}): {message}")
+        total = _TOTAL_RE.search(self._session.last_body or b"")
+        papers = papers_from_results(results[:limit], max_abstract_chars)
+        log.info("arXiv listed %d paper(s) in the window of %r", len(papers), query)
+        return Window(tuple(papers), int(total.group(1)) if total else None,
+                      len(results) > limit, incomplete)
+
+    @staticmethod
+    def _search(query: str, max_results: int) -> arxiv.Search:
+        return arxiv.Search(query=query, max_results=max_results,
+                            sort_by=arxiv.SortCriterion.SubmittedDate,
+                            sort_order=arxiv.SortOrder.Descending)
+
+    def _error(self, err: Exception) -> ArxivError:
+        """What went wrong, in words that say what to check."""
+        if isinstance(err, arxiv.HTTPError):
+            message = error_feed_message(self._session.last_body)
+            if message:
+                return ArxivError(f"arXiv rejected the query ({err.url}): {message}")
+            return ArxivError(
+                f"arXiv answered HTTP {err.status} to {err.url} (after {err.retry + 1} tries); "
+                "check [arxiv] query and api_url in config.toml")
+        if isinstance(err, arxiv.UnexpectedEmptyPageError):
+            return ArxivError(f"arXiv returned an unexpected empty page for {err.url}")
+        if isinstance(err, NotAnAtomFeed):
+            return ArxivError(
+                f"arXiv answered {err.url} with {_kind_of(err.body)} instead of an Atom feed "
+                f"(after {self._num_retries + 1} tries); nothing was recorded, so running the "
+                "same command later asks again")
+        assert isinstance(err, requests.RequestException)
+        return ArxivError(
+            f"could not reach arXiv at {self.api_url}: {_reason(err)}; check your network "
+            "and [arxiv] api_url in config.toml")
 
 
 def papers_from_results(results: list[arxiv.Result], max_abstract_chars: int) -> list[Paper]:

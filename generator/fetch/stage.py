@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 from ..cache import Cache
 from ..errors import PdfTextError
-from ..models import FetchResult, FullText, Paper, Source
+from ..models import FetchResult, FullText, Paper, Source, Triage
 from .arxiv_source import ArxivSource, PdfDownloader
 from .pdf_text import extract_text
 
@@ -40,10 +40,21 @@ def run_fetch(
     *,
     refresh: bool = False,
     on_text: OnText | None = None,
+    triage: Triage | None = None,
 ) -> FetchResult:
-    """Papers for `edition`, with full text for the first `full_text_papers` where possible."""
+    """Papers for `edition`, with full text for the first `full_text_papers` where possible:
+    the papers `triage` selected, or else the newest `max_papers` of the query."""
     previous = None if refresh else cache.get_fetch(edition)
-    if previous and previous.query == settings.query and previous.max_papers == settings.max_papers:
+    if triage is not None:
+        # The best first (ties: the newer), so the best get the full text and the lowest numbers.
+        ranked = sorted(enumerate(triage.candidates), key=lambda e: (-(e[1].score or 0), e[0]))
+        papers = [c.paper for _, c in ranked if c.status == "selected"]
+        fetched_at = datetime.now(UTC).isoformat(timespec="seconds")
+        skipped: tuple[str, ...] = ()
+        if previous and previous.triage == triage:
+            fetched_at = previous.fetched_at
+    elif previous and previous.query == settings.query and previous.max_papers == settings.max_papers \
+            and previous.triage is None:
         log.info("reusing the arXiv results recorded for edition %s", edition)
         papers = [s.paper for s in previous.sources]
         fetched_at, skipped = previous.fetched_at, previous.skipped
@@ -59,7 +70,8 @@ def run_fetch(
     wanted = papers[: settings.full_text_papers]
     texts = fetch_full_texts(wanted, settings.max_pdf_chars, downloader, cache, on_text=on_text)
     sources = [Source(p, texts.get(p.arxiv_id, FullText(status="not_requested"))) for p in papers]
-    result = FetchResult(settings.query, settings.max_papers, fetched_at, tuple(sources), skipped)
+    result = FetchResult(settings.query, settings.max_papers, fetched_at, tuple(sources), skipped,
+                         triage)
     cache.put_fetch(edition, result)
     return result
 

@@ -46,6 +46,18 @@ THEMES_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+TRIAGE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "score": {"type": "integer", "minimum": 0, "maximum": 10},
+        "reason": {"type": "string", "minLength": 1, "maxLength": 300,
+                   "description": "at most 30 words: what matched, or why nothing did"},
+        "interests": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["score", "reason", "interests"],
+    "additionalProperties": False,
+}
+
 EVIDENCE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -103,7 +115,8 @@ def parse_answer(text: str, schema: dict[str, Any]) -> Any:
 
 
 def validate(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]:
-    """Problems with `value` against `schema` (type, required, properties, items, minItems)."""
+    """Problems with `value` against `schema` (type, required, properties, items, minItems,
+    minimum and maximum)."""
     kind = schema.get("type")
     checks: dict[str, type | tuple[type, ...]] = {
         "object": dict, "array": list, "string": str, "integer": int, "number": (int, float),
@@ -129,6 +142,9 @@ def validate(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]:
             problems += validate(item, schema.get("items", {}), f"{path}[{i}]")
     elif kind == "string" and not value.strip() and schema.get("minLength", 1) > 0:
         problems.append(f"{path} is empty")  # unless the schema allows it (minLength 0)
+    elif kind == "integer" and not schema.get("minimum", value) <= value <= schema.get(
+            "maximum", value):
+        problems.append(f"{path} should be between {schema['minimum']} and {schema['maximum']}")
     return problems
 
 

@@ -17,6 +17,7 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 _ENTRY_RE = re.compile(rb"<entry>.*?</entry>\s*", re.DOTALL)
 _PDF_LINK_RE = re.compile(rb"https?://arxiv\.org/pdf/")
+_TOTAL_RE = re.compile(rb"<opensearch:totalResults[^>]*>\d+<")
 
 
 @dataclass
@@ -33,6 +34,10 @@ class ArxivState:
     feeds: dict[str, str] = field(default_factory=dict)  # search_query -> feed file name
     default_feed: str = "arxivpy2026_search_testing_start0_max10.xml"
     feed_override: bytes | None = None  # served instead of any file (hostile or odd feeds)
+    # A window of several recorded pages: their entries as one result list (each id once), its
+    # totalResults their count, as arXiv answers a query for a date range.
+    window: list[str] = field(default_factory=list)
+    fail_from: int | None = None  # pages that start at or after this entry answer HTTP 503
     feed_status: int = 200
     # Served, in order, before any feed: an HTTP status, "reset" (the connection is dropped)
     # or "stall" (no answer for `stall_s`).
@@ -85,12 +90,16 @@ class _Handler(BaseHTTPRequestHandler):
         elif isinstance(fault, int):
             self._send(fault, b"<html><body>Service Unavailable</body></html>", "text/html")
             return
+        start = int(params.get("start", ["0"])[0])
+        if state.fail_from is not None and start >= state.fail_from:
+            self._send(503, b"<html><body>Service Unavailable</body></html>", "text/html")
+            return
         query = params.get("search_query", [""])[0]
         name = state.feeds.get(query, state.default_feed)
-        body = state.feed_override or (state.fixtures / "arxiv_api" / name).read_bytes()
+        body = state.feed_override or (self._window() if state.window else
+                                       (state.fixtures / "arxiv_api" / name).read_bytes())
         base = f"http://127.0.0.1:{self.server.server_address[1]}/pdf/".encode()
         body = _PDF_LINK_RE.sub(base, body)
-        start = int(params.get("start", ["0"])[0])
         count = int(params.get("max_results", ["10"])[0])
         entries = _ENTRY_RE.findall(body)
         if entries:
@@ -98,6 +107,20 @@ class _Handler(BaseHTTPRequestHandler):
             tail = body[body.rindex(entries[-1]) + len(entries[-1]):]
             body = body[:first] + b"".join(entries[start:start + count]) + tail
         self._send(state.feed_status, body, "application/atom+xml; charset=utf-8")
+
+    def _window(self) -> bytes:
+        state = self.server.state
+        pages = [(state.fixtures / "arxiv_api" / name).read_bytes() for name in state.window]
+        entries: dict[bytes, bytes] = {}
+        for page in pages:
+            for entry in _ENTRY_RE.findall(page):
+                key = re.search(rb"<id>([^<]*)</id>", entry)
+                entries.setdefault(key.group(1) if key else entry, entry)
+        body = _TOTAL_RE.sub(b"<opensearch:totalResults>%d<" % len(entries), pages[0])
+        first = _ENTRY_RE.search(body)
+        assert first is not None
+        tail = body[body.rindex(b"</entry>") + len(b"</entry>"):]
+        return body[:first.start()] + b"".join(entries.values()) + tail
 
     def _pdf(self, arxiv_id: str) -> None:
         state = self.server.state

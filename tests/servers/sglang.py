@@ -12,6 +12,7 @@ import json
 import re
 import threading
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -83,10 +84,32 @@ def is_evidence(body: dict[str, Any]) -> bool:
     return any("Evidence check." in str(m["content"]) for m in body["messages"][2:])
 
 
+_TRIAGED_RE = re.compile(r"^Paper arXiv:(\S+)$", re.MULTILINE)
+
+
+def triaged(body: dict[str, Any]) -> str | None:
+    """The arXiv id a triage request judges; None for any other request."""
+    if "The reader's interests:" not in str(body["messages"][0]["content"]):
+        return None
+    match = _TRIAGED_RE.search(str(body["messages"][1]["content"]))
+    return match.group(1) if match else None
+
+
+def triage_score(arxiv_id: str) -> int:
+    """The score the test server gives a paper: fixed by its id, spread over 0-10."""
+    return zlib.crc32(arxiv_id.encode()) % 11
+
+
 def structured_answer(body: dict[str, Any]) -> Answer | None:
-    """Schema-valid JSON for the brief, theme-map and evidence prompts, None for the others."""
+    """Schema-valid JSON for the brief, theme-map, evidence and triage prompts, None for the
+    others."""
     if not is_structured(body):
         return None
+    if (paper := triaged(body)) is not None:
+        title = str(body["messages"][1]["content"]).split("\nTitle: ", 1)[-1].split("\n", 1)[0]
+        return Answer(json.dumps({"score": triage_score(paper),
+                                  "reason": f"Judged on its title: {title[:80]}",
+                                  "interests": ["software testing"]}))
     if is_evidence(body):
         return evidence_answer(body)
     task = str(body["messages"][1]["content"]).rsplit("\n---\n", 1)[-1]
