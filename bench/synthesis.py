@@ -15,6 +15,7 @@ shortest decode). Times are in the model's seconds. See README.md, "Benchmarks".
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import sys
@@ -187,7 +188,8 @@ def main() -> None:
                                        bundle_chars=bundle.chars,
                                        bundle_tokens=bundle.estimated_tokens,
                                        max_concurrency=config.llm.max_concurrency,
-                                       server_info=info, prefill_gate=gate,
+                                       server_info=functools.partial(dict, info or {}),
+                                       prefill_gate=gate,
                                        follow_up=evidence if checks else None)
                 times[f"{label}, {name}"] = (time.perf_counter() - started) / args.scale
             assert all(c.ok for c in result.completions), [c.error for c in result.completions]

@@ -7,6 +7,7 @@ into JSON-ready data and back, so the cache and edition.json share one format.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -168,6 +169,13 @@ class Candidate:
                    data.get("reason", ""), tuple(data.get("interests", ())))
 
 
+def best_first(candidates: Sequence[Candidate]) -> list[int]:
+    """Indexes of the scored candidates, highest score first; ties keep the window's order
+    (newest first)."""
+    return sorted((i for i, c in enumerate(candidates) if c.score is not None),
+                  key=lambda i: (-(candidates[i].score or 0), i))
+
+
 @dataclass(frozen=True)
 class Triage:
     """Every paper of an edition's window, scored, and which of them the edition bundles."""
@@ -179,8 +187,10 @@ class Triage:
     capped: bool = False  # the window held more than max_candidates
     incomplete: str = ""  # why the window could not be read to its end ("": it was)
 
-    def with_status(self, status: TriageStatus) -> list[Candidate]:
-        return [c for c in self.candidates if c.status == status]
+    def selected_papers(self) -> list[Paper]:
+        """The papers the edition bundles, best first (ties: the newer)."""
+        return [self.candidates[i].paper for i in best_first(self.candidates)
+                if self.candidates[i].status == "selected"]
 
     def to_dict(self) -> dict[str, Any]:
         return {"query": self.query, "max_candidates": self.max_candidates,

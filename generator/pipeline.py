@@ -237,15 +237,11 @@ def synthesize_stage(
     fitter = ContextFitter(sources, saved, lambda plan: prepare(config, fetch, plan)[1],
                            lambda plan: save_plan(services.cache, edition, plan))
 
-    # Concurrency follows the server's own limits unless the config sets one.
-    info = (services.probe.server_info()
-            if not config.llm.max_concurrency and not _answered(services, requests, follow_up)
-            else None)
     with launch_advice_on_failure(config, services):
         result = run_synthesis(
             requests, services.chat, services.cache,
             bundle_chars=bundle.chars, bundle_tokens=bundle.estimated_tokens,
-            max_concurrency=config.llm.max_concurrency, server_info=info,
+            max_concurrency=config.llm.max_concurrency, server_info=services.probe.server_info,
             prefill_gate=config.llm.prefill_gate, observer=observer, shrink=fitter.shrink,
             follow_up=follow_up,
         )

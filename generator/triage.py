@@ -16,12 +16,13 @@ import json
 import logging
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
-from .cache import Cache, completion_key
+from .cache import Cache
 from .config import TriageSettings
 from .fetch.arxiv_source import Window
-from .models import Candidate, Message, Paper, PromptRequest, Triage
+from .models import Candidate, Message, Paper, PromptRequest, Triage, best_first
 from .synthesis.llm_client import ChatClient
 from .synthesis.stage import Observer, run_synthesis
 from .synthesis.structured import TRIAGE_SCHEMA, response_format, schema_instruction
@@ -77,18 +78,11 @@ def short_reason(text: str) -> str:
 def select(candidates: Sequence[Candidate], max_papers: int, min_score: int) -> list[Candidate]:
     """Statuses for scored candidates: the `max_papers` best at or above `min_score` are
     selected (ties: the newer first, as the window lists them), the rest below the cut."""
-    order = sorted((i for i, c in enumerate(candidates) if c.score is not None),
-                   key=lambda i: (-(candidates[i].score or 0), i))
-    chosen = {i for i in order if (candidates[i].score or 0) >= min_score}
-    chosen = set(sorted(chosen, key=order.index)[:max_papers])
-    out = []
-    for i, c in enumerate(candidates):
-        if c.score is None:
-            out.append(c)
-        else:
-            out.append(Candidate(c.paper, "selected" if i in chosen else "below_cut", c.score,
-                                 c.reason, c.interests))
-    return out
+    chosen = set([i for i in best_first(candidates)
+                  if (candidates[i].score or 0) >= min_score][:max_papers])
+    return [c if c.score is None else
+            replace(c, status="selected" if i in chosen else "below_cut")
+            for i, c in enumerate(candidates)]
 
 
 def run_triage(window: Window, query: str, max_candidates: int, settings: TriageSettings,
@@ -112,12 +106,9 @@ def run_triage(window: Window, query: str, max_candidates: int, settings: Triage
             todo.append((index, triage_request(index, paper, settings, language)))
     if todo:
         prefix = len(system_message(settings, language)) // 4
-        missing = any(cache.get_completion(completion_key(client.model, r)) is None
-                      for _, r in todo)
-        info = server_info() if missing and server_info and not max_concurrency else None
         result = run_synthesis([r for _, r in todo], client, cache, bundle_chars=0,
                                bundle_tokens=prefix, max_concurrency=max_concurrency,
-                               server_info=info, observer=observer)
+                               server_info=server_info, observer=observer)
         for (index, _), completion in zip(todo, result.completions, strict=True):
             paper = window.papers[index]
             if not completion.ok:

@@ -13,7 +13,16 @@ from typing import Any, Literal
 
 from ..config import ThinkingPrompt
 from ..errors import DigestError
-from ..models import Candidate, Completion, FullText, Paper, PromptKind, PromptRequest, Triage
+from ..models import (
+    Candidate,
+    Completion,
+    FullText,
+    Paper,
+    PromptKind,
+    PromptRequest,
+    Triage,
+    best_first,
+)
 
 RECORD_FORMAT = 2  # 1: the untyped record of research-digest 0.1 (same fields, read as is)
 READABLE_FORMATS = (1, 2)
@@ -375,6 +384,16 @@ class Edition:
         """The page of a paper of this edition; None for a paper not bundled."""
         return next((p.paper.slug for p in self.papers if p.paper.arxiv_id == arxiv_id), None)
 
+    def triage_sections(self) -> list[tuple[str, str, list[Candidate]]]:
+        """(status, label, candidates) for the triage page, best first within a status; empty
+        statuses left out."""
+        if self.triage is None:
+            return []
+        ordered = [self.triage.candidates[i] for i in best_first(self.triage.candidates)]
+        ordered += [c for c in self.triage.candidates if c.score is None]
+        return [(status, label, group) for status, label in TRIAGE_LABELS.items()
+                if (group := [c for c in ordered if c.status == status])]
+
     def triage_counts(self) -> dict[str, int]:
         counts = dict.fromkeys(TRIAGE_LABELS, 0)
         for candidate in self.triage.candidates if self.triage else ():
@@ -383,6 +402,6 @@ class Edition:
 
 
 TRIAGE_LABELS: dict[str, str] = {
-    "selected": "selected", "below_cut": "below the cut", "excluded": "excluded",
-    "unscored": "unscored",
+    "selected": "selected", "below_cut": "below the cut", "unscored": "unscored",
+    "excluded": "excluded",
 }

@@ -228,10 +228,7 @@ class ArxivSource:
             # The package may have sent several requests (pages, retries): count from the last.
             self._limiter.mark()
         if not results:
-            # An error feed with HTTP 200 parses as an empty page: tell it from "no match".
-            message = error_feed_message(self._session.last_body)
-            if message:
-                raise ArxivError(f"arXiv rejected the query ({self.api_url}): {message}")
+            self._raise_if_rejected()
         papers = papers_from_results(results, max_abstract_chars)
         log.info("arXiv returned %d paper(s) for %r", len(papers), query)
         return papers
@@ -255,13 +252,19 @@ class ArxivSource:
             log.warning("the window ends early after %d paper(s): %s", len(results), incomplete)
         finally:
             self._limiter.mark()
-        if not results and (message := error_feed_message(self._session.last_body)):
-            raise ArxivError(f"arXiv rejected the query ({self.api_url}): {message}")
+        if not results:
+            self._raise_if_rejected()
         total = _TOTAL_RE.search(self._session.last_body or b"")
         papers = papers_from_results(results[:limit], max_abstract_chars)
         log.info("arXiv listed %d paper(s) in the window of %r", len(papers), query)
         return Window(tuple(papers), int(total.group(1)) if total else None,
                       len(results) > limit, incomplete)
+
+    def _raise_if_rejected(self) -> None:
+        """An error feed with HTTP 200 parses as an empty page: tell it from "no match"."""
+        message = error_feed_message(self._session.last_body)
+        if message:
+            raise ArxivError(f"arXiv rejected the query ({self.api_url}): {message}")
 
     @staticmethod
     def _search(query: str, max_results: int) -> arxiv.Search:

@@ -46,9 +46,7 @@ def run_fetch(
     the papers `triage` selected, or else the newest `max_papers` of the query."""
     previous = None if refresh else cache.get_fetch(edition)
     if triage is not None:
-        # The best first (ties: the newer), so the best get the full text and the lowest numbers.
-        ranked = sorted(enumerate(triage.candidates), key=lambda e: (-(e[1].score or 0), e[0]))
-        papers = [c.paper for _, c in ranked if c.status == "selected"]
+        papers = triage.selected_papers()  # the best get the full text and the lowest numbers
         fetched_at = datetime.now(UTC).isoformat(timespec="seconds")
         skipped: tuple[str, ...] = ()
         if previous and previous.triage == triage:

@@ -77,7 +77,7 @@ def run_synthesis(
     bundle_chars: int,
     bundle_tokens: int,
     max_concurrency: int = 0,
-    server_info: dict[str, Any] | None = None,
+    server_info: Callable[[], dict[str, Any] | None] | None = None,
     prefill_gate: bool = True,
     gate_timeout: float = GATE_TIMEOUT_S,
     observer: Observer | None = None,
@@ -110,7 +110,9 @@ def run_synthesis(
         private = max(r.max_tokens + sum(len(m.content) for m in r.messages) // 4
                       - (bundle_tokens if KINDS[r.kind].shares_bundle else 0)
                       for r in todo_requests)
-        pool = _Pool(lambda sent: concurrency(max_concurrency, server_info, sent, private,
+        # The server's limits, asked for only now that something is to be sent.
+        info = server_info() if server_info and not max_concurrency else None
+        pool = _Pool(lambda sent: concurrency(max_concurrency, info, sent, private,
                                               bundle_tokens))
         log.info("sending %d prompt(s), up to %d at a time", len(todo), pool.limit(len(todo)))
 
