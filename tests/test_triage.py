@@ -16,6 +16,7 @@ from click.testing import CliRunner, Result
 from generator.cli import cli
 from generator.config import TriageSettings
 from generator.models import Candidate, Paper, paper_slug
+from generator.synthesis.structured import validate
 from generator.triage import excluded_by, select, system_message, triage_request
 from tests.conftest import write_config
 from tests.servers.arxiv import ArxivServer
@@ -246,3 +247,10 @@ def test_requests_for_two_papers_differ_only_in_the_last_message() -> None:
     assert a.messages[0] == b.messages[0] and a.messages[1] != b.messages[1]
     assert "fuzzing" in system_message(settings, "English")
     assert "2601.00001v1" in a.messages[1].content  # the version keys the cached answer
+
+
+def test_a_score_out_of_range_is_invalid_whichever_bound_it_breaks() -> None:
+    assert validate(11, {"type": "integer", "minimum": 0, "maximum": 10}) == [
+        "$ should be at most 10"]
+    assert validate(-1, {"type": "integer", "minimum": 0}) == ["$ should be at least 0"]
+    assert validate(5, {"type": "integer", "minimum": 0, "maximum": 10}) == []

@@ -142,9 +142,10 @@ def validate(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]:
             problems += validate(item, schema.get("items", {}), f"{path}[{i}]")
     elif kind == "string" and not value.strip() and schema.get("minLength", 1) > 0:
         problems.append(f"{path} is empty")  # unless the schema allows it (minLength 0)
-    elif kind == "integer" and not schema.get("minimum", value) <= value <= schema.get(
-            "maximum", value):
-        problems.append(f"{path} should be between {schema['minimum']} and {schema['maximum']}")
+    elif kind == "integer" and "minimum" in schema and value < schema["minimum"]:
+        problems.append(f"{path} should be at least {schema['minimum']}")
+    elif kind == "integer" and "maximum" in schema and value > schema["maximum"]:
+        problems.append(f"{path} should be at most {schema['maximum']}")
     return problems
 
 
