@@ -101,6 +101,8 @@ def test_a_reader_opens_a_mark_in_the_browser_without_leaving_the_page(checked: 
         assert box.is_visible()
         assert "Quote found in another paper" in box.inner_text()
         assert box.locator("a[href*='papers/']").count() == 1
+        # Open, it stays on the screen: the page never scrolls sideways on a phone.
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
         assert page.url == page_path.as_uri()
 
 
