@@ -68,7 +68,9 @@ def test_each_claim_gets_the_verdict_its_quote_earns(checked: Path,
     # with six claims in two batches of three (claims_per_request).
     assert evidence["claims"] == 36 and evidence["supported"] == 12
     asked = [b for b in sglang_server.state.chat_requests if is_evidence(b)]
-    assert len(asked) == 12
+    # Both thinking answers are the same text, so their checks are the same two requests: sent
+    # twice or answered from the cache the second time, as the threads happen to run.
+    assert len({json.dumps(b["messages"]) for b in asked}) == 10 and 10 <= len(asked) <= 12
     # Each evidence request continues its answer's conversation: same prompt, then the answer.
     assert all(b["messages"][2] == {"role": "assistant", "content": ANSWER.strip()}
                for b in asked)
@@ -84,8 +86,8 @@ def test_the_page_shows_each_verdict_and_quote(checked: Path) -> None:
                      "wrong_paper"]
     box = html.split('class="digest-ev digest-ev-supported"', 1)[1].split("</span></span>", 1)[0]
     assert "“" in box and 'href="papers/' in box  # the quote, and its paper's page
-    overview = (checked.parent / "site_src" / "editions" / EDITION / "index.md").read_text()
-    assert "**Evidence: 12 of 36 cited claims supported by a quote found in the paper.**" in overview
+    report = (checked.parent / "site_src" / "editions" / EDITION / "run-report.md").read_text()
+    assert "**12 of 36 cited claims are supported by a quote found in the paper.**" in report
 
 
 def test_a_reader_opens_a_mark_in_the_browser_without_leaving_the_page(checked: Path) -> None:
