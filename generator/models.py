@@ -66,6 +66,11 @@ class Paper:
     def slug(self) -> str:
         return paper_slug(self.arxiv_id)
 
+    @property
+    def base_slug(self) -> str:
+        """The slug of the paper's own page, the same in every edition and for every version."""
+        return paper_slug(self.base_id)
+
     def short_authors(self, limit: int = 5) -> str:
         """First `limit` authors, then "et al."."""
         names = list(self.authors[:limit])

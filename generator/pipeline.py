@@ -19,7 +19,7 @@ from pathlib import Path
 import requests
 
 from .bundle import build_bundle
-from .cache import Cache, atomic_write_text, completion_key
+from .cache import Cache, completion_key
 from .config import Config
 from .edition.assemble import assemble
 from .edition.history import earlier, last_edition_day, load_records, windowed_query
@@ -28,6 +28,7 @@ from .edition.render import (
     front_pages,
     make_environment,
     render_edition,
+    write_front_pages,
     write_pages,
 )
 from .errors import ServerNotAnsweringError, UsageError
@@ -313,9 +314,9 @@ def remove_edition(config: Config, cache: Cache, edition: str) -> list[str]:
     rendered, skipped = render_all(config, cache)
     if not rendered:  # otherwise the last edition rendered wrote the home page and the feed
         env = make_environment(config.workspace)
-        for path, text in front_pages(env, config.digest.title, load_records(config.docs_dir),
-                                      config.digest.site_url).items():
-            atomic_write_text(config.docs_dir / path, text)
+        records = load_records(config.docs_dir)
+        write_front_pages(config.docs_dir, front_pages(
+            env, config.digest.title, records, config.digest.site_url), records)
     return skipped
 
 

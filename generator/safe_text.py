@@ -17,18 +17,16 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote, urlparse
 
-from latex2mathml.converter import convert as latex_to_mathml
+from .tex import MATH_RE, mathml, plain_math, replace_math
 
 log = logging.getLogger(__name__)
 
 # Characters Python-Markdown (with the tables and attr_list extensions) would interpret.
 _MD_SPECIAL_RE = re.compile(r"([\\`*_{}\[\]#+|~^])")
 _LINE_START_RE = re.compile(r"^(\s*)(\d+)\.(\s)|^(\s*)([-=])", re.MULTILINE)
-_MATH_RE = re.compile(r"(?<!\\)\$([^$\n]{1,400}?)(?<!\\)\$")
 _ACCENT_RE = re.compile(r"\\([\"'`^~])\s*\{?\s*([A-Za-z])\s*\}?")
 _BRACED_ACCENT_RE = re.compile(r"\{\\([\"'`^~])\s*\{?([A-Za-z])\}?\}")
 _ACCENTS = {'"': "\u0308", "'": "\u0301", "`": "\u0300", "^": "\u0302", "~": "\u0303"}
-_MATHML_TEXT_RE = re.compile(r">([^<]+)<")
 _SAFE_URL_SCHEMES = ("http", "https")
 # C0 controls but tab and newline, DEL, C1 controls, lone surrogates (never valid UTF-8), the
 # XML non-characters, and the bidi embeddings, overrides and isolates that reorder the text
@@ -85,20 +83,6 @@ def escape_markdown(text: str) -> str:
     )
 
 
-def _mathml(latex: str) -> str | None:
-    try:
-        markup = latex_to_mathml(latex)
-    except Exception as err:  # latex2mathml raises many kinds on bad input; none may stop a build
-        log.debug("leaving math as text: %r (%s)", latex, err)
-        return None
-    # Text inside MathML elements must not be read as Markdown emphasis or escapes.
-    return _MATHML_TEXT_RE.sub(
-        lambda m: ">" + m.group(1).replace("*", "&#42;").replace("_", "&#95;")
-        .replace("\\", "&#92;").replace("`", "&#96;") + "<",
-        markup,
-    )
-
-
 def clean_data(value: Any) -> Any:
     """JSON-ready data with every string in it cleaned (records, before they are written)."""
     if isinstance(value, str):
@@ -115,10 +99,10 @@ def md_text(text: str) -> str:
     text = tex_accents(clean(text))
     out: list[str] = []
     last = 0
-    for match in _MATH_RE.finditer(text):
-        markup = _mathml(match.group(1))
-        if markup is None:
-            continue
+    for match in MATH_RE.finditer(text):
+        markup = replace_math(match.group(0), mathml)
+        if markup == match.group(0):
+            continue  # not TeX after all: escaped with the text around it
         out.append(escape_markdown(text[last:match.start()]))
         out.append(markup)
         last = match.end()
@@ -132,8 +116,9 @@ def md_cell(text: str) -> str:
 
 
 def plain(text: str) -> str:
-    """Untrusted text as plain characters only (no math): for link titles and headings' anchors."""
-    return escape_markdown(" ".join(tex_accents(clean(text)).split()))
+    """Untrusted text as plain characters only (math spelt in Unicode): for link labels and
+    headings."""
+    return escape_markdown(" ".join(plain_math(tex_accents(clean(text))).split()))
 
 
 def page_title(text: str) -> str:
@@ -142,15 +127,16 @@ def page_title(text: str) -> str:
     Themes print the title raw into <title>, the header, the navigation and the search index,
     so it must arrive as inert HTML text; MkDocs never derives it from the H1 of our pages.
     """
-    return html.escape(" ".join(tex_accents(clean(text)).split()), quote=True)
+    return html.escape(" ".join(plain_math(tex_accents(clean(text))).split()), quote=True)
 
 
-_TOOLTIP_UNSAFE_RE = re.compile(r'[<>"\\\[\]`|()]')
+_TOOLTIP_UNSAFE_RE = re.compile(r'[<>"\\\[\]`|()$]')
 
 
 def tooltip(text: str) -> str:
     """Untrusted text for a Markdown link title ("…"): nothing that could end the title or link."""
-    return " ".join(_TOOLTIP_UNSAFE_RE.sub("", clean(text)).split())[:200]
+    text = plain_math(tex_accents(clean(text)))
+    return " ".join(_TOOLTIP_UNSAFE_RE.sub("", text).split())[:200]
 
 
 def safe_url(url: str | None) -> str | None:
@@ -194,6 +180,53 @@ def _neutralise_inline(text: str) -> str:
     return text.replace("{", "\\{").replace("![", "!\\[")
 
 
+_LIST_ITEM_RE = re.compile(r"^( *)(?:[-*+]|\d{1,9}\.)[ \t]+\S")
+_TABLE_ROW_RE = re.compile(r"^\s{0,3}\|.*\|\s*$")
+_TABLE_RULE_RE = re.compile(r"^\s{0,3}\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
+
+
+def separate_blocks(lines: list[str]) -> list[str]:
+    """Lines of one run of text, written the way Python-Markdown needs them.
+
+    Models start a list or a table right under a line of text, go on at the margin right
+    after a list, and indent nested list items by two spaces; Python-Markdown wants blank
+    lines around lists and tables and four spaces per level, or it runs them into the
+    paragraph. All of that is put right here.
+    """
+    out: list[str] = []
+    in_list = in_table = False
+    unit = 0  # the indent of the first nested item: 2 or 3 means two-space levels
+    for i, line in enumerate(lines):
+        item = _LIST_ITEM_RE.match(line)
+        table_start = (_TABLE_ROW_RE.match(line) is not None and i + 1 < len(lines)
+                       and _TABLE_RULE_RE.match(lines[i + 1]) is not None)
+        if in_list and not item and not line.startswith((" ", "\t")):
+            # Text at the margin after a list: models mean a new paragraph, not a lazy
+            # continuation of the last item.
+            out.append("")
+            in_list, unit = False, 0
+        if item and not in_list and out and out[-1].strip():
+            out.append("")
+        if table_start and not in_table and out and out[-1].strip():
+            out.append("")
+        in_list = in_list or bool(item)
+        in_table = (in_table or table_start) and _TABLE_ROW_RE.match(line) is not None
+        indent = len(line) - len(line.lstrip(" "))
+        if in_list and indent and line.strip():
+            unit = unit or (indent if item else 0)
+            if unit and unit < 4:
+                line = " " * round(indent * 4 / unit) + line.lstrip(" ")
+        out.append(line)
+    return out
+
+
+def _model_math(tex: str, display: bool) -> str | None:
+    """A formula of neutralised model text as MathML: the escapes undone inside it first."""
+    for escaped, raw in (("&lt;", "<"), ("!\\[", "!["), ("]\\(", "]("), ("\\{", "{")):
+        tex = tex.replace(escaped, raw)
+    return mathml(tex, display)
+
+
 def md_model(text: str, shift: int = 1, transform: Callable[[str], str] | None = None) -> str:
     """Model output as Markdown: formatting kept, raw HTML shown as text, headings demoted.
 
@@ -203,7 +236,7 @@ def md_model(text: str, shift: int = 1, transform: Callable[[str], str] | None =
     """
     def inline(segment: str) -> str:
         safe = _neutralise_inline(segment)
-        return transform(safe) if transform else safe
+        return replace_math(transform(safe) if transform else safe, _model_math)
 
     out: list[str] = []
     fence: str | None = None
@@ -211,7 +244,7 @@ def md_model(text: str, shift: int = 1, transform: Callable[[str], str] | None =
 
     def flush() -> None:
         if paragraph:
-            joined = "\n".join(paragraph)
+            joined = "\n".join(separate_blocks(paragraph))
             pieces: list[str] = []
             last = 0
             for match in _CODE_SPAN_RE.finditer(joined):

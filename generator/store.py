@@ -12,6 +12,9 @@ HOME = "index.md"
 FEED = "feed.xml"
 EDITIONS = "editions"
 RECORD = "edition.json"
+PAPERS = "papers"  # each paper's own page, the same across editions
+RUN_REPORT = "run-report"
+TRIAGE = "triage"
 
 
 def edition_dir(edition: str) -> str:
@@ -28,6 +31,11 @@ def edition_page(edition: str, stem: str) -> str:
 
 def paper_page(edition: str, slug: str) -> str:
     return f"{edition_dir(edition)}/papers/{slug}.md"
+
+
+def paper_home(base_slug: str) -> str:
+    """A paper's own page, whichever editions it appeared in."""
+    return f"{PAPERS}/{base_slug}.md"
 
 
 def record(edition: str) -> str:

@@ -6,7 +6,8 @@ import json
 
 from generator.config import Config
 from generator.edition.assemble import assemble
-from generator.edition.model import Edition, EditionRecord
+from generator.edition.model import Edition
+from generator.edition.record import EditionRecord
 from generator.models import (
     Bundle,
     Completion,

@@ -125,9 +125,9 @@ def test_citations_end_to_end(workspace: Path, sglang_server: SglangServer) -> N
     assert "⚠ not in this edition" in content and "⚠ title mismatch" in content
     assert "digest-found" in content and "digest-flag" in content
 
-    overview = (edition / "index.md").read_text()
-    assert "## Citation checks" in overview and "2 citation problem(s)" in overview
-    assert "| 12.5% | **not found** |" in overview
+    report = (edition / "run-report.md").read_text()
+    assert "## Citations" in report and "2 citation problem(s)" in report
+    assert "| 12.5% | **not found** |" in report
     paper = (edition / "papers" / "2202.12139v1.md").read_text()
     assert "## Cited in" in paper and "[Research map](../research-map.md)" in paper
     assert "Papers 1, 2 and 3 test software" in paper

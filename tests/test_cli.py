@@ -76,7 +76,7 @@ def test_build_end_to_end_then_a_rebuild_sends_nothing(
     assert len(prefixes) == 1
 
     thinking = (edition_dir / "thinking.md").read_text()
-    assert '??? note "The model\'s reasoning' in thinking
+    assert '    ??? info "The model\'s reasoning' in thinking
     assert "First, compare [Paper 1](papers/2202.12139v1.md" in thinking  # reasoning, linked
     assert "| Completion tokens |" in thinking and "extra completion tokens" in thinking
 
@@ -242,7 +242,7 @@ def test_editions_accumulate_newest_first(workspace: Path) -> None:
     assert build(workspace, EDITION).exit_code == 0
     ws = workspace.parent
     home = (ws / "site_src" / "index.md").read_text()
-    assert f"## Latest edition: [{EDITION}]" in home
+    assert f"Latest: **[edition {EDITION}](editions/{EDITION}/index.md)**" in home
     assert home.index(f"[{EDITION}](editions/{EDITION}/index.md)") < home.index(
         "[2026-11-25](editions/2026-11-25/index.md)")
     paper = (ws / "site_src" / "editions" / EDITION / "papers" / "2202.12139v1.md").read_text()
@@ -294,4 +294,4 @@ def test_a_workspace_template_overrides_the_default(workspace: Path) -> None:
     assert "Our own home page." in (workspace.parent / "site_src" / "index.md").read_text()
     # The other templates still come from the defaults.
     overview = workspace.parent / "site_src" / "editions" / EDITION / "index.md"
-    assert "## Run figures" in overview.read_text()
+    assert "## Papers" in overview.read_text()

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from generator.cli import cli
 from generator.config import Config, ThinkingPrompt
-from generator.edition.model import EditionRecord, RecordFormatError
+from generator.edition.record import EditionRecord, RecordFormatError
 from generator.edition.render import TemplateError, make_environment, render_edition
 from tests.conftest import ROOT
 from tests.edition_fixture import EDITION, fixed_edition
@@ -98,7 +98,7 @@ def test_a_configured_thinking_title_reaches_every_place() -> None:
     everything = "\n".join(pages.values())
     assert "Thinking comparison" not in everything
     assert pages[f"editions/{EDITION}/thinking.md"].startswith(
-        '---\ntitle: "Think harder"\n---\n\n# Think harder\n')
+        f'---\ntitle: "Think harder · {EDITION}"\n---\n\n# Think harder\n')
     assert "[Think harder](thinking.md)" in pages[f"editions/{EDITION}/index.md"]
     assert "[Think harder](editions/2026-12-02/thinking.md)" in pages["index.md"]
     record = json.loads(pages[f"editions/{EDITION}/edition.json"])

@@ -163,8 +163,10 @@ def test_a_title_that_is_literally_zero_is_a_title(workspace: Path, arxiv_server
     assert build(workspace).exit_code == 0
     edition = workspace.parent / "site_src" / "editions" / EDITION
     assert (edition / "papers" / "2104.12255v1.md").read_text().startswith(
-        '---\ntitle: "0"\n---\n\n# 0\n')
-    assert "[0](papers/2104.12255v1.md)" in (edition / "index.md").read_text()
+        f'---\ntitle: "0 · {EDITION}"\nsearch:\n  exclude: true\n---\n\n# 0\n')
+    assert (workspace.parent / "site_src" / "papers" / "2104.12255.md").read_text().startswith(
+        '---\ntitle: "0"\n---\n\n')
+    assert "#### 1. [0](papers/2104.12255v1.md)" in (edition / "index.md").read_text()
 
 
 # Hostile text, property-based ------------------------------------------------------------------

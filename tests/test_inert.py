@@ -108,3 +108,14 @@ def test_the_search_index_is_read_as_material_renders_it(tmp_path: Path) -> None
     problems = check_site(tmp_path)
     assert [p.path for p in problems] == ["search/search_index.json"]
     assert "b/" in problems[0].what and "onerror" in problems[0].what
+
+
+def test_html_in_a_feed_entry_is_read_as_a_feed_reader_renders_it(tmp_path: Path) -> None:
+    atom = '<feed xmlns="http://www.w3.org/2005/Atom"><entry><content type="html">{}</content>' \
+           '</entry></feed>'
+    (tmp_path / "feed.xml").write_text(atom.format(
+        "&lt;p&gt;fine &lt;a href=\"papers/x.html\"&gt;link&lt;/a&gt;&lt;/p&gt;"))
+    assert check_site(tmp_path) == []
+    (tmp_path / "feed.xml").write_text(atom.format("&lt;img src=x onerror=alert(1)&gt;"))
+    assert [p.what for p in check_site(tmp_path)] == [
+        '<img src="x" onerror="alert(1)"> in the HTML of <content>']

@@ -113,3 +113,38 @@ def test_a_reference_definition_on_any_line_of_a_paragraph_is_disarmed() -> None
     answer = "<script>alert(1)</script>[r]: javascript:alert(1)\n# H\n[r]: javascript:alert(1)"
     out = markdown.markdown(md_model(answer), extensions=EXTENSIONS)
     assert live_problems(out) == []
+
+
+def test_math_in_model_answers_becomes_mathml_with_its_tex_kept() -> None:
+    answer = ("Attention costs $O(n^2)$ and \\(x_i\\), while\n\n$$\\frac{a+b}{2}$$\n\n"
+              "a price of $5 and $10 stays text; `$code$` too.")
+    out = html(md_model(answer))
+    assert out.count("<math") == 3 and 'display="block"' in out
+    assert '<annotation encoding="application/x-tex">O(n^2)</annotation>' in out
+    assert "$5 and $10" in out and "<code>$code$</code>" in out
+    assert "$O(" not in out and "\\(" not in out
+
+
+def test_math_cannot_carry_markup_out_of_a_model_answer() -> None:
+    out = html(md_model("A $<script>alert(1)</script>$ and $x {: onclick=y}$ formula."))
+    assert live_problems(out) == []
+    assert "<script" not in out
+
+
+def test_a_list_right_under_a_line_of_text_is_a_list() -> None:
+    answer = ("Key findings:\n- Paper 1 is fast\n  - with two-space nesting\n- Paper 2 is not\n"
+              "Ranked:\n1. first\n2. second\nAs a table:\n| a | b |\n|---|---|\n| 1 | 2 |\n")
+    out = html(md_model(answer))
+    assert out.count("<ul>") == 2 and "<ol>" in out and "<table>" in out
+    assert "<p>Key findings:</p>" in out
+    # The nested item is nested, not a sibling of its parent.
+    assert "Paper 1 is fast<ul>" in out.replace("\n", "")
+
+
+def test_titles_tooltips_and_the_feed_spell_math_as_text() -> None:
+    from generator.safe_text import page_title, plain, tooltip
+    from generator.tex import plain_math
+
+    assert plain("$\\omega$Test") == "ωTest" and page_title("$\\omega$Test") == "ωTest"
+    assert tooltip("$\\omega$Test (v2)") == "ωTest v2"
+    assert plain_math("$O(m \\cdot t)$ and $10^{-3}$, $\\frac{a+b}{2}$") == "O(m·t) and 10⁻³, (a+b)/2"

@@ -115,8 +115,10 @@ def test_the_bundle_is_cut_to_fit_a_small_context(workspace: Path, sglang_server
     assert "were shortened to at most" in data["bundle"]["note"]
     assert data["bundle"]["estimated_tokens"] < 20_000 * 0.9
     assert all(not c["error"] for c in data["completions"])
-    overview = (workspace.parent / "site_src" / "editions" / EDITION / "index.md").read_text()
-    assert "The bundle was cut to fit the model's context" in overview
+    edition = workspace.parent / "site_src" / "editions" / EDITION
+    assert "shortened to fit the model's context" in (edition / "index.md").read_text()
+    assert "The bundle was cut to fit the model's context" in (
+        edition / "run-report.md").read_text()
     # Fairly: every full-text paper keeps an excerpt of the same (capped) length.
     excerpts = [p["full_text"]["excerpt_chars"] for p in data["papers"]
                 if p["full_text"]["status"] == "ok"]
@@ -179,8 +181,10 @@ def test_a_context_ten_percent_too_small_for_a_dense_tokenizer(
     else:  # each prompt refused once, then cut by the counts in the refusal, and answered
         assert len(state.chat_requests) == 12
         assert "refused 6 prompt(s) for their length" in data["bundle"]["note"]
-    overview = (workspace.parent / "site_src" / "editions" / EDITION / "index.md").read_text()
-    assert "The bundle was cut to fit the model's context" in overview
+    edition = workspace.parent / "site_src" / "editions" / EDITION
+    assert "shortened to fit the model's context" in (edition / "index.md").read_text()
+    assert "The bundle was cut to fit the model's context" in (
+        edition / "run-report.md").read_text()
     sent = len(state.chat_requests)
     assert build(workspace).exit_code == 0  # a rerun sends the same cut prompts: all cached
     assert len(state.chat_requests) == sent
@@ -217,10 +221,10 @@ def test_answers_without_streaming(workspace: Path, sglang_server: SglangServer)
 
 def test_run_figures_show_tokens_and_timings(workspace: Path) -> None:
     assert build(workspace).exit_code == 0
-    overview = (workspace.parent / "site_src" / "editions" / EDITION / "index.md").read_text()
-    assert ("| Prompt | Thinking | Prompt tokens | Cached | Completion | Reasoning | "
-            "First token (s) |") in overview
-    assert "Synthesis wall time:" in overview
+    report = (workspace.parent / "site_src" / "editions" / EDITION / "run-report.md").read_text()
+    assert ("| Prompt | Thinking | Prompt tokens (cached) | Completion (reasoning) | "
+            "First token / total (s) | Finish |") in report
+    assert "Synthesis wall time:" in report and "came from the server's prefix cache" in report
 
 
 def request(name: str) -> PromptRequest:

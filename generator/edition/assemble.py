@@ -33,10 +33,9 @@ from ..synthesis.structured import InvalidAnswer, parse_answer
 from .charts import timeline, token_chart
 from .citations import CitationLinker, PageCitations
 from .evidence import PaperText, check_claims
-from .feed import overview_text
+from .feed import overview_text, stamps
 from .history import appearances, status
 from .model import (
-    RECORD_FORMAT,
     Answer,
     Appearance,
     Brief,
@@ -45,7 +44,6 @@ from .model import (
     ClaimCheck,
     Edition,
     EditionPaper,
-    EditionRecord,
     EvidenceSpend,
     FigureCheck,
     Problem,
@@ -55,6 +53,7 @@ from .model import (
     ThinkingSummary,
     verdict_counts,
 )
+from .record import RECORD_FORMAT, EditionRecord
 
 log = logging.getLogger(__name__)
 
@@ -76,9 +75,11 @@ def assemble(edition: str, title: str, fetch: FetchResult, bundle: Bundle,
                           overview, briefs, themes, pages, built_at)
     previous = next((r for r in published if r.edition == edition), None)
     if previous is not None and _same_but_date(previous.data, record_data):
-        # Rendered again with nothing changed: keep the date, so the feed does not announce
-        # an update and the site need not be rebuilt.
+        # Rendered again with nothing changed: keep the date, so the site need not be rebuilt.
         record_data["built_at"] = previous.built_at
+    # The feed's stamps move only when what its entry shows changes (not on `render --all`).
+    record_data["feed"] = stamps(record_data, previous.data if previous else None,
+                                 record_data["built_at"])
     record = EditionRecord.from_json(record_data, f"the record of edition {edition}")
     history = appearances(sorted([*others, record], key=lambda r: r.edition, reverse=True))
     papers = tuple(
@@ -100,7 +101,7 @@ def assemble(edition: str, title: str, fetch: FetchResult, bundle: Bundle,
     figures = RunFigures(
         bundle_chars=bundle.chars, bundle_tokens=bundle.estimated_tokens, bundle_note=bundle_note,
         wall_time_s=synthesis.wall_time_s, answers_from_cache=from_cache, answers=len(pairs),
-        token_chart=token_chart(pairs), timeline=timeline(bundle.papers),
+        token_chart=token_chart(pairs), timeline=timeline(bundle.papers, statuses),
         evidence=_evidence_spend(pairs))
     return Edition(
         name=edition, title=title, query=fetch.query, model=synthesis.model, papers=papers,
@@ -111,7 +112,8 @@ def assemble(edition: str, title: str, fetch: FetchResult, bundle: Bundle,
 
 def _same_but_date(old: dict[str, Any], new: dict[str, Any]) -> bool:
     def canonical(data: dict[str, Any]) -> str:
-        return json.dumps(clean_data({k: v for k, v in data.items() if k != "built_at"}),
+        return json.dumps(clean_data({k: v for k, v in data.items()
+                                      if k not in ("built_at", "feed")}),
                           sort_keys=True, ensure_ascii=False)
 
     return canonical(old) == canonical(new)

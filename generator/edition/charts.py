@@ -6,7 +6,7 @@ palettes. Every piece of text is escaped: titles are untrusted.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date
 from html import escape as _html_escape
 
@@ -18,51 +18,60 @@ def escape(text: str) -> str:
     """Untrusted text for SVG: cleaned of control and bidi characters, then escaped."""
     return _html_escape(clean(text))
 
-WIDTH = 680
-LABEL_W = 220
+# Narrow enough that on a phone (about 350 px of text column) 13-unit text stays 11 px or
+# more; digest.css caps the width on a laptop so the text does not grow past about 16 px.
+WIDTH = 480
 
 
 def _svg(height: int, body: list[str], label: str) -> str:
     # One line per element and no blank line: Markdown passes the block through untouched.
+    # data-search-exclude: the labels and tooltips are not prose for the search index.
     return "\n".join([
-        f'<div class="digest-chart"><svg viewBox="0 0 {WIDTH} {height}" width="100%" '
-        f'role="img" aria-label="{escape(label)}"><title>{escape(label)}</title>',
+        f'<div class="digest-chart" data-search-exclude><svg viewBox="0 0 {WIDTH} {height}" '
+        f'width="100%" role="img" aria-label="{escape(label)}"><title>{escape(label)}</title>',
         *body, "</svg></div>"])
 
 
+def _legend(y: int, entries: Sequence[tuple[str, str]]) -> str:
+    """Swatches drawn with the chart's own classes, so the legend is right in every palette."""
+    parts, x = [], 0
+    for css, text in entries:
+        parts.append(f'<rect x="{x}" y="{y - 11}" width="12" height="12" class="{css}"></rect>'
+                     f'<text x="{x + 17}" y="{y}" class="digest-label">{escape(text)}</text>')
+        x += 17 + 9 * len(text) + 18
+    return "<g>" + "".join(parts) + "</g>"
+
+
 def token_chart(pairs: Sequence[tuple[PromptRequest, Completion]]) -> str:
-    """Completion tokens per prompt, reasoning and answer stacked; thinking prompts stand out."""
+    """Completion tokens per prompt, reasoning and answer stacked, every figure written out."""
     rows = [(r, c) for r, c in pairs if c.ok and r.kind not in ("brief", "evidence")]
     if not rows:
         return ""
     most = max(c.usage.completion_tokens for _, c in rows) or 1
-    scale = (WIDTH - LABEL_W - 70) / most
-    body: list[str] = []
+    scale = (WIDTH - 70) / most
+    body = [_legend(16, [("digest-bar-reasoning", "reasoning"), ("digest-bar-plain", "answer"),
+                         ("digest-bar-thinking", "answer with thinking on")])]
     for i, (request, completion) in enumerate(rows):
-        y = 28 + i * 26
+        y = 44 + i * 40
         total = completion.usage.completion_tokens
         reasoning = min(completion.usage.reasoning_tokens or 0, total)
         answer_w, reasoning_w = (total - reasoning) * scale, reasoning * scale
         kind = "thinking" if request.thinking else "plain"
-        tip = (f"{request.title}: {total:,} completion tokens"
-               + (f", {reasoning:,} of them reasoning" if reasoning else ""))
-        body.append(f'<g><title>{escape(tip)}</title>'
-                    f'<text x="{LABEL_W - 8}" y="{y + 13}" text-anchor="end" class="digest-label">'
-                    f'{escape(request.title[:34])}</text>'
-                    f'<rect x="{LABEL_W}" y="{y}" width="{reasoning_w:.1f}" height="18" '
+        figure = f"{total:,}" + (f" ({reasoning:,} reasoning)" if reasoning else "")
+        body.append(f'<g><text x="0" y="{y}" class="digest-label">'
+                    f'{escape(request.title[:56])}</text>'
+                    f'<rect x="0" y="{y + 6}" width="{reasoning_w:.1f}" height="16" '
                     f'class="digest-bar-reasoning"></rect>'
-                    f'<rect x="{LABEL_W + reasoning_w:.1f}" y="{y}" width="{answer_w:.1f}" '
-                    f'height="18" class="digest-bar-{kind}"></rect>'
-                    f'<text x="{LABEL_W + reasoning_w + answer_w + 6:.1f}" y="{y + 13}" '
-                    f'class="digest-label">{total:,}</text></g>')
-    legend = ('<text x="0" y="14" class="digest-label">Completion tokens per prompt: '
-              'reasoning (light) then answer; thinking prompts in the accent colour'
-              '</text>')
-    return _svg(40 + len(rows) * 26, [legend, *body], "Token spend per prompt")
+                    f'<rect x="{reasoning_w:.1f}" y="{y + 6}" width="{answer_w:.1f}" '
+                    f'height="16" class="digest-bar-{kind}"></rect>'
+                    f'<text x="{WIDTH}" y="{y}" text-anchor="end" class="digest-label">'
+                    f'{figure}</text></g>')
+    return _svg(36 + len(rows) * 40, body, "Completion tokens per prompt")
 
 
-def timeline(papers: Sequence[NumberedPaper]) -> str:
-    """The papers' submission dates on one axis, numbered as in the bundle."""
+def timeline(papers: Sequence[NumberedPaper], statuses: Mapping[int, str]) -> str:
+    """The papers' submission dates on one axis, numbered as in the edition and coloured by
+    status (new, updated, seen before)."""
     dated = []
     for item in papers:
         try:
@@ -73,24 +82,32 @@ def timeline(papers: Sequence[NumberedPaper]) -> str:
         return ""
     first, last = min(d for d, _ in dated), max(d for d, _ in dated)
     span = max((last - first).days, 1)
-    left, right = 30, WIDTH - 30
+    left, right = 14, WIDTH - 14
     axis_y = 40
     levels: list[list[float]] = []  # x positions taken on each row below the axis
-    body = [f'<line x1="{left}" y1="{axis_y}" x2="{right}" y2="{axis_y}" class="digest-axis"></line>']
+    body = [f'<line x1="{left}" y1="{axis_y}" x2="{right}" y2="{axis_y}" class="digest-axis"></line>',
+            f'<text x="0" y="{axis_y - 10}" class="digest-label">{first.isoformat()}</text>',
+            f'<text x="{WIDTH}" y="{axis_y - 10}" text-anchor="end" class="digest-label">'
+            f'{last.isoformat()}</text>']
     for d, item in sorted(dated, key=lambda pair: pair[0]):
         x = left + (d - first).days / span * (right - left)
-        level = next((i for i, row in enumerate(levels) if all(abs(x - o) >= 16 for o in row)),
+        level = next((i for i, row in enumerate(levels) if all(abs(x - o) >= 22 for o in row)),
                      len(levels))
         if level == len(levels):
             levels.append([])
         levels[level].append(x)
-        y = axis_y + 16 + level * 16
-        tip = f"Paper {item.number}: {item.paper.title} (submitted {d.isoformat()})"
-        body.append(f'<g><title>{escape(tip)}</title><circle cx="{x:.1f}" cy="{y}" r="7" '
-                    f'class="digest-dot"></circle><text x="{x:.1f}" y="{y + 3}" '
-                    f'text-anchor="middle" class="digest-dot-label">{item.number}</text></g>')
-    body.append(f'<text x="{left}" y="{axis_y - 8}" class="digest-label">{first.isoformat()}</text>')
-    body.append(f'<text x="{right}" y="{axis_y - 8}" text-anchor="end" class="digest-label">'
-                f'{last.isoformat()}</text>')
-    height = axis_y + 30 + len(levels) * 16
-    return _svg(height, body, "Submission dates of the papers")
+        y = axis_y + 20 + level * 22
+        status = statuses.get(item.number, "new")
+        tip = f"Paper {item.number}: {item.paper.title} (submitted {d.isoformat()}, {status})"
+        body.append(f'<g><title>{escape(tip)}</title><circle cx="{x:.1f}" cy="{y}" r="10" '
+                    f'class="digest-dot digest-dot-{status}"></circle><text x="{x:.1f}" '
+                    f'y="{y + 4}" text-anchor="middle" class="digest-dot-label">{item.number}'
+                    f'</text></g>')
+    height = axis_y + 20 + len(levels) * 22 + 18
+    shown = [s for s in ("new", "updated", "seen") if s in statuses.values()]
+    body.append(_legend(height - 4, [(f"digest-dot digest-dot-{s}", _STATUS_WORDS[s])
+                                     for s in shown]))
+    return _svg(height + 4, body, "Submission dates of the papers, numbered as in the edition")
+
+
+_STATUS_WORDS = {"new": "new", "updated": "updated", "seen": "seen before"}

@@ -97,7 +97,8 @@ def title_score(name: str, title: str) -> float:
 
 
 def _attr(text: str) -> str:
-    return html.escape(text, quote=True)
+    # No `$` in an attribute: the math pass after linking must never start a formula there.
+    return html.escape(text, quote=True).replace("$", "&#36;")
 
 
 def _figure_in(figure_number: str, unit: str, text: str) -> bool:

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
+import html
+import json
 import re
-from collections.abc import Sequence
-from urllib.parse import urljoin
+from collections.abc import Callable, Sequence
+from typing import Any
+from urllib.parse import urljoin, urlsplit
 from xml.etree import ElementTree
 
 from .. import store
-from ..safe_text import clean
-from .model import EditionRecord
+from ..safe_text import clean, separate_blocks, tex_accents
+from ..tex import MATH_RE, plain_math
+from .record import EditionRecord
 
 _ATOM = "http://www.w3.org/2005/Atom"
 _HEADING_RE = re.compile(r"^#{1,6}\s+(.*)$", re.MULTILINE)
@@ -27,14 +32,61 @@ def overview_text(research_map: str, limit: int = 700) -> str:
             break
     else:
         body = next((t for t in sections[::2] if t.strip()), "")
-    paragraph = next((p for p in body.strip().split("\n\n") if p.strip()), "")
-    plain = " ".join(_MARKUP_RE.sub("", paragraph).split())
+    # The first paragraph of text: models often run a list or a table right under it.
+    blocks = "\n".join(separate_blocks(body.strip().split("\n"))).split("\n\n")
+    paragraph = next((p for p in blocks if p.strip()), "")
+    # Markup goes, formulas stay whole ($x_i$ keeps its underscore) for the pages and feed.
+    pieces, last = [], 0
+    for match in MATH_RE.finditer(paragraph):
+        pieces += [_MARKUP_RE.sub("", paragraph[last:match.start()]), match.group(0)]
+        last = match.end()
+    pieces.append(_MARKUP_RE.sub("", paragraph[last:]))
+    plain = " ".join("".join(pieces).split())
+    if plain.endswith(":") and ". " in plain:
+        plain = plain.rsplit(". ", 1)[0] + "."  # "Key findings:" led into a list left out
     return plain if len(plain) <= limit else plain[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
+def feed_digest(data: dict[str, Any]) -> str:
+    """What a feed entry shows of an edition's record: its `updated` moves only when this does."""
+    briefs = data.get("briefs") or {}
+    shown = {
+        "title": data.get("title"), "overview": data.get("overview"),
+        "papers": [(p.get("arxiv_id"), p.get("title"), p.get("status"),
+                    (briefs.get(str(p.get("number"))) or {}).get("tldr"))
+                   for p in data.get("papers", ())],
+    }
+    return hashlib.sha256(json.dumps(shown, sort_keys=True, ensure_ascii=False).encode()
+                          ).hexdigest()[:16]
+
+
+def stamps(data: dict[str, Any], previous: dict[str, Any] | None, built_at: str) -> dict[str, str]:
+    """The record's feed stamps: first published, and last changed in what the feed shows."""
+    digest = feed_digest(data)
+    before = (previous or {}).get("feed") or {}
+    return {"digest": digest,
+            "published": str(before.get("published") or (previous or {}).get("built_at")
+                             or built_at),
+            "updated": str(before["updated"]) if before.get("digest") == digest else built_at}
+
+
+def _tag_authority(site_url: str) -> tuple[str, str]:
+    """The tag: URI's authority and path prefix: the site's host and path, or a placeholder
+    name for a site without a URL (whose feed is read locally)."""
+    parts = urlsplit(site_url)
+    if parts.hostname:
+        return parts.hostname, parts.path.rstrip("/") + "/"
+    return "research-digest.invalid", "/"
+
+
 def atom_feed(title: str, site_url: str, records: Sequence[EditionRecord], limit: int = 50) -> str:
-    """One entry per edition, newest first. Links are absolute when `site_url` is set."""
+    """One entry per edition, newest first. Links are absolute when `site_url` is set.
+
+    Ids are tag: URIs (RFC 4151) from the site's address and the edition's date, so renaming
+    the digest changes no id; an entry's `updated` changes only when what it shows changes.
+    """
     base = site_url.rstrip("/") + "/" if site_url else ""
+    authority, prefix = _tag_authority(site_url)
     ElementTree.register_namespace("", _ATOM)
 
     def element(parent: ElementTree.Element, tag: str, text: str | None = None,
@@ -45,28 +97,62 @@ def atom_feed(title: str, site_url: str, records: Sequence[EditionRecord], limit
             child.text = clean(text)  # XML 1.0 cannot carry control characters at all
         return child
 
+    def url(path: str) -> str:
+        return urljoin(base, path) if base else path
+
+    oldest = min((r.edition[:10] for r in records), default="2000-01-01")
     feed = ElementTree.Element(f"{{{_ATOM}}}feed")
-    element(feed, "title", title)
-    element(feed, "id", base or f"urn:research-digest:{title}")
-    element(feed, "updated", records[0].built_at if records else "1970-01-01T00:00:00+00:00")
-    element(feed, "link", href=urljoin(base, store.FEED) if base else store.FEED, rel="self")
+    element(feed, "title", text_of(title))
+    element(feed, "id", f"tag:{authority},{_tag_date(oldest)}:{prefix}{store.FEED}")
+    element(feed, "updated", max((_updated(r) for r in records),
+                                 default="1970-01-01T00:00:00+00:00"))
+    element(feed, "link", href=url(store.FEED), rel="self")
     element(feed, "link", href=base or "index.html", rel="alternate")
     element(feed, "generator", "Research Digest")
     for record in records[:limit]:
         edition = record.edition
-        link = urljoin(base, store.edition_url(edition)) if base else store.edition_url(edition)
         entry = element(feed, "entry")
-        element(entry, "title", f"{title}: edition {edition}")
-        element(entry, "id", link if base else f"urn:research-digest:{title}:{edition}")
-        element(entry, "link", href=link, rel="alternate")
-        element(entry, "updated", record.built_at)
+        element(entry, "title", text_of(f"{title}: edition {edition}"))
+        element(entry, "id", f"tag:{authority},{_tag_date(edition)}:{prefix}editions/{edition}")
+        element(entry, "link", href=url(store.edition_url(edition)), rel="alternate")
+        stamp = record.data.get("feed") or {}
+        element(entry, "published", str(stamp.get("published") or record.built_at))
+        element(entry, "updated", _updated(record))
         element(entry, "author").append(_name(f"{{{_ATOM}}}name", record.model))
         summary = (f"{len(record.papers)} papers ({len(record.new_papers)} new). "
-                   f"{record.overview}").strip()
+                   f"{text_of(record.overview)}").strip()
         element(entry, "summary", summary, type="text")
+        element(entry, "content", _content(record, summary, url), type="html")
     return ElementTree.tostring(feed, encoding="unicode", xml_declaration=True) + "\n"
 
 
+def text_of(text: str) -> str:
+    """Untrusted text as a feed reader shows it: plain, with math spelt in Unicode."""
+    return plain_math(tex_accents(clean(text)))
+
+
+def _updated(record: EditionRecord) -> str:
+    return str((record.data.get("feed") or {}).get("updated") or record.built_at)
+
+
+def _tag_date(edition: str) -> str:
+    day = edition[:10]
+    return day if re.fullmatch(r"\d{4}-\d{2}-\d{2}", day) else "2000-01-01"
+
+
+def _content(record: EditionRecord, summary: str, url: Callable[[str], str]) -> str:
+    """The entry as HTML: the summary, then each new paper with its TL;DR (all text escaped)."""
+    parts = [f"<p>{html.escape(summary)}</p>"]
+    if record.new_papers:
+        parts.append("<p>New in this edition:</p><ul>")
+        for paper in record.new_papers:
+            link = html.escape(url(store.paper_home(paper.slug_of_base).removesuffix(".md")
+                                   + ".html"), quote=True)
+            tldr = text_of(record.tldr(paper.number))
+            parts.append(f'<li><a href="{link}">{html.escape(text_of(paper.title))}</a>'
+                         + (f": {html.escape(tldr)}" if tldr else "") + "</li>")
+        parts.append("</ul>")
+    return "".join(parts)
 def _name(tag: str, text: str) -> ElementTree.Element:
     node = ElementTree.Element(tag)
     node.text = clean(text) or "Research Digest"

@@ -14,7 +14,7 @@ from pathlib import Path
 from ..cache import read_json
 from ..models import Paper
 from ..store import Docs
-from .model import EditionRecord, RecordFormatError, Status
+from .record import EditionRecord, RecordFormatError, Status
 
 log = logging.getLogger(__name__)
 

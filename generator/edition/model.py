@@ -1,18 +1,15 @@
-"""The edition as frozen, typed data: what templates format and what edition.json records.
+"""The edition as frozen, typed data: what templates format.
 
-`Edition` is everything a page shows, computed before any template runs. `EditionRecord` is
-the part that is published as edition.json and read back by history, the navigation, the feed,
-`skip_seen` and `render --all`; its format version is checked when it is read.
+`Edition` is everything a page shows, computed before any template runs; the part of it that
+is published as edition.json is its `EditionRecord` (edition/record.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal
 
-from ..config import ThinkingPrompt
-from ..errors import DigestError
 from ..models import (
     Candidate,
     Completion,
@@ -23,102 +20,7 @@ from ..models import (
     Triage,
     best_first,
 )
-
-RECORD_FORMAT = 2  # 1: the untyped record of research-digest 0.1 (same fields, read as is)
-READABLE_FORMATS = (1, 2)
-
-Status = Literal["new", "updated", "seen"]
-STATUS_LABELS: dict[str, str] = {
-    "new": "new in this edition",
-    "updated": "a new version of a paper published before",
-    "seen": "seen in an earlier edition",
-}
-STATUS_SECTIONS: dict[str, str] = {"new": "New", "updated": "Updated", "seen": "Seen before"}
-
-
-class RecordFormatError(DigestError):
-    """An edition.json this version cannot read (written by an older or newer version)."""
-
-
-# The published record ---------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class RecordPaper:
-    number: int
-    arxiv_id: str
-    base_id: str
-    slug: str
-    title: str
-    status: Status
-
-
-@dataclass(frozen=True)
-class RecordPage:
-    """A synthesis page of an edition: its file stem and title (for the navigation)."""
-
-    stem: str
-    title: str
-    kind: PromptKind
-
-
-@dataclass(frozen=True)
-class EditionRecord:
-    """What an edition published, as the later editions, the navigation and the feed need it.
-
-    `data` keeps the whole JSON object, so that writing a record back loses nothing.
-    """
-
-    edition: str
-    title: str
-    query: str
-    model: str
-    built_at: str
-    overview: str
-    papers: tuple[RecordPaper, ...]
-    pages: tuple[RecordPage, ...]
-    data: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
-
-    @property
-    def new_papers(self) -> tuple[RecordPaper, ...]:
-        return tuple(p for p in self.papers if p.status == "new")
-
-    def to_json(self) -> dict[str, Any]:
-        return self.data
-
-    @classmethod
-    def from_json(cls, data: Any, source: str) -> EditionRecord:
-        """Read a record, checking its format; RecordFormatError names the file otherwise."""
-        if not isinstance(data, dict):
-            raise RecordFormatError(f"{source} is not an edition record (a JSON object)")
-        version = data.get("format")
-        if version not in READABLE_FORMATS:
-            newer = isinstance(version, int) and version > RECORD_FORMAT
-            raise RecordFormatError(
-                f"{source} has record format {version!r}, which this version of research-digest "
-                f"does not read (it reads {', '.join(map(str, READABLE_FORMATS))}); "
-                + ("upgrade research-digest" if newer else
-                   "render the edition again with `digest render --all`"))
-        try:
-            papers = tuple(RecordPaper(int(p["number"]), str(p["arxiv_id"]), str(p["base_id"]),
-                                       str(p["slug"]), str(p["title"]), p.get("status", "new"))
-                           for p in data["papers"])
-            pages: dict[str, RecordPage] = {}
-            for c in data["completions"]:
-                if c.get("page"):
-                    stem = str(c["page"]).removesuffix(".md")
-                    # Format 1 had no page titles: its thinking page had the default title.
-                    title = str(c.get("page_title") or (
-                        ThinkingPrompt().title if c["kind"] == "thinking" else c["title"]))
-                    pages.setdefault(stem, RecordPage(stem, title, c["kind"]))
-            return cls(edition=str(data["edition"]), title=str(data["title"]),
-                       query=str(data.get("query", "")), model=str(data.get("model", "")),
-                       built_at=str(data["built_at"]),
-                       overview=str(data.get("overview", "")), papers=papers,
-                       pages=tuple(pages.values()), data=data)
-        except (KeyError, TypeError, ValueError) as err:
-            raise RecordFormatError(f"{source} is missing or mangles {err} "
-                                    "(render the edition again with `digest render --all`)") from err
-
+from .record import STATUS_LABELS, STATUS_SECTIONS, EditionRecord, Status
 
 # The whole edition, as pages show it ------------------------------------------------------------
 
@@ -308,6 +210,13 @@ class EvidenceSpend:
 
 
 @dataclass(frozen=True)
+class TokenTotals:
+    prompt_tokens: int
+    cached_tokens: int
+    completion_tokens: int
+
+
+@dataclass(frozen=True)
 class RunFigures:
     bundle_chars: int
     bundle_tokens: int
@@ -368,6 +277,27 @@ class Edition:
     def verdict_counts(self) -> dict[str, int]:
         """Claims by verdict, every verdict listed (in VERDICT_LABELS' order)."""
         return verdict_counts(c for _, c in self.evidence)
+
+    def paper(self, number: int) -> EditionPaper:
+        return next(p for p in self.papers if p.number == number)
+
+    def neighbours(self, item: EditionPaper) -> tuple[EditionPaper | None, EditionPaper | None]:
+        """The papers before and after `item` in the edition's order (None at either end)."""
+        index = self.papers.index(item)
+        return (self.papers[index - 1] if index else None,
+                self.papers[index + 1] if index + 1 < len(self.papers) else None)
+
+    def uncited(self) -> tuple[EditionPaper, ...]:
+        """The papers no synthesis page cites."""
+        cited = {n for page in self.pages for n in page.citations.cited}
+        return tuple(p for p in self.papers if p.number not in cited)
+
+    def cache_use(self) -> TokenTotals:
+        """Tokens over every request of the run, evidence checks included."""
+        done = [a.completion for a in self.prompts if a.completion.ok]
+        return TokenTotals(sum(c.usage.prompt_tokens for c in done),
+                           sum(c.usage.cached_tokens or 0 for c in done),
+                           sum(c.usage.completion_tokens for c in done))
 
     def papers_by_status(self) -> tuple[tuple[str, tuple[EditionPaper, ...]], ...]:
         """Sections like arXiv's listings: new, updated, seen before (empty ones left out)."""

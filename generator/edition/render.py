@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -22,10 +22,12 @@ import jinja2
 from .. import store
 from ..cache import atomic_write_text
 from ..errors import DigestError
-from ..safe_text import clean_data, md_cell, md_text, page_title, plain, safe_url, tooltip
+from ..safe_text import clean_data, cut, md_cell, md_text, page_title, plain, safe_url, tooltip
 from ..store import Docs
 from .feed import atom_feed
-from .model import VERDICT_LABELS, VERDICT_SHORT, Edition, EditionRecord
+from .model import VERDICT_LABELS, VERDICT_SHORT, Edition
+from .paper_homes import paper_homes
+from .record import EditionRecord
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +62,7 @@ def make_environment(workspace: Path) -> jinja2.Environment:
         autoescape=False,  # Markdown, not HTML: the filters below do the escaping
     )
     env.filters.update(text=md_text, cell=md_cell, plain=plain, url=safe_url, tooltip=tooltip,
-                       num=_num)
+                       num=_num, cut=cut)
     env.globals.update(labels=VERDICT_LABELS, short_labels=VERDICT_SHORT)
     return env
 
@@ -100,57 +102,81 @@ def _where(err: Exception, name: str) -> str:
 class RenderedEdition:
     edition: str
     pages: dict[str, str]  # path relative to docs_dir -> Markdown or JSON text
+    paper_homes: frozenset[str] = frozenset()  # every paper's own page the site should have
 
 
 def render_edition(env: jinja2.Environment, edition: Edition, published: Sequence[EditionRecord],
                    site_url: str = "") -> RenderedEdition:
-    """Every page of one edition, its record, the home page and the feed, keyed by path."""
-    pages: dict[str, str] = {}
+    """Every page of one edition, its record, and the pages made from every edition's record
+    (the home page, the feed, each paper's own page), keyed by path.
 
-    def add(path: str, text: str, title: str | None = None) -> None:
+    Every title carries the edition, so browser tabs and bookmarks tell editions apart.
+    """
+    pages: dict[str, str] = {}
+    name = edition.name
+
+    def add(path: str, text: str, title: str | None = None, *, searched: bool = True) -> None:
         if path in pages:
             raise ValueError(f"two pages would be written to {path}")
-        pages[path] = text if title is None else with_title(title, text)
+        pages[path] = text if title is None else with_title(title, text, searched=searched)
 
     for page in edition.pages:
-        add(store.edition_page(edition.name, page.stem),
-            render_template(env, page.template, edition=edition, page=page), page.heading)
-    add(store.edition_overview(edition.name), render_template(env, "edition.md.j2", edition=edition),
-        f"{edition.title}: edition {edition.name}")
+        add(store.edition_page(name, page.stem),
+            render_template(env, page.template, edition=edition, page=page),
+            f"{page.title} · {name}")
+    add(store.edition_overview(name), render_template(env, "edition.md.j2", edition=edition),
+        f"Edition {name}")
+    add(store.edition_page(name, store.RUN_REPORT),
+        render_template(env, "run_report.md.j2", edition=edition), f"Run report · {name}")
     if edition.triage is not None:
-        add(store.edition_page(edition.name, "triage"),
-            render_template(env, "triage.md.j2", edition=edition),
-            f"Triage: edition {edition.name}")
+        add(store.edition_page(name, store.TRIAGE),
+            render_template(env, "triage.md.j2", edition=edition), f"Triage · {name}")
     for item in edition.papers:
-        add(store.paper_page(edition.name, item.paper.slug),
-            render_template(env, "paper.md.j2", edition=edition, item=item), item.paper.title)
-    records = sorted([r for r in published if r.edition != edition.name] + [edition.record],
+        # The paper's own page (papers/<id>.md) is the one search finds; this one is the
+        # paper as this edition saw it.
+        add(store.paper_page(name, item.paper.slug),
+            render_template(env, "paper.md.j2", edition=edition, item=item),
+            f"{item.paper.title} · {name}", searched=False)
+    records = sorted([r for r in published if r.edition != name] + [edition.record],
                      key=lambda r: r.edition, reverse=True)
-    for path, text in front_pages(env, edition.title, records, site_url).items():
+    # Only this edition's papers: the others' pages depend on records that did not change.
+    mine = {item.paper.base_id for item in edition.papers}
+    for path, text in front_pages(env, edition.title, records, site_url, mine).items():
         add(path, text)
-    add(store.record(edition.name),
+    add(store.record(name),
         json.dumps(clean_data(edition.record.to_json()), indent=2, ensure_ascii=False) + "\n")
     for path, text in static_assets(env).items():
         add(path, text)
-    return RenderedEdition(edition.name, pages)
+    return RenderedEdition(name, pages, all_paper_homes(records))
 
 
 def front_pages(env: jinja2.Environment, title: str, records: Sequence[EditionRecord],
-                site_url: str) -> dict[str, str]:
-    """The home page and the feed, which list every edition (newest first)."""
-    return {store.HOME: render_template(env, "home.md.j2", title=title, records=records),
-            store.FEED: atom_feed(title, site_url, records)}
+                site_url: str, papers: Collection[str] | None = None) -> dict[str, str]:
+    """The pages made from every edition's record: the home page, the feed (newest edition
+    first) and the own pages of `papers` (ids without version; None: every paper)."""
+    pages = {store.HOME: render_template(env, "home.md.j2", title=title, records=records),
+             store.FEED: atom_feed(title, site_url, records)}
+    for home in paper_homes(records, papers):
+        pages[store.paper_home(home.base_slug)] = with_title(
+            home.paper.title, render_template(env, "paper_home.md.j2", home=home))
+    return pages
 
 
-def with_title(title: str, markdown: str) -> str:
-    """The page with its title in front matter, HTML-escaped once.
+def all_paper_homes(records: Sequence[EditionRecord]) -> frozenset[str]:
+    return frozenset(store.paper_home(p.slug_of_base) for r in records for p in r.papers)
+
+
+def with_title(title: str, markdown: str, *, searched: bool = True) -> str:
+    """The page with its title in front matter, HTML-escaped once (and, unless `searched`,
+    kept out of the search index).
 
     MkDocs would otherwise take the title from the page's H1 and themes print it raw into
     <title>, the header and the navigation: an arXiv title like `</title><script>` would run.
     JSON is a subset of YAML's double-quoted scalars, so the value needs no further quoting.
     """
     value = json.dumps(page_title(title), ensure_ascii=False)
-    return f"---\ntitle: {value}\n---\n\n{markdown}"
+    search = "" if searched else "search:\n  exclude: true\n"
+    return f"---\ntitle: {value}\n{search}---\n\n{markdown}"
 
 
 def static_assets(env: jinja2.Environment) -> dict[str, str]:
@@ -165,8 +191,22 @@ def write_pages(docs_dir: Path, rendered: RenderedEdition) -> None:
     for path, text in rendered.pages.items():
         atomic_write_text(docs_dir / path, text)
     edition_dir = Docs(docs_dir).edition_folder(rendered.edition)
-    wanted = {docs_dir / p for p in rendered.pages}
-    for stale in edition_dir.rglob("*.md"):
+    remove_stale(edition_dir, {docs_dir / p for p in rendered.pages})
+    remove_stale(docs_dir / store.PAPERS, {docs_dir / p for p in rendered.paper_homes})
+
+
+def write_front_pages(docs_dir: Path, pages: dict[str, str],
+                      records: Sequence[EditionRecord]) -> None:
+    """The pages made from every record, written after an edition left the site."""
+    for path, text in pages.items():
+        atomic_write_text(docs_dir / path, text)
+    remove_stale(docs_dir / store.PAPERS, {docs_dir / p for p in all_paper_homes(records)})
+
+
+def remove_stale(folder: Path, wanted: set[Path]) -> None:
+    """Drop the pages in `folder` that should not be there: an edition rendered again without
+    a paper, or a paper whose every edition is gone."""
+    for stale in folder.rglob("*.md"):
         if stale not in wanted:
             log.info("removing stale page %s", stale)
             stale.unlink()

@@ -223,6 +223,9 @@ def _xml_problems(path: Path) -> Iterable[str]:
         tag = _local(element.tag)
         if (namespace in _FOREIGN_XML_NAMESPACES and not is_svg) or tag in _GATED_TAGS | {"script"}:
             yield f"<{tag}> in the {namespace or 'default'} namespace"
+        if element.attrib.get("type") == "html" and element.text:
+            # Atom's escaped HTML (a feed entry's content): feed readers render it as a page.
+            yield from (f"{what} in the HTML of <{tag}>" for what in live_in_fragment(element.text))
         for name, value in element.attrib.items():
             local = _local(name)
             if local.startswith("on"):

@@ -24,7 +24,8 @@ _TAGS = {
     "pre", "s", "small", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td",
     "tfoot", "th", "thead", "tr", "u", "ul",
 } | _MATHML_TAGS | {"svg", "g", "rect", "line", "circle", "text", "title"}
-_GENERIC_ATTRS = {"class", "id", "title", "lang", "dir"}
+# data-search-exclude keeps charts and paper lists out of the search index (Material reads it).
+_GENERIC_ATTRS = {"class", "id", "title", "lang", "dir", "data-search-exclude"}
 _ATTRS: dict[str, set[str]] = {
     "a": {"href"},
     "span": {"tabindex"},  # an evidence mark: focusable, so a tap opens its quote

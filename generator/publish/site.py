@@ -97,8 +97,6 @@ def build_site(
     from mkdocs.config import load_config
     from mkdocs.exceptions import MkDocsException
 
-    from .sanitize import SanitizePlugin
-
     site_dir.parent.mkdir(parents=True, exist_ok=True)
     check_replaceable(site_dir)
     remove_leftovers(site_dir)
@@ -113,8 +111,7 @@ def build_site(
                 nav=edition_nav(docs_dir),
                 strict=True,
             )
-            if not any(isinstance(p, SanitizePlugin) for p in config.plugins.values()):
-                config.plugins["digest-sanitize"] = SanitizePlugin()  # a workspace's own mkdocs.yml
+            add_our_plugins(config)
             if (docs_dir / "assets" / "digest.css").is_file():
                 config.extra_css.append("assets/digest.css")
             config.copyright = with_arxiv_credit(config.copyright)
@@ -133,6 +130,19 @@ def build_site(
     _swap_in(staging, site_dir)
     log.info("site built in %s", site_dir)
     return True
+
+
+def add_our_plugins(config: Any) -> None:
+    """The sanitizer and the reading plugin, when a workspace's own mkdocs.yml lacks them."""
+    from .reading import ReadingPlugin
+    from .sanitize import SanitizePlugin
+
+    for name, plugin in (("digest-sanitize", SanitizePlugin), ("digest-reading", ReadingPlugin)):
+        if not any(isinstance(p, plugin) for p in config.plugins.values()):
+            instance = plugin()
+            config.plugins[name] = instance
+            if name == "digest-reading":
+                instance.on_config(config)  # the config was loaded before it was added
 
 
 def with_arxiv_credit(copyright: str | None) -> str:

@@ -74,7 +74,7 @@ def build_requests(
             f"Task: {tm.instruction}\n\n{schema_instruction(THEMES_SCHEMA)}", tm.max_tokens,
             tm.temperature, extra={"response_format": response_format("themes", THEMES_SCHEMA)}))
     used = {"research-map", "thinking-off", "thinking-on", "index", "papers", "themes",
-            "thinking"}
+            "thinking", "triage", "run-report"}  # the stems of the edition's other pages
     for dive in prompts.deep_dives:
         name = slugify(dive.label)
         while name in used:

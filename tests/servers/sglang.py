@@ -140,6 +140,37 @@ def default_responder(body: dict[str, Any]) -> Answer:
     return Answer(content=content)
 
 
+def realistic_responder(body: dict[str, Any]) -> Answer:
+    """Answers written the way models write them: sections, a list right under a line of text
+    with two-space nesting, a table, inline and display TeX, citations by number and title."""
+    structured = structured_answer(body)
+    if structured:
+        return structured
+    numbers = sorted(abstracts(body)) or [1, 2, 3]
+    first, second, last = numbers[0], numbers[min(1, len(numbers) - 1)], numbers[-1]
+    content = (
+        "## Field overview\n\n"
+        f"Work on testing splits into search and learning. Paper {first} frames coverage as "
+        f"$O(m \\cdot t)$ for $m$ modules and $t$ tests, and Paper {second} adds "
+        "$\\omega$-regular properties.\n"
+        "Key findings:\n"
+        f"- Paper {first} finds more faults\n"
+        f"  - by about 12% over random search\n"
+        f"- Paper {last} trades cost for recall\n\n"
+        "The trade-off, with $p$ the fault rate:\n\n"
+        "$$\\frac{\\text{faults found}}{\\text{tests run}} \\approx 1 - (1-p)^{t}$$\n\n"
+        "| Paper | Strength | Cost |\n|---|---|---|\n"
+        f"| Paper {first} | coverage | high |\n| Paper {last} | recall | low |\n\n"
+        "## Open problems\n\n"
+        f"Neither Paper {second} nor Paper {last} measures flakiness.\n"
+    )
+    if thinking_of(body):
+        return Answer(content=content, reasoning=(
+            f"Compare Paper {first} with Paper {second}: the bound $O(m \\cdot t)$ holds when "
+            "tests are independent.\nThen:\n- weigh recall\n- weigh cost"))
+    return Answer(content=content)
+
+
 @dataclass
 class SglangState:
     models: list[str] = field(default_factory=lambda: ["deepseek-ai/DeepSeek-V4-Flash"])

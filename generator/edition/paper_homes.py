@@ -1,0 +1,70 @@
+"""Each paper's own page across editions, made from the published records alone.
+
+An edition's paper pages show the paper as that edition saw it; a reader searching for a title
+wants one page. That page is rebuilt from every edition's record whenever any edition is
+rendered, so it is the same whichever edition was rendered last, and it lists them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from .record import STATUS_LABELS, EditionRecord, RecordPaper
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One edition a paper appeared in, with what that edition said of it."""
+
+    edition: str
+    number: int
+    slug: str
+    arxiv_id: str
+    status_label: str
+    cited_by: tuple[tuple[str, str, int], ...]  # (page stem, page title, sentences)
+    themes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PaperHome:
+    paper: RecordPaper  # as its newest edition has it
+    authors: str
+    tldr: str  # the newest brief's
+    tldr_edition: str
+    tldr_slug: str
+    editions: tuple[Seen, ...]  # newest first
+
+    @property
+    def base_slug(self) -> str:
+        return self.paper.slug_of_base
+
+
+def _authors(authors: Sequence[str], limit: int = 10) -> str:
+    shown = ", ".join(authors[:limit])
+    return shown + (" et al." if len(authors) > limit else "")
+
+
+def paper_homes(records: Sequence[EditionRecord], papers: Collection[str] | None = None
+                ) -> list[PaperHome]:
+    """The pages of `papers` (ids without version; None: every paper of any record)."""
+    seen: dict[str, list[tuple[EditionRecord, RecordPaper]]] = {}
+    for record in sorted(records, key=lambda r: r.edition, reverse=True):
+        for paper in record.papers:
+            if papers is None or paper.base_id in papers:
+                seen.setdefault(paper.base_id, []).append((record, paper))
+    homes = []
+    for appearances in seen.values():
+        newest = appearances[0][1]
+        tldr = next(((r.tldr(p.number), r.edition, p.slug) for r, p in appearances
+                     if r.tldr(p.number)), ("", "", ""))
+        homes.append(PaperHome(
+            paper=newest, authors=_authors(newest.authors), tldr=tldr[0],
+            tldr_edition=tldr[1], tldr_slug=tldr[2],
+            editions=tuple(Seen(
+                edition=r.edition, number=p.number, slug=p.slug, arxiv_id=p.arxiv_id,
+                status_label=STATUS_LABELS.get(p.status, p.status),
+                cited_by=tuple((page.stem, page.title, count)
+                               for page, count in r.cited_by(p.number)),
+                themes=tuple(r.themes_of(p.number))) for r, p in appearances)))
+    return homes

@@ -1,0 +1,67 @@
+"""The reading plugin: what a page needs to know of the other editions, added at build time.
+
+A MkDocs plugin (`digest-reading`, named in mkdocs.yml and added by `digest site` when a
+workspace's own mkdocs.yml lacks it). Pages are rendered once, when their edition is; which
+edition is the latest is only known when the site is built, so the banner on an older
+edition's pages is added here, as is the feed's auto-discovery link in every page's head.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+from mkdocs.plugins import BasePlugin
+from mkdocs.utils import get_relative_url
+
+from .. import store
+from ..edition.history import load_records
+
+
+class ReadingPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
+    """Banners on older editions' pages; a feed link in every page's head."""
+
+    def __init__(self) -> None:
+        self.latest: str | None = None
+        self.has_feed = False
+        self.site_name = ""
+
+    def on_config(self, config: Any, **kwargs: Any) -> Any:
+        records = load_records(Path(config["docs_dir"]))
+        self.latest = records[0].edition if records else None
+        self.has_feed = (Path(config["docs_dir"]) / store.FEED).is_file()
+        self.site_name = str(config.get("site_name") or "")
+        return config
+
+    def on_page_content(self, content: str, page: Any, files: Any, **kwargs: Any) -> str:
+        """An older edition's page opens with a banner linking the latest edition (kept out
+        of the search index, so it is not every old page's search snippet)."""
+        edition = edition_of(page.file.src_uri)
+        if edition is None or self.latest is None or edition >= self.latest:
+            return content
+        target = files.get_file_from_path(store.edition_overview(self.latest))
+        if target is None:
+            return content
+        href = html.escape(get_relative_url(target.url, page.url), quote=True)
+        return (f'<div class="admonition info digest-older" data-search-exclude>'
+                f'<p class="admonition-title">An earlier edition</p>'
+                f"<p>This page is from edition {html.escape(edition)}. The latest edition is "
+                f'<a href="{href}">{html.escape(self.latest)}</a>.</p></div>\n{content}')
+
+    def on_post_page(self, output: str, page: Any, **kwargs: Any) -> str:
+        if not self.has_feed or "</head>" not in output:
+            return output
+        href = html.escape(get_relative_url(store.FEED, page.url or "index.html"), quote=True)
+        title = html.escape(self.site_name, quote=True)
+        link = f'<link rel="alternate" type="application/atom+xml" title="{title}" href="{href}">'
+        head, _, rest = output.partition("</head>")
+        return f"{head}{link}</head>{rest}"
+
+
+def edition_of(src_uri: str) -> str | None:
+    """The edition a page belongs to (None for the home page and papers' own pages)."""
+    parts = src_uri.split("/")
+    if len(parts) >= 3 and parts[0] == store.EDITIONS:
+        return parts[1]
+    return None
