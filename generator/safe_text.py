@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote, urlparse
 
-from .tex import MATH_RE, mathml, plain_math, replace_math
+from .tex import MATH_RE, formula, mathml, plain_math, replace_math
 
 log = logging.getLogger(__name__)
 
@@ -100,8 +100,8 @@ def md_text(text: str) -> str:
     out: list[str] = []
     last = 0
     for match in MATH_RE.finditer(text):
-        markup = replace_math(match.group(0), mathml)
-        if markup == match.group(0):
+        markup = mathml(*formula(match))
+        if markup is None:
             continue  # not TeX after all: escaped with the text around it
         out.append(escape_markdown(text[last:match.start()]))
         out.append(markup)

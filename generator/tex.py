@@ -70,12 +70,16 @@ def mathml(latex: str, display: bool = False) -> str | None:
     return f'<span class="{kind}">{_markdown_inert(markup)}</span>'
 
 
-def replace_math(text: str, formula: Callable[[str, bool], str | None]) -> str:
-    """`text` with every formula replaced by `formula(tex, display)`; kept where that is None."""
+def formula(match: re.Match[str]) -> tuple[str, bool]:
+    """The TeX of a MATH_RE match, and whether it is display math."""
+    tex = next(g for g in match.group("d1", "d2", "i1", "i2") if g is not None)
+    return tex, match.group("d1") is not None or match.group("d2") is not None
+
+
+def replace_math(text: str, convert: Callable[[str, bool], str | None]) -> str:
+    """`text` with every formula replaced by `convert(tex, display)`; kept where that is None."""
     def one(match: re.Match[str]) -> str:
-        display = match.group("d1") is not None or match.group("d2") is not None
-        tex = next(g for g in match.group("d1", "d2", "i1", "i2") if g is not None)
-        replaced = formula(tex, display)
+        replaced = convert(*formula(match))
         return match.group(0) if replaced is None else replaced
 
     return MATH_RE.sub(one, text)
