@@ -38,6 +38,11 @@ def paper_home(base_slug: str) -> str:
     return f"{PAPERS}/{base_slug}.md"
 
 
+def paper_home_url(base_slug: str) -> str:
+    """A paper's own page's address in the built site (for the feed)."""
+    return f"{PAPERS}/{base_slug}.html"
+
+
 def record(edition: str) -> str:
     return f"{edition_dir(edition)}/{RECORD}"
 

@@ -146,8 +146,7 @@ def _content(record: EditionRecord, summary: str, url: Callable[[str], str]) -> 
     if record.new_papers:
         parts.append("<p>New in this edition:</p><ul>")
         for paper in record.new_papers:
-            link = html.escape(url(store.paper_home(paper.slug_of_base).removesuffix(".md")
-                                   + ".html"), quote=True)
+            link = html.escape(url(store.paper_home_url(paper.base_slug)), quote=True)
             tldr = text_of(record.tldr(paper.number))
             parts.append(f'<li><a href="{link}">{html.escape(text_of(paper.title))}</a>'
                          + (f": {html.escape(tldr)}" if tldr else "") + "</li>")

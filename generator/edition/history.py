@@ -14,7 +14,7 @@ from pathlib import Path
 from ..cache import read_json
 from ..models import Paper
 from ..store import Docs
-from .record import EditionRecord, RecordFormatError, Status
+from .record import EditionRecord, RecordFormatError, RecordPaper, Status
 
 log = logging.getLogger(__name__)
 
@@ -35,14 +35,22 @@ def load_records(docs_dir: Path) -> list[EditionRecord]:
     return sorted(records, key=lambda r: r.edition, reverse=True)
 
 
-def appearances(records: Sequence[EditionRecord]) -> dict[str, list[dict[str, str]]]:
-    """For each paper (id without version): the editions it appeared in, newest first."""
-    seen: dict[str, list[dict[str, str]]] = {}
+def by_paper(records: Sequence[EditionRecord]
+             ) -> dict[str, list[tuple[EditionRecord, RecordPaper]]]:
+    """For each paper (id without version): the records it is in, in the order given."""
+    seen: dict[str, list[tuple[EditionRecord, RecordPaper]]] = {}
     for record in records:
         for paper in record.papers:
-            seen.setdefault(paper.base_id, []).append(
-                {"edition": record.edition, "slug": paper.slug, "arxiv_id": paper.arxiv_id})
+            seen.setdefault(paper.base_id, []).append((record, paper))
     return seen
+
+
+def appearances(records: Sequence[EditionRecord]) -> dict[str, list[dict[str, str]]]:
+    """For each paper (id without version): the editions it appeared in, in the order given
+    (newest first, as the callers give them)."""
+    return {base: [{"edition": r.edition, "slug": p.slug, "arxiv_id": p.arxiv_id}
+                   for r, p in seen]
+            for base, seen in by_paper(records).items()}
 
 
 def earlier(records: Sequence[EditionRecord], edition: str) -> list[EditionRecord]:

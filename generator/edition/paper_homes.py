@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from .history import by_paper
 from .record import STATUS_LABELS, EditionRecord, RecordPaper
 
 
@@ -35,10 +36,6 @@ class PaperHome:
     tldr_slug: str
     editions: tuple[Seen, ...]  # newest first
 
-    @property
-    def base_slug(self) -> str:
-        return self.paper.slug_of_base
-
 
 def _authors(authors: Sequence[str], limit: int = 10) -> str:
     shown = ", ".join(authors[:limit])
@@ -48,16 +45,14 @@ def _authors(authors: Sequence[str], limit: int = 10) -> str:
 def paper_homes(records: Sequence[EditionRecord], papers: Collection[str] | None = None
                 ) -> list[PaperHome]:
     """The pages of `papers` (ids without version; None: every paper of any record)."""
-    seen: dict[str, list[tuple[EditionRecord, RecordPaper]]] = {}
-    for record in sorted(records, key=lambda r: r.edition, reverse=True):
-        for paper in record.papers:
-            if papers is None or paper.base_id in papers:
-                seen.setdefault(paper.base_id, []).append((record, paper))
     homes = []
-    for appearances in seen.values():
+    newest_first = sorted(records, key=lambda r: r.edition, reverse=True)
+    for base_id, appearances in by_paper(newest_first).items():
+        if papers is not None and base_id not in papers:
+            continue
         newest = appearances[0][1]
-        tldr = next(((r.tldr(p.number), r.edition, p.slug) for r, p in appearances
-                     if r.tldr(p.number)), ("", "", ""))
+        tldr = next(((text, r.edition, p.slug) for r, p in appearances
+                     if (text := r.tldr(p.number))), ("", "", ""))
         homes.append(PaperHome(
             paper=newest, authors=_authors(newest.authors), tldr=tldr[0],
             tldr_edition=tldr[1], tldr_slug=tldr[2],

@@ -50,7 +50,7 @@ class RecordPaper:
     pdf_url: str | None = None
 
     @property
-    def slug_of_base(self) -> str:
+    def base_slug(self) -> str:
         """The slug of the paper's own page across editions (papers/<slug>.md)."""
         return paper_slug(self.base_id)
 

@@ -157,13 +157,13 @@ def front_pages(env: jinja2.Environment, title: str, records: Sequence[EditionRe
     pages = {store.HOME: render_template(env, "home.md.j2", title=title, records=records),
              store.FEED: atom_feed(title, site_url, records)}
     for home in paper_homes(records, papers):
-        pages[store.paper_home(home.base_slug)] = with_title(
+        pages[store.paper_home(home.paper.base_slug)] = with_title(
             home.paper.title, render_template(env, "paper_home.md.j2", home=home))
     return pages
 
 
 def all_paper_homes(records: Sequence[EditionRecord]) -> frozenset[str]:
-    return frozenset(store.paper_home(p.slug_of_base) for r in records for p in r.papers)
+    return frozenset(store.paper_home(p.base_slug) for r in records for p in r.papers)
 
 
 def with_title(title: str, markdown: str, *, searched: bool = True) -> str:
