@@ -51,6 +51,7 @@ from .model import (
     SynthesisPage,
     Theme,
     ThinkingSummary,
+    TokenTotals,
     verdict_counts,
 )
 from .record import RECORD_FORMAT, EditionRecord
@@ -211,11 +212,11 @@ def _evidence_spend(pairs: list[tuple[PromptRequest, Completion]]) -> EvidenceSp
     checks = [c for r, c in pairs if r.kind == "evidence"]
     if not checks:
         return None
+    tokens = TokenTotals.of(checks)
     return EvidenceSpend(
         requests=len(checks), failed=sum(1 for c in checks if not c.ok),
-        prompt_tokens=sum(c.usage.prompt_tokens for c in checks),
-        cached_tokens=sum(c.usage.cached_tokens or 0 for c in checks),
-        completion_tokens=sum(c.usage.completion_tokens for c in checks))
+        prompt_tokens=tokens.prompt_tokens, cached_tokens=tokens.cached_tokens,
+        completion_tokens=tokens.completion_tokens)
 
 
 def _frozen(result: PageCitations) -> Citations:

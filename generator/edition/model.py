@@ -199,18 +199,25 @@ class SynthesisPage:
 
 
 @dataclass(frozen=True)
+class TokenTotals:
+    prompt_tokens: int
+    cached_tokens: int  # of the prompt tokens, those the server's prefix cache held
+    completion_tokens: int
+
+    @classmethod
+    def of(cls, completions: Iterable[Completion]) -> TokenTotals:
+        done = list(completions)
+        return cls(sum(c.usage.prompt_tokens for c in done),
+                   sum(c.usage.cached_tokens or 0 for c in done),
+                   sum(c.usage.completion_tokens for c in done))
+
+
+@dataclass(frozen=True)
 class EvidenceSpend:
     """What the evidence checks cost, summed over their requests."""
 
     requests: int
     failed: int
-    prompt_tokens: int
-    cached_tokens: int
-    completion_tokens: int
-
-
-@dataclass(frozen=True)
-class TokenTotals:
     prompt_tokens: int
     cached_tokens: int
     completion_tokens: int
@@ -294,10 +301,7 @@ class Edition:
 
     def cache_use(self) -> TokenTotals:
         """Tokens over every request of the run, evidence checks included."""
-        done = [a.completion for a in self.prompts if a.completion.ok]
-        return TokenTotals(sum(c.usage.prompt_tokens for c in done),
-                           sum(c.usage.cached_tokens or 0 for c in done),
-                           sum(c.usage.completion_tokens for c in done))
+        return TokenTotals.of(a.completion for a in self.prompts if a.completion.ok)
 
     def papers_by_status(self) -> tuple[tuple[str, tuple[EditionPaper, ...]], ...]:
         """Sections like arXiv's listings: new, updated, seen before (empty ones left out)."""
