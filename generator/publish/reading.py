@@ -16,7 +16,7 @@ from mkdocs.plugins import BasePlugin
 from mkdocs.utils import get_relative_url
 
 from .. import store
-from ..edition.history import load_records
+from ..store import Docs
 
 
 class ReadingPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
@@ -28,8 +28,8 @@ class ReadingPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
         self.site_name = ""
 
     def on_config(self, config: Any, **kwargs: Any) -> Any:
-        records = load_records(Path(config["docs_dir"]))
-        self.latest = records[0].edition if records else None
+        # Edition names sort by date; the records were read and checked for the navigation.
+        self.latest = max(Docs(Path(config["docs_dir"])).edition_names(), default=None)
         self.has_feed = (Path(config["docs_dir"]) / store.FEED).is_file()
         self.site_name = str(config.get("site_name") or "")
         return config

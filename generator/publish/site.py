@@ -141,7 +141,7 @@ def add_our_plugins(config: Any) -> None:
         if not any(isinstance(p, plugin) for p in config.plugins.values()):
             instance = plugin()
             config.plugins[name] = instance
-            if name == "digest-reading":
+            if hasattr(instance, "on_config"):
                 instance.on_config(config)  # the config was loaded before it was added
 
 
