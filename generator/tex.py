@@ -35,11 +35,19 @@ _SUPERSCRIPTS = str.maketrans("0123456789+-−=()n", "⁰¹²³⁴⁵⁶⁷⁸�
 _SUBSCRIPTS = str.maketrans("0123456789+-−=()", "₀₁₂₃₄₅₆₇₈₉₊₋₋₌₍₎")
 
 
+# Every character Markdown (and its extensions) could read as syntax inside a line, as a
+# character reference: the TeX annotation holds the formula as written, links and attribute
+# lists included. (Text here never starts a line, and `&` and `#` stay: they spell the
+# references latex2mathml writes.)
+_MARKDOWN_SYNTAX = {ch: f"&#{ord(ch)};" for ch in "\\`*_{}[]()!|~^$"}
+_MARKDOWN_SYNTAX_RE = re.compile("[" + re.escape("".join(_MARKDOWN_SYNTAX)) + "]")
+
+
 def _markdown_inert(markup: str) -> str:
-    """Text inside MathML elements must not be read as Markdown emphasis or escapes."""
+    """Text inside MathML elements must not be read as Markdown (emphasis, escapes, links)."""
     return _MATHML_TEXT_RE.sub(
-        lambda m: ">" + m.group(1).replace("*", "&#42;").replace("_", "&#95;")
-        .replace("\\", "&#92;").replace("`", "&#96;").replace("$", "&#36;") + "<",
+        lambda m: ">" + _MARKDOWN_SYNTAX_RE.sub(lambda c: _MARKDOWN_SYNTAX[c.group(0)],
+                                                m.group(1)) + "<",
         markup)
 
 

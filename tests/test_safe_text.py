@@ -126,9 +126,13 @@ def test_math_in_model_answers_becomes_mathml_with_its_tex_kept() -> None:
 
 
 def test_math_cannot_carry_markup_out_of_a_model_answer() -> None:
-    out = html(md_model("A $<script>alert(1)</script>$ and $x {: onclick=y}$ formula."))
+    # Judged before the sanitizer, which would hide a slip here: Markdown alone makes nothing.
+    out = markdown.markdown(md_model(
+        "A $<script>alert(1)</script>$ and $x {: onclick=y}$ formula.\n\n"
+        "$[x](javascript:alert(1))$\n\nA title: $\\omega [y](javascript:z)$"),
+        extensions=EXTENSIONS)
     assert live_problems(out) == []
-    assert "<script" not in out
+    assert "<script" not in out and "href=" not in out and 'onclick="' not in out
 
 
 def test_a_list_right_under_a_line_of_text_is_a_list() -> None:
