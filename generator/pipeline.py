@@ -111,18 +111,19 @@ def fetch_stage(config: Config, services: Services, edition: str, *, refresh: bo
         p.arxiv_id for r in earlier(records, edition) for p in r.papers) if a.skip_seen else frozenset()
     settings = FetchSettings(query, a.max_papers, a.full_text_papers, a.max_abstract_chars,
                              a.max_pdf_chars, skip)
-    triage = triage_stage(config, services, edition, query, skip, refresh=refresh) \
+    previous = None if refresh else services.cache.get_fetch(edition)
+    triage = triage_stage(config, services, query, skip, previous) \
         if config.triage.enabled else None
     return run_fetch(edition, settings, services.arxiv, services.downloader, services.cache,
-                     refresh=refresh, on_text=on_text, triage=triage)
+                     previous=previous, on_text=on_text, triage=triage)
 
 
-def triage_stage(config: Config, services: Services, edition: str, query: str,
-                 skip: frozenset[str], *, refresh: bool = False) -> Triage:
-    """Every paper of the window, judged: the window as recorded for this edition (same query
-    and cap), else listed by arXiv; the judgements from the cache where it has them."""
+def triage_stage(config: Config, services: Services, query: str, skip: frozenset[str],
+                 previous: FetchResult | None) -> Triage:
+    """Every paper of the window, judged: the window as recorded for this edition (`previous`,
+    if its query and cap are the same), else listed by arXiv; the judgements from the cache
+    where it has them."""
     t = config.triage
-    previous = None if refresh else services.cache.get_fetch(edition)
     if previous and previous.triage and (previous.triage.query, previous.triage.max_candidates) \
             == (query, t.max_candidates):
         window = window_of(previous.triage)

@@ -38,13 +38,13 @@ def run_fetch(
     downloader: PdfDownloader,
     cache: Cache,
     *,
-    refresh: bool = False,
+    previous: FetchResult | None = None,
     on_text: OnText | None = None,
     triage: Triage | None = None,
 ) -> FetchResult:
     """Papers for `edition`, with full text for the first `full_text_papers` where possible:
-    the papers `triage` selected, or else the newest `max_papers` of the query."""
-    previous = None if refresh else cache.get_fetch(edition)
+    the papers `triage` selected, or else the newest `max_papers` of the query. `previous` is
+    what the cache recorded for the edition (None: ask arXiv again)."""
     if triage is not None:
         papers = triage.selected_papers()  # the best get the full text and the lowest numbers
         fetched_at = datetime.now(UTC).isoformat(timespec="seconds")
