@@ -187,9 +187,10 @@ class SynthesisPage:
         """Claims by verdict, every verdict listed (in VERDICT_LABELS' order)."""
         return verdict_counts(self.evidence or ())
 
-    def unsupported(self) -> str:
-        """The claims not supported, counted by verdict in words ("" when there are none)."""
-        return ", ".join(f"{count} {VERDICT_LABELS[verdict]}"
+    def unsupported(self, short: bool = False) -> str:
+        """The claims not supported, counted by verdict in words ("" when there are none);
+        `short`: in the table's few words ("2 wrong paper, 1 no quote")."""
+        return ", ".join(f"{count} {VERDICT_SHORT[verdict].lower() if short else VERDICT_LABELS[verdict]}"
                          for verdict, count in self.verdict_counts().items()
                          if count and verdict != "supported")
 
