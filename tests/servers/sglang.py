@@ -421,6 +421,10 @@ def _common(a: str, b: str) -> int:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    # SGLang (uvicorn) accepts a backlog of 2048; the default of 5 dropped connections when a
+    # triage run opened 26 at once on a loaded machine, so a test's count of requests depended
+    # on how the threads were scheduled.
+    request_queue_size = 256
     state: SglangState
 
 
