@@ -152,11 +152,14 @@ def test_an_older_edition_says_so_and_links_the_latest(digest: Path) -> None:
 
 
 def test_one_navigation_per_page(digest: Path) -> None:
-    for kind in ("research_map", "deep_dive", "thinking", "paper"):
-        template = (Path(__file__).parents[1] / "templates" / f"{kind}.md.j2").read_text()
-        assert "_edition_nav" not in template and "<small>Edition" not in template.split("#", 2)[1]
-    text = (digest / "site_src" / "editions" / LATEST / "research-map.md").read_text()
-    body = text.split("# Research map\n", 1)[1].lstrip()
+    """No page repeats the edition's navigation inline; a synthesis page starts with content."""
+    edition = digest / "site_src" / "editions" / LATEST
+    for path in [*edition.glob("*.md"), *(edition / "papers").glob("*.md")]:
+        text = path.read_text()
+        assert "[Overview](" not in text, path  # the old inline navigation line
+        top = text.split("\n# ", 1)[1].split("\n", 1)[1].lstrip()
+        assert not top.startswith("<small>"), path  # no meta line before the content
+    body = (edition / "research-map.md").read_text().split("# Research map\n", 1)[1].lstrip()
     assert body.startswith("### Field overview")  # the answer first, nothing before it
 
 
