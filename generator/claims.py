@@ -79,5 +79,5 @@ def claims_of(answer: str, valid: Collection[int], shift: int = 1) -> list[Claim
                 found.append(Claim(len(found) + 1, plain_sentence(sentence), tuple(papers)))
         return segment
 
-    md_model(answer, shift, collect)
+    md_model(answer, shift, collect, math=False)  # read for its sentences: no MathML wanted
     return found

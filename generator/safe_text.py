@@ -227,16 +227,19 @@ def _model_math(tex: str, display: bool) -> str | None:
     return mathml(tex, display)
 
 
-def md_model(text: str, shift: int = 1, transform: Callable[[str], str] | None = None) -> str:
+def md_model(text: str, shift: int = 1, transform: Callable[[str], str] | None = None, *,
+             math: bool = True) -> str:
     """Model output as Markdown: formatting kept, raw HTML shown as text, headings demoted.
 
     Our pages own the H1 (and sometimes H2 sections), so the model's headings move `shift`
     levels down, never below H6. `transform` (citation linking) runs on the text outside code
-    after it has been made inert, so whatever markup it adds is the only markup there.
+    after it has been made inert, so whatever markup it adds is the only markup there; then
+    TeX becomes MathML, unless `math` is off (a pass that only reads the text).
     """
     def inline(segment: str) -> str:
         safe = _neutralise_inline(segment)
-        return replace_math(transform(safe) if transform else safe, _model_math)
+        linked = transform(safe) if transform else safe
+        return replace_math(linked, _model_math) if math else linked
 
     out: list[str] = []
     fence: str | None = None
