@@ -49,9 +49,11 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(err, OSError) and err.filename is None:  # a failed write names no file
+            raise OSError(err.errno, err.strerror, str(path)) from err
         raise
 
 

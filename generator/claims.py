@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass
 
@@ -20,6 +21,19 @@ _SEP = r"\s*(?:,\s*(?:and\s+|&\s*)?|\band\s+|&\s*)"
 CITE_RE = re.compile(rf"(?<![\[\w])([Pp]apers?)\s+({_RANGE}(?:{_SEP}{_RANGE})*)\b")
 NUMBER_RE = re.compile(rf"({_NUM})(?:\s*(?:[-–—]|to)\s*({_NUM}))?")
 SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z*(\[\"“])|\n+")
+# A figure a sentence states: a number with a percent sign or a factor ("45.8%", "2.1×").
+FIGURE_RE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(%|×|x(?![A-Za-z])|-fold|\s?times\b)")
+
+
+def figure_in(number: str, unit: str, text: str) -> bool:
+    """Whether `text` states the figure `number` with a compatible unit (any Unicode form:
+    "40％" is "40%")."""
+    escaped = re.escape(number)
+    if unit == "%":
+        pattern = rf"(?<![\d.]){escaped}\s?(?:%|percent)"
+    else:
+        pattern = rf"(?<![\d.]){escaped}\s?(?:×|x|X|times|-fold|fold|\\times)"
+    return re.search(pattern, unicodedata.normalize("NFKC", text)) is not None
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ Part of the CLI layer: the one place where our exceptions become a red line and 
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import sys
 from collections.abc import Iterator
@@ -31,10 +32,25 @@ def user_errors() -> Iterator[None]:
     except DigestError as err:
         click.secho(f"Error: {err}", fg="red", err=True)
         sys.exit(err.exit_code)
+    except OSError as err:
+        if err.filename is None:
+            raise  # not about a file we write: a bug, shown with its traceback
+        click.secho(f"Error: {write_error(err)}", fg="red", err=True)
+        sys.exit(1)
     except KeyboardInterrupt:
         click.secho("Interrupted. Run the same command again to resume: finished work is cached.",
                     fg="yellow", err=True)
         sys.exit(130)
+
+
+def write_error(err: OSError) -> str:
+    """One line for a file that could not be written or read: the path and what to do."""
+    path = err.filename
+    if err.errno in (errno.ENOSPC, errno.EDQUOT):
+        return (f"no space left on the device for {path}; the published site was left as it "
+                "was and finished work is cached: free some space and run the same command again")
+    return (f"{path}: {err.strerror or err}; the published site was left as it was and finished "
+            "work is cached: fix this and run the same command again")
 
 
 def setup_logging(verbose: int) -> None:

@@ -15,12 +15,13 @@ from .errors import InvalidPaperId
 
 FullTextStatus = Literal["ok", "missing", "not_requested"]
 
-_VERSION_RE = re.compile(r"v\d+$")
+_VERSION_RE = re.compile(r"v\d+$", re.ASCII)
 # arXiv's identifier grammar: new style (YYMM.NNNN or YYMM.NNNNN since 2015) and old style
 # (archive[.SC]/YYMMNNN), each with an optional version. An id names files, so nothing else
-# is accepted: no dots alone, no slashes but the one of an old-style id, no underscores.
+# is accepted: no dots alone, no slashes but the one of an old-style id, no underscores, and
+# ASCII digits only (`\d` alone would take "２４０１.０１２３４", which names another file).
 ARXIV_ID_RE = re.compile(
-    r"(?:\d{4}\.\d{4,5}|[a-z]+(?:-[a-z]+)?(?:\.[A-Z]{2})?/\d{7})(?:v[1-9]\d{0,3})?")
+    r"(?:\d{4}\.\d{4,5}|[a-z]+(?:-[a-z]+)?(?:\.[A-Z]{2})?/\d{7})(?:v[1-9]\d{0,3})?", re.ASCII)
 
 
 def valid_arxiv_id(arxiv_id: str) -> bool:

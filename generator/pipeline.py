@@ -63,7 +63,7 @@ def today() -> str:
 
 # An edition is named by its date, optionally with a suffix for a second edition that day:
 # names sort as dates, so the newest edition is always the latest.
-EDITION_RE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:-[a-z0-9][a-z0-9-]{0,40})?")
+EDITION_RE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:-[a-z0-9][a-z0-9-]{0,40})?", re.ASCII)
 
 
 def check_edition(edition: str) -> str:

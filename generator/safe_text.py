@@ -159,21 +159,29 @@ _FENCE_RE = re.compile(
 # escaped like text instead: it may show an entity, never live markup.
 _CODE_SPAN_RE = re.compile(r"(?<!\\)(`+)([^\n]+?)(?<!`)\1(?!`)")
 _HEADING_RE = re.compile(r"^(\s{0,3})(#{1,6})(\s)")
-_LINK_TARGET_RE = re.compile(r"\]\(\s*<?\s*([A-Za-z][A-Za-z0-9+.\-]*):")
+_LINK_TARGET_RE = re.compile(r"\]\(([^)]{0,300})")
 # Every line of a paragraph may define a reference, not only its first: MULTILINE.
-_REF_DEF_RE = re.compile(r"^(\s{0,3})\[([^\]]+)\]:\s*<?\s*([A-Za-z][A-Za-z0-9+.\-]*):",
-                         re.MULTILINE)
+_REF_DEF_RE = re.compile(r"^(\s{0,3})\[([^\]]+)\]:([^\n]{0,300})", re.MULTILINE)
+_SCHEME_RE = re.compile(r"[a-z][a-z0-9+.\-]*:")
+_STRIPPED_IN_URLS_RE = re.compile(r"[\x00-\x20<>\\]")
+
+
+def _unsafe_target(target: str) -> bool:
+    """Whether a link target names a scheme other than http(s) or mailto, however spelt: as
+    a browser reads it, with character references decoded and tabs and spaces dropped."""
+    url = _STRIPPED_IN_URLS_RE.sub("", html.unescape(target)).lower()
+    scheme = _SCHEME_RE.match(url)
+    return scheme is not None and scheme.group(0) not in ("http:", "https:", "mailto:")
 
 
 def _neutralise_inline(text: str) -> str:
     """Escape raw HTML and non-http link targets in Markdown text outside code."""
     text = text.replace("<", "&lt;")
     text = _LINK_TARGET_RE.sub(
-        lambda m: m.group(0) if m.group(1).lower() in ("http", "https", "mailto")
-        else "]\\(" + m.group(0)[2:], text)
+        lambda m: "]\\(" + m.group(1) if _unsafe_target(m.group(1)) else m.group(0), text)
     text = _REF_DEF_RE.sub(
-        lambda m: m.group(0) if m.group(3).lower() in ("http", "https", "mailto")
-        else m.group(1) + "\\" + m.group(0)[len(m.group(1)):], text)
+        lambda m: (m.group(1) + "\\" + m.group(0)[len(m.group(1)):]
+                   if _unsafe_target(m.group(3)) else m.group(0)), text)
     # attr_list syntax ({: …} and also { …} without the colon) could set an id, class or
     # event-handler attribute on an element, and a Markdown image would make every reader's
     # browser fetch whatever the model named. A backslash-escaped brace renders as a brace.

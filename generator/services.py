@@ -16,6 +16,7 @@ from .errors import ServerUnavailableError
 from .fetch.arxiv_source import ArxivSource, PdfDownloader, RateLimiter, RecordingSession
 from .synthesis.llm_client import ChatClient
 from .synthesis.server import ServerProbe
+from .urls import register_secret
 
 DEFAULT_API_KEY = "not-needed"  # SGLang ignores the key, but the openai client insists on one
 BASE_URL_ENV = "DIGEST_LLM_BASE_URL"  # overrides [llm] base_url
@@ -39,6 +40,7 @@ def make_services(config: Config, environ: Mapping[str, str]) -> Services:
     limiter = RateLimiter(config.arxiv.delay_seconds, Cache(config.cache_dir).rate_limit_path,
                           key=urlparse(config.arxiv.api_url).hostname or "arxiv")
     api_key = environ.get(config.llm.api_key_env) or DEFAULT_API_KEY
+    register_secret(api_key)  # redacted, by value, from every message, answer and log line
     # CI keeps the server's address in a secret, not in config.toml.
     base_url = environ.get(BASE_URL_ENV) or config.llm.base_url
     return Services(

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from xml.etree import ElementTree
 
-from latex2mathml.converter import convert as latex_to_mathml
+from latex2mathml.converter import convert_to_element
 
 log = logging.getLogger(__name__)
 
@@ -51,12 +51,46 @@ def _markdown_inert(markup: str) -> str:
         markup)
 
 
-def _convert(latex: str, display: bool) -> str | None:
+_NAME_RE = re.compile(r"[a-z][a-z0-9-]*\Z")
+
+
+def _element(latex: str, display: bool) -> ElementTree.Element | None:
     try:
-        return str(latex_to_mathml(latex, display="block" if display else "inline"))
+        element: ElementTree.Element = convert_to_element(
+            latex, display="block" if display else "inline")
     except Exception as err:  # latex2mathml raises many kinds on bad input; none may stop a build
         log.debug("leaving math as text: %r (%s)", latex, err)
         return None
+    return element
+
+
+def _text(value: str | None) -> str:
+    """Element text as characters: latex2mathml writes symbols as entity strings ("&#x0003C;")
+    and copies `\\text{}` content as it is, so both spellings are decoded here, once."""
+    return html.unescape(value or "")
+
+
+def _serialise(element: ElementTree.Element) -> str:
+    """MathML markup in which every text and attribute value is escaped.
+
+    latex2mathml's own `convert` serialises and then unescapes the whole string (to turn its
+    entity strings back into references), which also turns `\\text{<script>}` into a live
+    tag. Here each text is decoded once and escaped once, so no text can become markup.
+    """
+    tag = element.tag.rpartition("}")[2]
+    if not _NAME_RE.match(tag):
+        return html.escape(_text(element.text), quote=False)
+    attrs = "".join(f' {name}="{html.escape(_text(value), quote=True)}"'
+                    for name, value in element.attrib.items() if _NAME_RE.match(name))
+    inner = html.escape(_text(element.text), quote=False)
+    inner += "".join(_serialise(child) + html.escape(_text(child.tail), quote=False)
+                     for child in element)
+    return f"<{tag}{attrs}>{inner}</{tag}>"
+
+
+def _convert(latex: str, display: bool) -> str | None:
+    element = _element(latex, display)
+    return None if element is None else _serialise(element)
 
 
 def mathml(latex: str, display: bool = False) -> str | None:
@@ -95,21 +129,15 @@ def replace_math(text: str, convert: Callable[[str, bool], str | None]) -> str:
 
 def math_text(latex: str) -> str | None:
     """A formula as plain Unicode text ("O(m·t)", "(a+b)/2"); None when it is not TeX."""
-    markup = _convert(latex.strip(), False)
-    if markup is None:
-        return None
-    try:
-        root = ElementTree.fromstring(markup)
-    except ElementTree.ParseError:
-        return None
-    return _spell(root).strip()
+    root = _element(latex.strip(), False)
+    return None if root is None else _spell(root).strip()
 
 
 def _spell(element: ElementTree.Element) -> str:
     tag = element.tag.removeprefix(_MATHML_NS)
     children = [_spell(child) for child in element]
     if tag in ("mi", "mn", "mo", "mtext", "ms"):
-        return "".join(element.itertext())
+        return _text("".join(element.itertext()))
     if tag == "mfrac" and len(children) == 2:
         return f"{_group(children[0])}/{_group(children[1])}"
     if tag == "msqrt":

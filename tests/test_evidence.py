@@ -172,8 +172,13 @@ def verdict(sentence: str, paper: int, quote: str) -> str:
     ("a paged KV-cache management scheme that reduces memory fragmentation", "supported"),
     ("The first design keeps \"hot\" pages resident", "supported"),
     ("improves throughput 2.1x on long contexts", "supported"),
-    # Near-exact: one word of twelve changed passes; a paraphrase does not.
-    ("a paged KV-cache management scheme that cuts memory fragmentation by 42.5%", "supported"),
+    # Near-exact: a word of the paper left out, or a small word swapped, passes; a changed word
+    # that carries the claim does not, nor does a paraphrase.
+    ("a paged KV-cache management scheme that reduces memory fragmentation 42.5%", "supported"),
+    ("a paged KV-cache management scheme which reduces memory fragmentation by 42.5%",
+     "supported"),
+    ("a paged KV-cache management scheme that cuts memory fragmentation by 42.5%",
+     "not_in_paper"),
     ("we made memory less fragmented with pages", "not_in_paper"),
     # An ellipsis joins two stretches of the paper.
     ("We introduce a paged KV-cache … improves throughput 2.1×", "supported"),
@@ -185,10 +190,53 @@ def test_quotes_are_matched_after_normalising(quote: str, expected: str) -> None
     assert verdict("Paper 1 introduces paged memory.", 1, quote) == expected
 
 
-def test_a_figure_in_the_sentence_must_be_in_the_quote_or_the_paper() -> None:
-    quote = "a paged KV-cache management scheme that reduces memory fragmentation"
+def test_a_figure_in_the_sentence_must_be_in_the_passage_the_quote_matched() -> None:
+    quote = "a paged KV-cache management scheme that reduces memory fragmentation by 42.5%"
     assert verdict("Paper 1 cuts fragmentation by 42.5%.", 1, quote) == "supported"
     assert verdict("Paper 1 cuts fragmentation by 57%.", 1, quote) == "figure_missing"
+    # In the paper, but not in what the quote showed: the quote does not support it.
+    short = "a paged KV-cache management scheme that reduces memory fragmentation"
+    assert verdict("Paper 1 cuts fragmentation by 42.5%.", 1, short) == "figure_missing"
+
+
+# Evidence that cannot be gamed (issue 24, case 4) ----------------------------------------------
+
+LONG_PASSAGE = ("We introduce a paged KV-cache management scheme that reduces memory "
+                "fragmentation by 42.5% and improves throughput 2.1x on long contexts")
+
+
+def test_a_word_swapped_for_the_claimed_figure_is_not_supported() -> None:
+    # The figure the sentence claims was put into the quote in place of a word of the paper.
+    forged = LONG_PASSAGE.replace("throughput", "73%")
+    assert verdict("Paper 1 improves by 73%.", 1, forged) == "not_in_paper"
+
+
+def test_every_part_of_a_quote_is_checked() -> None:
+    # The parts after the ellipses are one or two words: they prove nothing, so the quote is
+    # not checked (before, they were dropped and the first part alone made it "supported").
+    quote = "We introduce a paged KV-cache management scheme … 73% … nine times"
+    assert verdict("Paper 1 gains 73%.", 1, quote) == "not_checked"
+
+
+def test_a_junk_word_is_neither_forgiven_nor_published() -> None:
+    junk = "x" * 100_000 + " " + " ".join(LONG_PASSAGE.split()[:10])
+    (claim,) = claims_of("Paper 1 introduces paged memory.", {1, 2})
+    batch = Completion(name="e", model="m", content=json.dumps(
+        {"claims": [{"claim": 1, "paper": 1, "quote": junk}]}), finish_reason="stop")
+    (check,) = check_claims([claim], [(range(1, 2), batch)], TEXTS)
+    assert check.verdict == "not_checked"
+    assert len(check.quote) <= 600
+    shorter = "x" * 60 + " " + " ".join(LONG_PASSAGE.split()[:10])
+    assert verdict("Paper 1 introduces paged memory.", 1, shorter) == "not_in_paper"
+
+
+def test_matching_a_long_repetitive_quote_is_cheap() -> None:
+    # "the " × 10,000 once took a minute per render (the matching was quadratic): now it is
+    # refused by its length, and a capped repetitive quote walks the index once per place.
+    assert verdict("Paper 1 introduces paged memory.", 1, "the " * 10_000) == "not_checked"
+    repetitive = NumberedPaper(1, PAPERS[0], FullText("ok", "the " * 20_000, 1, 1), 100_000)
+    text = PaperText.of(repetitive)
+    assert text.find(["the"] * 150) is None  # small words alone never make a quote
 
 
 def test_words_undo_what_pdfs_and_typography_do() -> None:

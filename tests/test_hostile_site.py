@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
 import html5lib
+import markdown
 import pytest
 from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, Phase, given, settings
@@ -24,9 +26,10 @@ from generator.publish.inert import check_site
 from generator.publish.site import build_site
 from generator.safe_text import clean
 from tests.browser import launch_chromium
-from tests.conftest import ROOT
+from tests.conftest import ROOT, write_config
 from tests.edition_fixture import one_paper_edition
 from tests.feeds import Entry, atom_feed
+from tests.htmlcheck import live_problems
 from tests.servers.arxiv import ArxivServer
 from tests.servers.sglang import Answer, SglangServer, default_responder
 
@@ -34,10 +37,18 @@ EDITION = "2026-12-02"
 TITLE = "Attention </title><script>window.__pwned=1</script>"
 HEADING = "## Findings { id='x\"autofocus onfocus=window.__pwned=2//' }"
 BIDI = "evil\u202egnp.exe"
+# TeX whose \\text{} once came out of latex2mathml as a live tag, swallowing the rest of the page.
+TEX_SCRIPT = "$\\text{<script>}$"
+TEX_SVG = "$\\text{<svg/onload=window.__pwned=5>}$"
 ANSWER = (f"{HEADING}\n\nPaper 1 says so.\x00 Beep\x07 and \x1b[31mred\x1b[0m; {BIDI}.\n"
           "A line\r\nwith CRLF. <img src=x onerror=window.__pwned=3> "
           "[x](javascript:window.__pwned=4) [y](&#106;avascript:alert(1))\n\n"
-          "## Second {: onclick=alert(1) }\n\n<svg onload=alert(1)>\n")
+          f"Math with markup: {TEX_SCRIPT} and {TEX_SVG} and $\\mathrm{{<style>}}$ here.\n\n"
+          "## Second {: onclick=alert(1) }\n\n<svg onload=alert(1)>\n\n"
+          "The answer ends here: LAST-WORDS-OF-THE-ANSWER.\n")
+# What a server may put into structured answers: JSON escapes for a lone surrogate, a NUL and
+# a bidi override, and TeX with markup.
+JSON_NOISE = "\\ud800\\u0000\\u202e" + TEX_SVG.replace("\\", "\\\\")
 
 
 def build(config: Path, edition: str = EDITION) -> Result:
@@ -46,7 +57,10 @@ def build(config: Path, edition: str = EDITION) -> Result:
 
 def hostile_responder(body: dict[str, Any]) -> Answer:
     answer = default_responder(body)
-    return answer if answer.content.startswith("{") else Answer(ANSWER, answer.reasoning)
+    if answer.content.startswith("{"):
+        return Answer(answer.content.replace('"tldr": "', f'"tldr": "{JSON_NOISE}', 1),
+                      answer.reasoning)
+    return Answer(ANSWER, answer.reasoning)
 
 
 ENTRIES = [
@@ -56,17 +70,31 @@ ENTRIES = [
     Entry("quant-ph_0201082v1", "An impostor", summary="The impostor's abstract."),
     Entry("../../x", "A path", summary="Climbs out."),
     Entry('2612.00002v1"onmouseover=alert(1)', "A quote in the id"),
+    Entry("\uff12\uff16\uff11\uff12.00009v1", "Fullwidth digits in the id"),
     Entry("2612.00003v1", "Fine: a < b & \"quotes\" and 日本語", summary="Plain."),
+    Entry("2612.00004v1", f"Fast decoding {TEX_SCRIPT} for LLMs",
+          summary=f"An abstract with {TEX_SVG} in it, and then the END-OF-ABSTRACT.",
+          authors=("Eve $\\text{<style>}$ Hacker", "Trudy Last")),
+    Entry("2612.00005v1", "The paper after the hostile one", summary="Still here."),
 ]
 
 
-@pytest.fixture
-def hostile_site(workspace: Path, arxiv_server: ArxivServer, sglang_server: SglangServer) -> Path:
-    arxiv_server.state.feed_override = atom_feed(ENTRIES)
-    sglang_server.state.responder = hostile_responder
-    result = build(workspace)
-    assert result.exit_code == 0, result.output
-    return workspace.parent
+@pytest.fixture(scope="module")
+def hostile_site(tmp_path_factory: pytest.TempPathFactory, fixtures: Path) -> Iterator[Path]:
+    """One build over hostile arXiv entries and hostile answers, shared by the module's tests
+    (each reads the site, none changes it)."""
+    arxiv_server, sglang_server = ArxivServer(fixtures).start(), SglangServer().start()
+    try:
+        arxiv_server.state.feed_override = atom_feed(ENTRIES)
+        sglang_server.state.responder = hostile_responder
+        config = write_config(tmp_path_factory.mktemp("hostile") / "ws", arxiv_server,
+                              sglang_server, max_papers=10, structured=True)
+        result = build(config)
+        assert result.exit_code == 0, result.output
+        yield config.parent
+    finally:
+        arxiv_server.stop()
+        sglang_server.stop()
 
 
 def _site_files(site: Path) -> list[Path]:
@@ -95,7 +123,11 @@ def test_the_heading_attribute_trick_sets_no_id_or_handler(hostile_site: Path) -
 
 
 def test_control_and_bidi_characters_never_reach_a_file(hostile_site: Path) -> None:
-    for path in _site_files(hostile_site / "site_src") + _site_files(hostile_site / "site"):
+    # The structured answers carried "\\ud800\\u0000\\u202e" as JSON escapes: decoded, they
+    # once crashed every cache write (a lone surrogate) and put NUL into the cache.
+    written = [_site_files(hostile_site / folder) for folder in ("site_src", "site", ".cache")]
+    assert written[2], "the cache is where the test expects it"
+    for path in [p for files in written for p in files]:
         if path.suffix in (".md", ".html", ".xml", ".json", ".js"):
             text = path.read_text(encoding="utf-8")
             assert "\x00" not in text and "\x07" not in text and "\x1b" not in text, path
@@ -107,13 +139,48 @@ def test_control_and_bidi_characters_never_reach_a_file(hostile_site: Path) -> N
 def test_ids_outside_arxivs_grammar_get_no_page(hostile_site: Path) -> None:
     papers = hostile_site / "site_src" / "editions" / EDITION / "papers"
     assert sorted(p.name for p in papers.iterdir()) == [
-        "2612.00001v1.md", "2612.00003v1.md", "quant-ph_0201082v1.md"]
+        "2612.00001v1.md", "2612.00003v1.md", "2612.00004v1.md", "2612.00005v1.md",
+        "quant-ph_0201082v1.md"]
     assert "The real old-style paper" in (papers / "quant-ph_0201082v1.md").read_text()
     assert not list(hostile_site.rglob(".*.md")) and not (hostile_site / "x.md").exists()
     record = json.loads((hostile_site / "site_src" / "editions" / EDITION / "edition.json")
                         .read_text())
     assert [p["arxiv_id"] for p in record["papers"]] == [
-        "2612.00001v1", "quant-ph/0201082v1", "2612.00003v1"]
+        "2612.00001v1", "quant-ph/0201082v1", "2612.00003v1", "2612.00004v1", "2612.00005v1"]
+
+
+def _shown(page: Path) -> str:
+    document = html5lib.parse(page.read_bytes(), treebuilder="etree", namespaceHTMLElements=False)
+    return " ".join("".join(document.find("body").itertext()).split())
+
+
+def test_tex_with_markup_erases_nothing_after_it(hostile_site: Path) -> None:
+    # `$\\text{<script>}$` in a title once ended the home page at "Fast decoding"; in an answer
+    # it took the rest of the answer and its evidence line with it.
+    site = hostile_site / "site"
+    home = _shown(site / "index.html")
+    assert "Fast decoding" in home and "for LLMs" in home
+    assert "The paper after the hostile one" in home
+    paper = _shown(site / "editions" / EDITION / "papers" / "2612.00004v1.html")
+    assert "END-OF-ABSTRACT" in paper and "Trudy Last" in paper
+    assert "<svg/onload=window.__pwned=5>" in paper  # shown as the text it is
+    answer = _shown(site / "editions" / EDITION / "research-map.html")
+    assert "<script>" in answer and "LAST-WORDS-OF-THE-ANSWER" in answer
+
+
+def test_the_markdown_in_site_src_is_inert_on_its_own(hostile_site: Path) -> None:
+    # What `mkdocs serve` without our plugin, another engine or a reader of the repository sees.
+    assert len(list((hostile_site / "site_src").rglob("*.md"))) > 10
+    _assert_markdown_inert(hostile_site / "site_src")
+
+
+def _assert_markdown_inert(docs: Path) -> None:
+    """Every page in `docs`, converted by plain Python-Markdown (no sanitizer), is inert."""
+    extensions = ["tables", "attr_list", "admonition", "pymdownx.superfences", "md_in_html"]
+    for page in docs.rglob("*.md"):
+        converted = markdown.markdown(page.read_text(encoding="utf-8").split("\n---\n", 1)[-1],
+                                      extensions=extensions)
+        assert live_problems(converted) == [], page
 
 
 def test_plain_text_with_markup_characters_reads_right(hostile_site: Path) -> None:
@@ -185,6 +252,10 @@ NASTY = st.sampled_from([
     "\x00", "\x07\x1b[31m", "\u202e\u2066", "\r\n", "&amp;lt;script&amp;gt;", "```", "`",
     "<!--", "-->", "\n\n    ", "![i](x onerror=alert(1))", "[r]: javascript:alert(1)", "\\",
     "| a | b |", "\n# H\n", "{{ 7*7 }}", "{% raw %}", "'\"", "&", "<", "日本語",
+    # TeX whose text commands carry markup: latex2mathml copies \\text{} content as it is.
+    "$\\text{<script>}$", "$\\text{<style>}$", "$\\mathrm{<svg/onload=alert(1)>}$",
+    "$\\text{</p><title>}$", "$$\\text{<textarea>}$$", "$\\text{&lt;script&gt;}$",
+    "\\(\\textbf{<plaintext>}\\)",
 ])
 TEXT = st.lists(st.one_of(NASTY, st.text(max_size=12)), min_size=1, max_size=6).map("".join)
 
@@ -203,8 +274,9 @@ def test_no_generated_hostile_text_is_live_anywhere_in_the_built_site(
     if not plugin:  # the guarantee holds without the sanitizer plugin too
         yml = yml.replace("  - digest-sanitize\n", "")
     (ws / "mkdocs.yml").write_text(yml)
-    edition = one_paper_edition(title, (authors, "B. Author"), abstract, answer,
-                                question=abstract)
+    # Whatever comes before them, the words after the hostile text must reach the reader.
+    edition = one_paper_edition(title, (authors, "B. Author"), f"{abstract} ENDMARKA",
+                                f"{answer}\n\nENDMARKB", question=abstract)
     rendered = render_edition(make_environment(ROOT), edition, [],
                               site_url="https://example.org/digest/")
     write_pages(ws / "site_src", rendered)
@@ -212,14 +284,19 @@ def test_no_generated_hostile_text_is_live_anywhere_in_the_built_site(
                fallback_yml=ROOT / "mkdocs.yml")
     site = ws / "site"
     assert check_site(site) == []
+    _assert_markdown_inert(ws / "site_src")
     for path in site.rglob("*"):
         if path.suffix in (".html", ".xml", ".json"):
             text = path.read_text(encoding="utf-8")
             assert not set(text) & set("\x00\x07\x1b\u202e\u2066"), path
     ElementTree.parse(site / "feed.xml")
     ElementTree.parse(site / "sitemap.xml")
-    page = html5lib.parse((site / "editions" / EDITION / "papers" / "2501.00001v1.html")
-                          .read_bytes(), treebuilder="etree", namespaceHTMLElements=False)
+    paper_page = site / "editions" / EDITION / "papers" / "2501.00001v1.html"
+    assert "ENDMARKA" in _shown(paper_page)
+    for name in ("research-map", "deep-dive-1", "thinking"):
+        assert "ENDMARKB" in _shown(site / "editions" / EDITION / f"{name}.html"), name
+    page = html5lib.parse(paper_page.read_bytes(), treebuilder="etree",
+                          namespaceHTMLElements=False)
     shown = " ".join(clean(title).split())
     if shown and "$" not in shown and "\\" not in shown:  # TeX is typeset, so not compared
         assert page.findtext("head/title", "").startswith(shown)

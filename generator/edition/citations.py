@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..claims import CITE_RE as _CITE_RE
+from ..claims import FIGURE_RE as _FIGURE_RE
 from ..claims import NUMBER_RE as _NUMBER_RE
+from ..claims import figure_in, sentences
 from ..claims import numbers as _numbers
 from ..claims import plain_sentence as _plain
-from ..claims import sentences
 from ..models import NumberedPaper
 from ..safe_text import escape_markdown, tooltip
 from .model import ClaimCheck
@@ -32,7 +33,6 @@ from .model import ClaimCheck
 _NAME_RE = re.compile(r"""\s*(?:\(([^()\n]{2,150})\)"""
                       r"""|[,:]?\s*["“]([^"”\n]{3,200})["”]"""
                       r"""|[,:]?\s*\*([^*\n]{3,200})\*)""")
-_FIGURE_RE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(%|×|x(?![A-Za-z])|-fold|\s?times\b)")
 _WORD_RE = re.compile(r"[a-z0-9]+")
 _PARKED_RE = re.compile("\x00(\\d+)\x00")
 _STOP = {"a", "an", "the", "of", "for", "and", "in", "on", "to", "with", "via", "by", "at",
@@ -99,16 +99,6 @@ def title_score(name: str, title: str) -> float:
 def _attr(text: str) -> str:
     # No `$` in an attribute: the math pass after linking must never start a formula there.
     return html.escape(text, quote=True).replace("$", "&#36;")
-
-
-def _figure_in(figure_number: str, unit: str, text: str) -> bool:
-    """Whether the paper's text states this figure with a compatible unit."""
-    number = re.escape(figure_number)
-    if unit == "%":
-        pattern = rf"(?<![\d.]){number}\s?(?:%|percent)"
-    else:
-        pattern = rf"(?<![\d.]){number}\s?(?:×|x|X|times|-fold|fold|\\times)"
-    return re.search(pattern, text) is not None
 
 
 class CitationLinker:
@@ -238,7 +228,7 @@ class CitationLinker:
 
         def mark(match: re.Match[str]) -> str:
             figure = match.group(0).strip()
-            found = _figure_in(match.group(1), match.group(2).strip(), text)
+            found = figure_in(match.group(1), match.group(2).strip(), text)
             self.result.figures.append(FigureCheck(number, figure, found, plain))
             if found:
                 note = f"{figure} appears in the text of Paper {number}"

@@ -102,7 +102,7 @@ VERDICT_LABELS: dict[str, str] = {
     "wrong_paper": "quote found in another paper (wrong citation)",
     "not_in_paper": "quote not in the paper (fabricated)",
     "no_quote": "no quote",
-    "not_checked": "not checked (the evidence request failed)",
+    "not_checked": "not checked",
 }
 
 

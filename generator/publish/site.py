@@ -262,16 +262,38 @@ def deploy_site(mkdocs_yml: Path, site_dir: Path, *, fallback_yml: Path, message
 
 def serve_site(mkdocs_yml: Path, docs_dir: Path, site_name: str, *, fallback_yml: Path,
                dev_addr: str | None) -> None:
-    """Preview the site with live reload (mkdocs serve)."""
+    """Preview the site with live reload (mkdocs serve), sanitized and checked as `digest site`
+    builds it, whatever the workspace's mkdocs.yml names."""
     from mkdocs.commands.serve import serve
     from mkdocs.config import load_config
+    from mkdocs.exceptions import MkDocsException
 
     config_file = mkdocs_yml if mkdocs_yml.is_file() else fallback_yml
-    serve(
-        str(config_file),
-        docs_dir=str(docs_dir),
-        site_name=site_name,
-        nav=edition_nav(docs_dir),
-        dev_addr=dev_addr,
-        copyright=with_arxiv_credit(load_config(str(config_file)).copyright),
-    )
+    try:
+        serve(
+            str(config_file),
+            docs_dir=str(docs_dir),
+            site_name=site_name,
+            nav=edition_nav(docs_dir),
+            dev_addr=dev_addr,
+            copyright=with_arxiv_credit(load_config(str(config_file)).copyright),
+            plugins=with_our_plugins(config_file),
+        )
+    except MkDocsException as err:
+        raise SiteBuildError(f"the site was not served: {err}") from err
+
+
+def with_our_plugins(config_file: Path) -> list[Any] | dict[str, Any]:
+    """The `plugins` of a workspace's mkdocs.yml, with the sanitizer and the reading plugin
+    added where it lacks them: `digest serve` shows nothing `digest site` would refuse."""
+    from mkdocs.utils.yaml import yaml_load
+
+    with config_file.open(encoding="utf-8") as handle:
+        raw = yaml_load(handle) or {}
+    plugins = raw.get("plugins", ["search"]) if isinstance(raw, dict) else ["search"]
+    ours = ("digest-sanitize", "digest-reading")
+    if isinstance(plugins, dict):
+        return {**plugins, **{name: {} for name in ours if name not in plugins}}
+    named = {p if isinstance(p, str) else next(iter(p), "") for p in plugins or []
+             if isinstance(p, str | dict)}
+    return [*(plugins or []), *(name for name in ours if name not in named)]

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # imported when a request is made: `import openai` alone take
 from ..errors import LlmRequestError, ServerNotAnsweringError, ServerUnavailableError
 from ..models import Completion, PromptRequest, Usage
 from ..safe_text import clean
-from ..urls import redact_url
+from ..urls import redact_secrets, redact_url
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +147,9 @@ class ChatClient:
                 f"the answer from {self.base_url} stopped after {len(answer.content):,} "
                 "characters without a finish reason (the connection ended early)")
         # Model output is untrusted text: no control or bidi-override characters go further.
-        content, reasoning = split_reasoning(clean(answer.content), clean(answer.reasoning))
+        # A model may repeat a key it saw in a prompt or an error: answers are kept and shown.
+        content, reasoning = split_reasoning(redact_secrets(clean(answer.content)),
+                                             redact_secrets(clean(answer.reasoning)))
         if not content and answer.finish_reason != "length":
             raise LlmRequestError(f"the server at {self.base_url} returned an empty answer")
         return Completion(

@@ -11,6 +11,8 @@ import json
 import re
 from typing import Any
 
+from ..safe_text import clean_data, cut
+
 BRIEF_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -83,6 +85,10 @@ SCHEMAS: dict[str, dict[str, Any]] = {"brief": BRIEF_SCHEMA, "themes": THEMES_SC
                                       "evidence": EVIDENCE_SCHEMA}
 
 _FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+# Caps for what a schema leaves open: a structured value is published, and a model (or a
+# server's grammar gone wrong) can return a megabyte where a sentence was asked for.
+MAX_STRING_CHARS = 4000
+MAX_ITEMS = 500
 
 
 class InvalidAnswer(ValueError):
@@ -103,7 +109,7 @@ def parse_answer(text: str, schema: dict[str, Any]) -> Any:
     error = "no JSON object in the answer"
     for candidate in candidates:
         try:
-            data = json.loads(candidate)
+            data = bounded(clean_data(json.loads(candidate)), schema)
         except ValueError as err:
             error = f"not valid JSON ({err})"
             continue
@@ -112,6 +118,25 @@ def parse_answer(text: str, schema: dict[str, Any]) -> Any:
             raise InvalidAnswer("the JSON does not match the schema: " + "; ".join(problems[:5]))
         return data
     raise InvalidAnswer(error)
+
+
+def bounded(value: Any, schema: dict[str, Any]) -> Any:
+    """`value` with every string cut to its `maxLength` and every array to its `maxItems`
+    (or to the caps above where the schema gives none): too long is cut, never published.
+
+    JSON escapes are decoded by then, so `clean_data` has already removed lone surrogates
+    ("\\ud800"), controls and bidi overrides that the answer's text did not show.
+    """
+    kind = schema.get("type")
+    if kind == "string" and isinstance(value, str):
+        return cut(value, int(schema.get("maxLength", MAX_STRING_CHARS)))
+    if kind == "array" and isinstance(value, list):
+        items = schema.get("items", {})
+        return [bounded(v, items) for v in value[:int(schema.get("maxItems", MAX_ITEMS))]]
+    if kind == "object" and isinstance(value, dict):
+        properties = schema.get("properties", {})
+        return {k: bounded(v, properties.get(k, {})) for k, v in value.items()}
+    return value
 
 
 def validate(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]:
