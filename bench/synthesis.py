@@ -49,7 +49,7 @@ from generator.synthesis.evidence import parse_evidence_name  # noqa: E402
 from generator.synthesis.llm_client import ChatClient  # noqa: E402
 from generator.synthesis.prompts import build_requests  # noqa: E402
 from generator.synthesis.server import ServerProbe  # noqa: E402
-from generator.synthesis.stage import FollowUp, run_synthesis  # noqa: E402
+from generator.synthesis.stage import FollowUp, run_batch  # noqa: E402
 from tests.servers.arxiv import ArxivServer  # noqa: E402
 
 FIXTURES = ROOT.parent / "shared" / "fixtures"
@@ -184,7 +184,7 @@ def main() -> None:
             server.reset()
             with tempfile.TemporaryDirectory() as cache:
                 started = time.perf_counter()
-                result = run_synthesis(ours, client, Cache(Path(cache)),
+                result = run_batch(ours, client, Cache(Path(cache)),
                                        bundle_chars=bundle.chars,
                                        bundle_tokens=bundle.estimated_tokens,
                                        max_concurrency=config.llm.max_concurrency,

@@ -31,7 +31,7 @@ from .cli_progress import Progress
 from .config import load_config
 from .errors import UsageError
 from .publish.site import deploy_site, zip_site
-from .services import BASE_URL_ENV, make_services
+from .services import llm_base_url, make_services
 
 log = logging.getLogger(__name__)
 
@@ -357,7 +357,7 @@ def server_command(config_path: str) -> None:
     with user_errors():
         config = load_config(config_path)
         cache = Cache(config.cache_dir)
-        base_url = os.environ.get(BASE_URL_ENV) or config.llm.base_url
+        base_url = llm_base_url(config, os.environ)
         size = bundle_size(config, cache)
         click.echo(f"# context length sized for {size.source} ({size.tokens:,} tokens)", err=True)
         if not is_local(base_url):

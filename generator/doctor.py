@@ -19,12 +19,11 @@ from .bundle import build_bundle
 from .cache import Cache
 from .config import Config
 from .errors import ArxivError, LlmRequestError
-from .fetch.arxiv_source import ArxivSource
 from .kinds import answer_tokens
 from .models import Message, PromptRequest
-from .synthesis.llm_client import ChatClient
+from .ports import ChatModel, PaperSearch, ServerFacts
 from .synthesis.planning import PROMPT_OVERHEAD_TOKENS, load_plan
-from .synthesis.server import ServerProbe, reasoning_parser_for, sglang_command
+from .synthesis.server import reasoning_parser_for, sglang_command
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +45,7 @@ class BundleSize:
     source: str  # where the figure comes from, for the report
 
 
-def bundle_size(config: Config, cache: Cache, probe: ServerProbe | None = None) -> BundleSize:
+def bundle_size(config: Config, cache: Cache, probe: ServerFacts | None = None) -> BundleSize:
     """The last edition's bundle size if one was fetched, else an estimate from the config.
 
     Counted by the server's tokenizer where `probe` reaches one that has `/v1/tokenize`, else
@@ -95,7 +94,7 @@ def launch_advice(config: Config, cache: Cache, base_url: str) -> str:
             "`--wait-for-server SECONDS` waits for one that is still loading.")
 
 
-def run_doctor(config: Config, probe: ServerProbe, chat: ChatClient, source: ArxivSource,
+def run_doctor(config: Config, probe: ServerFacts, chat: ChatModel, source: PaperSearch,
                cache: Cache) -> list[Check]:
     checks: list[Check] = []
     llm = config.llm
@@ -134,7 +133,7 @@ def run_doctor(config: Config, probe: ServerProbe, chat: ChatClient, source: Arx
 
 
 def check_context(config: Config, cache: Cache, models: list[Any], info: dict[str, Any] | None,
-                  probe: ServerProbe | None = None) -> Check:
+                  probe: ServerFacts | None = None) -> Check:
     size = bundle_size(config, cache, probe)
     needed = needed_context(config, size.tokens)
     context = config.llm.context_tokens or next(
@@ -191,7 +190,7 @@ def check_sglang(config: Config, info: dict[str, Any]) -> list[Check]:
     return checks
 
 
-def check_thinking(config: Config, chat: ChatClient) -> Check:
+def check_thinking(config: Config, chat: ChatModel) -> Check:
     """One tiny request with thinking on: does the reasoning come back separately?"""
     import openai  # the client's own import; about a second, so only where a check needs it
 
@@ -220,7 +219,7 @@ def check_thinking(config: Config, chat: ChatClient) -> Check:
                  "check [llm] thinking_extra_body and the server's reasoning parser")
 
 
-def check_arxiv(config: Config, source: ArxivSource) -> Check:
+def check_arxiv(config: Config, source: PaperSearch) -> Check:
     try:
         papers = source.search(config.arxiv.query, 1, 200)
     except ArxivError as err:

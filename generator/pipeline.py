@@ -41,7 +41,7 @@ from .store import Docs
 from .synthesis.evidence import evidence_requests
 from .synthesis.planning import BundlePlan, ContextFitter, bundles_for, load_plan, make_plan, save_plan
 from .synthesis.prompts import build_requests
-from .synthesis.stage import FollowUp, Observer, load_synthesis, run_synthesis, save_synthesis
+from .synthesis.stage import FollowUp, Observer, load_synthesis, run_batch, save_synthesis
 from .triage import run_triage, window_of
 
 log = logging.getLogger(__name__)
@@ -240,7 +240,7 @@ def synthesize_stage(
                            lambda plan: save_plan(services.cache, edition, plan))
 
     with launch_advice_on_failure(config, services):
-        result = run_synthesis(
+        result = run_batch(
             requests, services.chat, services.cache,
             bundle_chars=bundle.chars, bundle_tokens=bundle.estimated_tokens,
             max_concurrency=config.llm.max_concurrency, server_info=services.probe.server_info,

@@ -14,6 +14,7 @@ from .cache import Cache
 from .config import Config
 from .errors import ServerUnavailableError
 from .fetch.arxiv_source import ArxivSource, PdfDownloader, RateLimiter, RecordingSession
+from .ports import ChatModel, PaperSearch, PdfSource, ServerFacts
 from .synthesis.llm_client import ChatClient
 from .synthesis.server import ServerProbe
 from .urls import register_secret
@@ -24,13 +25,20 @@ BASE_URL_ENV = "DIGEST_LLM_BASE_URL"  # overrides [llm] base_url
 
 @dataclass(frozen=True)
 class Services:
-    """The clients a run talks through; tests build them against local servers."""
+    """The clients a run talks through: the real ones from `make_services`, or in-process
+    doubles (tests/doubles.py) that satisfy the same protocols."""
 
-    arxiv: ArxivSource  # the arXiv API client (search)
-    downloader: PdfDownloader
-    chat: ChatClient
-    probe: ServerProbe
+    arxiv: PaperSearch  # the arXiv API client (search)
+    downloader: PdfSource
+    chat: ChatModel
+    probe: ServerFacts
     cache: Cache
+
+
+def llm_base_url(config: Config, environ: Mapping[str, str]) -> str:
+    """The LLM server's URL: `DIGEST_LLM_BASE_URL` (CI keeps the address in a secret, not in
+    config.toml), else `[llm] base_url`."""
+    return environ.get(BASE_URL_ENV) or config.llm.base_url
 
 
 def make_services(config: Config, environ: Mapping[str, str]) -> Services:
@@ -41,8 +49,7 @@ def make_services(config: Config, environ: Mapping[str, str]) -> Services:
                           key=urlparse(config.arxiv.api_url).hostname or "arxiv")
     api_key = environ.get(config.llm.api_key_env) or DEFAULT_API_KEY
     register_secret(api_key)  # redacted, by value, from every message, answer and log line
-    # CI keeps the server's address in a secret, not in config.toml.
-    base_url = environ.get(BASE_URL_ENV) or config.llm.base_url
+    base_url = llm_base_url(config, environ)
     return Services(
         arxiv=ArxivSource(session, config.arxiv.api_url, limiter),
         downloader=PdfDownloader(session, limiter, int(config.arxiv.max_pdf_mb * 1_000_000),

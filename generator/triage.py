@@ -23,8 +23,8 @@ from .cache import Cache
 from .config import TriageSettings
 from .fetch.arxiv_source import Window
 from .models import Candidate, Message, Paper, PromptRequest, Triage, best_first
-from .synthesis.llm_client import ChatClient
-from .synthesis.stage import Observer, run_synthesis
+from .ports import ChatModel
+from .synthesis.stage import Observer, run_batch
 from .synthesis.structured import TRIAGE_SCHEMA, response_format, schema_instruction
 
 log = logging.getLogger(__name__)
@@ -86,7 +86,7 @@ def select(candidates: Sequence[Candidate], max_papers: int, min_score: int) -> 
 
 
 def run_triage(window: Window, query: str, max_candidates: int, settings: TriageSettings,
-               max_papers: int, client: ChatClient, cache: Cache, *, language: str = "English",
+               max_papers: int, client: ChatModel, cache: Cache, *, language: str = "English",
                seen: frozenset[str] = frozenset(),
                max_concurrency: int = 0,
                server_info: Callable[[], dict[str, Any] | None] | None = None,
@@ -106,7 +106,7 @@ def run_triage(window: Window, query: str, max_candidates: int, settings: Triage
             todo.append((index, triage_request(index, paper, settings, language)))
     if todo:
         prefix = len(system_message(settings, language)) // 4
-        result = run_synthesis([r for _, r in todo], client, cache, bundle_chars=0,
+        result = run_batch([r for _, r in todo], client, cache, bundle_chars=0,
                                bundle_tokens=prefix, max_concurrency=max_concurrency,
                                server_info=server_info, observer=observer)
         for (index, _), completion in zip(todo, result.completions, strict=True):

@@ -38,8 +38,11 @@ def sglang_server() -> Iterator[SglangServer]:
 
 def write_config(directory: Path, arxiv_server: ArxivServer, sglang_server: SglangServer,
                  extra: str = "", *, max_papers: int = 6, full_text_papers: int = 3,
-                 structured: bool = False, evidence: bool = False) -> Path:
-    """A workspace config pointing at the local servers, with arXiv's delay off for speed.
+                 max_pdf_chars: int = 6000, structured: bool = False,
+                 evidence: bool = False) -> Path:
+    """A workspace config pointing at the local servers, with arXiv's delay off for speed and
+    PDF text cut at `max_pdf_chars` (a page or two of each PDF: extraction is most of a small
+    build's CPU, and a few pages exercise it as well as twenty).
 
     Briefs and the theme map are off unless `structured`, evidence checks unless `evidence`:
     most tests count the six prose prompts; tests/test_briefs.py covers the structured ones
@@ -64,6 +67,7 @@ enabled = {str(evidence).lower()}
 query = "testing"
 max_papers = {max_papers}
 full_text_papers = {full_text_papers}
+max_pdf_chars = {max_pdf_chars}
 api_url = "{arxiv_server.api_url}"
 delay_seconds = 0.0
 timeout_seconds = 5.0

@@ -16,13 +16,15 @@ from click.testing import CliRunner, Result
 
 from generator.claims import claims_of
 from generator.cli import cli
+from generator.edition.citations import CitationLinker
 from generator.edition.evidence import PaperText, check_claims, words
 from generator.models import Completion, FullText, NumberedPaper
+from generator.safe_text import md_model
 from tests.browser import launch_chromium
 from tests.conftest import write_config
 from tests.edition_fixture import PAPERS
 from tests.servers.arxiv import ArxivServer
-from tests.servers.sglang import Answer, Fault, SglangServer, default_responder, is_evidence
+from tests.servers.sglang import Answer, Fault, SglangServer, is_evidence
 
 EDITION = "2026-12-02"
 ANSWER = """## Findings
@@ -252,6 +254,11 @@ def test_claims_are_the_citing_sentences_outside_code() -> None:
         (1, "Paper 1 shows it.", (1,)), (2, "Papers 1 and 2 agree.", (1, 2))]
 
 
-def test_default_answers_still_render_without_evidence(sglang_server: SglangServer) -> None:
-    # The default test answers carry citations too; with evidence off nothing changes.
-    assert "Paper 1" in default_responder({"messages": [{"content": "x"}]}).content
+def test_without_evidence_an_answer_is_linked_and_carries_no_marks() -> None:
+    # [evidence] off (or an answer no evidence was asked for): the linker gets no verdicts.
+    linker = CitationLinker("research-map", [PAPER, OTHER])
+    linked = md_model(ANSWER, 1, linker)
+    assert "digest-ev" not in linked
+    assert linked.count("](papers/") >= 4  # Papers 1 and 2, each cited twice, are links
+    assert dict(linker.result.cited) == {1: 2, 2: 2}
+    assert {p.number for p in linker.result.problems} == {3}  # no Paper 3 in this bundle

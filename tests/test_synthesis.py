@@ -57,9 +57,17 @@ def test_concurrency_is_bounded(workspace: Path, sglang_server: SglangServer) ->
     assert sglang_server.state.max_in_flight == 2
 
 
+@pytest.fixture
+def big_workspace(tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer) -> Path:
+    """A workspace whose bundle carries PDF excerpts of the default length (30,000 characters):
+    what the prefix-cache and context tests measure."""
+    return write_config(tmp_path / "ws", arxiv_server, sglang_server, max_pdf_chars=30_000)
+
+
 def test_prompts_sharing_a_prefix_wait_for_the_first_prefill(
-    workspace: Path, sglang_server: SglangServer
+    big_workspace: Path, sglang_server: SglangServer
 ) -> None:
+    workspace = big_workspace
     sglang_server.state.prefill_delay_s = 0.5
     assert build(workspace).exit_code == 0
     arrivals = sglang_server.state.arrivals
@@ -107,7 +115,9 @@ def test_without_the_gate_all_prompts_go_at_once(workspace: Path, sglang_server:
     assert all(t < first for t, _ in sglang_server.state.arrivals)
 
 
-def test_the_bundle_is_cut_to_fit_a_small_context(workspace: Path, sglang_server: SglangServer) -> None:
+def test_the_bundle_is_cut_to_fit_a_small_context(big_workspace: Path,
+                                                   sglang_server: SglangServer) -> None:
+    workspace = big_workspace
     sglang_server.state.max_model_len = 20_000
     sglang_server.state.enforce_context = True
     assert build(workspace).exit_code == 0
@@ -131,8 +141,9 @@ def test_the_bundle_is_cut_to_fit_a_small_context(workspace: Path, sglang_server
 
 
 def test_a_context_refusal_is_retried_once_with_a_smaller_bundle(
-    workspace: Path, sglang_server: SglangServer
+    big_workspace: Path, sglang_server: SglangServer
 ) -> None:
+    workspace = big_workspace
     # The config claims a large context, so nothing is cut up front; the server refuses.
     workspace.write_text(workspace.read_text() + "context_tokens = 200000\n")
     sglang_server.state.max_model_len = 20_000
@@ -149,7 +160,7 @@ def test_a_context_refusal_is_retried_once_with_a_smaller_bundle(
 
 def needed_tokens(tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer) -> int:
     """The longest prompt plus its answer as the server counts them, from a build elsewhere."""
-    build(write_config(tmp_path / "probe", arxiv_server, sglang_server))
+    build(write_config(tmp_path / "probe", arxiv_server, sglang_server, max_pdf_chars=30_000))
     state = sglang_server.state
     needed = max(state.tokens("".join(str(m["content"]) for m in body["messages"]))
                  + int(body["max_tokens"]) for body in state.chat_requests)
@@ -170,7 +181,7 @@ def test_a_context_ten_percent_too_small_for_a_dense_tokenizer(
     needed = needed_tokens(tmp_path, arxiv_server, sglang_server)
     state.max_model_len = int(needed * 0.9)
     state.enforce_context = True
-    workspace = write_config(tmp_path / "ws", arxiv_server, sglang_server)
+    workspace = write_config(tmp_path / "ws", arxiv_server, sglang_server, max_pdf_chars=30_000)
     result = build(workspace)
     assert result.exit_code == 0, result.output
     data = record(workspace)

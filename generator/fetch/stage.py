@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from ..cache import Cache
 from ..errors import PdfTextError
 from ..models import FetchResult, FullText, Paper, Source, Triage
-from .arxiv_source import ArxivSource, PdfDownloader
+from ..ports import PaperSearch, PdfSource
 from .pdf_text import extract_text
 
 log = logging.getLogger(__name__)
@@ -34,8 +34,8 @@ class FetchSettings:
 def run_fetch(
     edition: str,
     settings: FetchSettings,
-    source: ArxivSource,
-    downloader: PdfDownloader,
+    source: PaperSearch,
+    downloader: PdfSource,
     cache: Cache,
     *,
     previous: FetchResult | None = None,
@@ -78,7 +78,7 @@ OnText = Callable[[Paper, FullText, bool], None]  # paper, its text, whether it 
 
 
 def fetch_full_texts(
-    papers: list[Paper], max_chars: int, downloader: PdfDownloader, cache: Cache,
+    papers: list[Paper], max_chars: int, downloader: PdfSource, cache: Cache,
     *, on_text: OnText | None = None, workers: int | None = None,
 ) -> dict[str, FullText]:
     """Full text for each paper: downloads one at a time (arXiv's terms), while the PDFs already

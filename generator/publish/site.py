@@ -40,7 +40,7 @@ def edition_nav(docs_dir: Path) -> list[dict[str, Any]]:
 
     Every page carries the whole navigation, so a year of editions with all their pages in it
     would make each page (and the build) several times larger. Paper pages are never in it;
-    each edition's own pages link to one another (templates/_edition_nav.md.j2).
+    an edition's overview links its papers, and each paper's own page its editions.
     """
     nav: list[dict[str, Any]] = [{"Home": store.HOME}]
     archive: list[dict[str, str]] = []

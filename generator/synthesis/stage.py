@@ -20,9 +20,10 @@ from ..cache import Cache, completion_key, read_json, write_json
 from ..errors import LlmRequestError
 from ..kinds import KINDS, STRUCTURED, schema_for
 from ..models import Completion, Message, PromptRequest, SynthesisResult
+from ..ports import ChatModel
 from ..urls import redact_text
 from .dispatch import GATE_TIMEOUT_S, Dispatcher, concurrency, dispatch_plan
-from .llm_client import ChatClient, StreamEvents
+from .llm_client import StreamEvents
 from .planning import Refusal, context_from_error, refusal_from_error
 from .structured import InvalidAnswer, parse_answer
 
@@ -69,9 +70,9 @@ class _Events(StreamEvents):
 FollowUp = Callable[[PromptRequest, Completion], Sequence[PromptRequest]]
 
 
-def run_synthesis(
+def run_batch(
     requests: Sequence[PromptRequest],
-    client: ChatClient,
+    client: ChatModel,
     cache: Cache,
     *,
     bundle_chars: int,
@@ -180,7 +181,7 @@ class _Pool:
 class _Run:
     """The requests of one synthesis run, growing as answers bring follow-ups (thread-safe)."""
 
-    def __init__(self, requests: list[PromptRequest], client: ChatClient, cache: Cache,
+    def __init__(self, requests: list[PromptRequest], client: ChatModel, cache: Cache,
                  follow_up: FollowUp | None) -> None:
         self.requests: list[PromptRequest] = []
         self.keys: list[str] = []
@@ -225,7 +226,7 @@ class _Run:
         return [self.requests[i] for i in order], [self.results[i] for i in order]
 
 
-def _complete(client: ChatClient, cache: Cache, request: PromptRequest, key: str,
+def _complete(client: ChatModel, cache: Cache, request: PromptRequest, key: str,
               events: StreamEvents, shrink: Shrink | None, cuts: int = 0) -> Completion:
     """One request; if the server refuses it for its length, again with shorter excerpts
     (each cut sized by the server's own count, each smaller than the last, at most three)."""
@@ -250,7 +251,7 @@ def _complete(client: ChatClient, cache: Cache, request: PromptRequest, key: str
     return completion
 
 
-def _structured(client: ChatClient, request: PromptRequest, events: StreamEvents) -> Completion:
+def _structured(client: ChatModel, request: PromptRequest, events: StreamEvents) -> Completion:
     """A JSON answer that matches the request's schema: constrained by the server where it can,
     else asked for in words (the schema is in the task either way), and asked once more if the
     answer does not parse or validate. The completion's content is the validated JSON."""
@@ -286,7 +287,7 @@ def _without_response_format(request: PromptRequest) -> PromptRequest:
     return replace(request, extra_body_json=json.dumps(body, sort_keys=True))
 
 
-def _result(client: ChatClient, requests: Sequence[PromptRequest],
+def _result(client: ChatModel, requests: Sequence[PromptRequest],
             results: Sequence[Completion | None], bundle_chars: int, bundle_tokens: int,
             started: float) -> SynthesisResult:
     return SynthesisResult(

@@ -1,0 +1,57 @@
+"""What the stages need of the outside world, as protocols: the seam `Services` is made of.
+
+The real clients (`ArxivSource`, `PdfDownloader`, `ChatClient`, `ServerProbe`) satisfy them, and
+so do the in-process doubles the stage tests build (as pypa/build injects its runner and llm
+its mock model): a stage never knows which it was given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from .fetch.arxiv_source import Window
+    from .models import Completion, Paper, PromptRequest
+    from .synthesis.llm_client import StreamEvents
+    from .synthesis.server import ServedModel
+
+
+class PaperSearch(Protocol):
+    """arXiv's search: the newest papers of a query, or a whole window of them."""
+
+    def search(self, query: str, max_papers: int, max_abstract_chars: int) -> list[Paper]: ...
+
+    def search_window(self, query: str, limit: int, max_abstract_chars: int,
+                      page_size: int = ...) -> Window: ...
+
+
+class PdfSource(Protocol):
+    """Downloads one PDF (spaced as arXiv asks); PdfTextError when it cannot."""
+
+    def download(self, url: str) -> bytes: ...
+
+
+class ChatModel(Protocol):
+    """One model on one OpenAI-compatible server."""
+
+    model: str
+    base_url: str  # as it may be shown: no credentials
+
+    def complete(self, request: PromptRequest, events: StreamEvents | None = None
+                 ) -> Completion: ...
+
+    def check_ready(self) -> None: ...
+
+
+class ServerFacts(Protocol):
+    """What a server says about itself beyond the chat API (SGLang's extras, where it has them)."""
+
+    def models(self) -> list[ServedModel]: ...
+
+    def server_info(self) -> dict[str, Any] | None: ...
+
+    def tokenize(self, model: str, texts: list[str]) -> list[int] | None: ...
+
+    def wait_ready(self, timeout: float,
+                   on_progress: Callable[[float, str], None] | None = None) -> bool: ...

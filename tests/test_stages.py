@@ -1,0 +1,119 @@
+"""The pipeline's stages through the `Services` seam, with in-process doubles (tests/doubles.py).
+
+The middle of the test pyramid: each stage is run for real (fetch with real PDF extraction, the
+synthesis batch runner with its cache, assembly and templates) against doubles of arXiv and the
+model, so a test costs a fraction of a second and fails for one reason. The client stack over
+HTTP is covered by test_llm_client.py and test_arxiv_source.py, whole builds by the end-to-end
+tests.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator import pipeline
+from generator.config import Config, load_config
+from generator.services import Services
+from tests.conftest import FIXTURES
+from tests.doubles import MockModel, PdfShelf, ScriptedArxiv, services
+from tests.edition_fixture import EDITION, PAPERS
+from tests.servers.sglang import Answer, Fault, default_responder, is_structured
+
+PDF = (FIXTURES / "pdfs" / "arxiv-1111.2011v2_revtex-2col.pdf").read_bytes()
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Config:
+    path = tmp_path / "ws" / "config.toml"
+    path.parent.mkdir()
+    path.write_text('[digest]\ntitle = "Stage Digest"\n\n[arxiv]\nquery = "testing"\n'
+                    "max_papers = 3\nfull_text_papers = 2\nmax_pdf_chars = 4000\n")
+    return load_config(str(path))
+
+
+def doubles(config: Config, model: MockModel | None = None,
+            pdfs: dict[str, bytes | str] | None = None) -> Services:
+    """The fixed papers, each with a real PDF unless `pdfs` (by arXiv id) says otherwise."""
+    shelf: dict[str, bytes | str] = {str(p.pdf_url): (pdfs or {}).get(p.arxiv_id, PDF)
+                                     for p in PAPERS}
+    return services(config.cache_dir, list(PAPERS), shelf, model)
+
+
+def test_fetch_takes_the_newest_papers_and_the_first_ones_full_text(config: Config) -> None:
+    run = doubles(config)
+    fetch = pipeline.fetch_stage(config, run, EDITION)
+    assert [s.paper.arxiv_id for s in fetch.sources] == [p.arxiv_id for p in PAPERS]
+    assert [s.full_text.status for s in fetch.sources] == ["ok", "ok", "not_requested"]
+    assert all(0 < len(s.full_text.text) <= 4000 for s in fetch.sources[:2])
+    assert run.cache.get_fetch(EDITION) == fetch
+
+
+def test_a_broken_pdf_costs_only_its_own_full_text(config: Config) -> None:
+    run = doubles(config, pdfs={"2611.00001v1": b"%PDF-1.4 not really"})
+    fetch = pipeline.fetch_stage(config, run, EDITION)
+    broken, fine = fetch.sources[0].full_text, fetch.sources[1].full_text
+    assert broken.status == "missing" and broken.reason
+    assert fine.status == "ok"
+
+
+def test_a_fetched_edition_is_neither_searched_nor_downloaded_again(config: Config) -> None:
+    first = doubles(config)
+    pipeline.fetch_stage(config, first, EDITION)
+    again = doubles(config)
+    fetch = pipeline.fetch_stage(config, again, EDITION)
+    assert isinstance(again.arxiv, ScriptedArxiv) and again.arxiv.queries == []
+    assert isinstance(again.downloader, PdfShelf) and again.downloader.asked == []
+    assert [s.full_text.status for s in fetch.sources] == ["ok", "ok", "not_requested"]
+
+
+def test_synthesis_answers_every_default_prompt_and_a_rerun_asks_nothing(config: Config) -> None:
+    model = MockModel()
+    run = doubles(config, model)
+    pipeline.fetch_stage(config, run, EDITION)
+    result = pipeline.synthesize_stage(config, run, EDITION)
+    names = model.names()
+    assert {"research-map", "themes", "thinking-off", "thinking-on", "brief-1", "brief-3"} \
+        <= set(names)
+    assert any(n.startswith("evidence-") for n in names)  # evidence is on by default
+    assert all(c.ok for c in result.completions)
+    again = MockModel()
+    rerun = pipeline.synthesize_stage(config, doubles(config, again), EDITION)
+    assert again.asked == []
+    assert all(c.from_cache for c in rerun.completions)
+
+
+def test_a_failed_prompt_is_not_cached_and_a_rerun_asks_only_for_it(config: Config) -> None:
+    def no_deep_dives(body: dict[str, Any]) -> Answer | Fault:
+        if "Deep-dive question (Memory management)" in body["messages"][-1]["content"] \
+                and not is_structured(body):
+            return Fault(500, "the model fell over")
+        return default_responder(body)
+
+    run = doubles(config, MockModel(no_deep_dives))
+    pipeline.fetch_stage(config, run, EDITION)
+    result = pipeline.synthesize_stage(config, run, EDITION)
+    failed = [c.name for c in result.completions if not c.ok]
+    assert failed == ["memory-management"]
+    again = MockModel()
+    pipeline.synthesize_stage(config, doubles(config, again), EDITION)
+    assert again.names()[0] == "memory-management"
+    assert not [n for n in again.names() if not n.startswith(("memory-management", "evidence-"))]
+
+
+def test_render_writes_the_edition_from_the_stage_outputs(config: Config) -> None:
+    run = doubles(config)
+    pipeline.fetch_stage(config, run, EDITION)
+    pipeline.synthesize_stage(config, run, EDITION)
+    pipeline.render_stage(config, run.cache, EDITION)
+    edition = config.docs_dir / "editions" / EDITION
+    assert {"index.md", "research-map.md", "thinking.md", "run-report.md",
+            "edition.json"} <= {p.name for p in edition.iterdir()}
+    record = json.loads((edition / "edition.json").read_text())
+    assert [p["arxiv_id"] for p in record["papers"]] == [p.arxiv_id for p in PAPERS]
+    assert record["briefs"]["1"]["tldr"].startswith("A study of")
+    assert record["evidence"]["claims"] > 0
+    assert "Stage Digest" in (config.docs_dir / "index.md").read_text()
