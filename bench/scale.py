@@ -25,13 +25,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from generator.bundle import build_bundle  # noqa: E402
-from generator.config import PromptSettings  # noqa: E402
+from generator.config import BriefSettings, Config, LlmSettings  # noqa: E402
 from generator.edition.assemble import assemble  # noqa: E402
 from generator.edition.history import load_records  # noqa: E402
 from generator.edition.render import make_environment, render_edition, write_pages  # noqa: E402
 from generator.fetch.arxiv_source import ArxivSource, RateLimiter, RecordingSession  # noqa: E402
+from generator.kinds import build_requests  # noqa: E402
 from generator.models import Completion, FetchResult, FullText, Paper, Source, SynthesisResult, Usage  # noqa: E402
-from generator.synthesis.prompts import build_requests  # noqa: E402
 from tests.servers.arxiv import ArxivServer  # noqa: E402
 
 FIXTURES = ROOT.parent / "shared" / "fixtures"
@@ -84,7 +84,8 @@ def generate(workspace: Path, editions: int, per_edition: int) -> int:
                   for i in range(per_edition)]
         sources = tuple(Source(p, FullText("not_requested")) for p in papers)
         bundle = build_bundle(sources)
-        requests = build_requests(PromptSettings(), bundle, {})
+        requests = build_requests(Config(path=Path("config.toml"), briefs=BriefSettings(enabled=False),
+                                         llm=LlmSettings(thinking_extra_body={})), bundle)
         completions = tuple(Completion(name=r.name, model="bench",
                                        content=THEMES if r.kind == "themes" else ANSWER,
                                        reasoning="Thinking." if r.thinking else "",
@@ -104,12 +105,11 @@ import sys
 sys.path.insert(0, {root!r})
 from pathlib import Path
 from generator.publish import site
-from generator.edition.history import load_records
 ws = Path({ws!r})
 if {everything_in_nav!r}:
-    def everything(docs):
+    def everything(history):
         nav = [{{"Home": "index.md"}}]
-        for record in load_records(docs):
+        for record in history.records:
             base = "editions/" + record.edition
             pages = [{{"Overview": base + "/index.md"}}]
             pages += [{{page.title: base + "/" + page.stem + ".md"}} for page in record.pages]

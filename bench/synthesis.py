@@ -42,12 +42,12 @@ from generator.cache import Cache  # noqa: E402
 from generator.config import Config, load_config  # noqa: E402
 from generator.fetch.arxiv_source import ArxivSource, RateLimiter, RecordingSession  # noqa: E402
 from generator.fetch.pdf_text import extract_text  # noqa: E402
+from generator.kinds import build_requests  # noqa: E402
 from generator.models import Bundle, FullText, PromptRequest, Source, SynthesisResult  # noqa: E402
 from generator.pipeline import follow_ups  # noqa: E402
 from generator.synthesis.dispatch import concurrency  # noqa: E402
 from generator.synthesis.evidence import parse_evidence_name  # noqa: E402
 from generator.synthesis.llm_client import ChatClient  # noqa: E402
-from generator.synthesis.prompts import build_requests  # noqa: E402
 from generator.synthesis.server import ServerProbe  # noqa: E402
 from generator.synthesis.stage import FollowUp, run_batch  # noqa: E402
 from tests.servers.arxiv import ArxivServer  # noqa: E402
@@ -157,8 +157,7 @@ def main() -> None:
     config = load_config(args.config)
 
     bundle = edition_bundle(config)
-    ours = build_requests(config.prompts, bundle, config.llm.thinking_extra_body,
-                          language=config.digest.language, briefs=config.briefs)
+    ours = build_requests(config, bundle)
     seed = [r for r in ours if r.kind in SEED_KINDS]
     evidence = follow_ups(config, bundle)
     served = "deepseek-ai/DeepSeek-V4-Flash"

@@ -14,6 +14,7 @@ import math
 import tomllib
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -180,6 +181,8 @@ class Config:
     briefs: BriefSettings = field(default_factory=BriefSettings)
     evidence: EvidenceSettings = field(default_factory=EvidenceSettings)
     triage: TriageSettings = field(default_factory=TriageSettings)
+    # The settings of kinds registered beyond the built-in ones (generator.kinds), by kind.
+    kinds: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def workspace(self) -> Path:
@@ -229,6 +232,7 @@ def load_config(path: str | Path) -> Config:
         raise ConfigError(shown, [f"TOML syntax error: {err}"]) from err
 
     problems: list[str] = []
+    kinds = _kind_settings(raw, problems)
     sections: dict[str, Any] = {}
     for key, value in raw.items():
         if key not in _SECTIONS:
@@ -239,11 +243,36 @@ def load_config(path: str | Path) -> Config:
             continue
         sections[key] = _build(_SECTIONS[key], value, key, problems)
 
-    config = Config(path=path.resolve(), **{k: v for k, v in sections.items() if v is not None})
+    config = Config(path=path.resolve(), kinds=kinds,
+                    **{k: v for k, v in sections.items() if v is not None})
     problems.extend(check_values(config))
     if problems:
         raise ConfigError(shown, problems)
     return config
+
+
+def _kind_settings(raw: dict[str, Any], problems: list[str]) -> dict[str, Any]:
+    """The tables of registered kinds that declare settings, taken out of `raw` (so the fixed
+    schema does not call them unknown) and read into each kind's dataclass."""
+    from .kinds import KINDS  # the registry imports this module's dataclasses
+
+    found: dict[str, Any] = {}
+    for spec in KINDS.values():
+        if spec.settings is None:
+            continue
+        *parents, name = spec.section.split(".")
+        holder: Any = raw
+        for parent in parents:
+            holder = holder.get(parent) if isinstance(holder, dict) else None
+        table = holder.pop(name, None) if isinstance(holder, dict) else None
+        if table is None:
+            found[spec.kind] = spec.settings()
+        elif not isinstance(table, dict):
+            problems.append(f"{spec.section}: expected a table ([{spec.section}]), got "
+                            f"{_describe(table)}")
+        elif (built := _build(spec.settings, table, spec.section, problems)) is not None:
+            found[spec.kind] = built
+    return found
 
 
 def _build(cls: type, table: dict[str, Any], prefix: str, problems: list[str]) -> Any:

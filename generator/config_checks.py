@@ -6,6 +6,7 @@ dotted key; all problems are reported together.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
@@ -92,7 +93,23 @@ def check_values(config: Config) -> list[str]:
     for label in {x for x in labels if labels.count(x) > 1}:
         problems.append(f"prompts.deep_dives: the label {label!r} is used more than once")
 
+    problems.extend(_ranges(config))
     problems.extend(_check_paths(config))
+    return problems
+
+
+def _ranges(config: Config) -> list[str]:
+    """The ranges registered kinds declare on their settings' fields (`metadata["range"]`)."""
+    from .kinds import KINDS
+
+    problems: list[str] = []
+    for kind, settings in config.kinds.items():
+        for item in dataclasses.fields(settings):
+            low, high = item.metadata.get("range", (None, None))
+            value = getattr(settings, item.name)
+            if low is not None and not low <= value <= high:
+                problems.append(f"{KINDS[kind].section}.{item.name}: must be between {low:g} "
+                                f"and {high:g}, got {value:g}")
     return problems
 
 

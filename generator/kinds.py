@@ -1,19 +1,36 @@
-"""Every kind of prompt, declared once: its page, its template, its grouping, budget and schema.
+"""Every kind of prompt, declared once, as one unit: settings, requests, answers, page.
 
-Adding a deep dive is configuration; adding a new kind of prompt or page is one entry here and
-one template. Everything that lists kinds (prompt building, context planning, synthesis order,
-the edition model, the navigation) iterates this registry instead of spelling kind names.
+A `KindSpec` says everything the pipeline needs of a kind: its configuration table (a frozen
+dataclass whose fields carry their types, defaults and ranges, as mkdocs declares its config
+options), the requests it adds to an edition, how a structured answer becomes a typed value and
+a record, its page template and file stem, its context budget, and whether its claims are
+evidence-checked. Building requests, loading and checking the config, assembling the edition
+and writing its record all loop over `KINDS`; a new kind is one `register(KindSpec(...))` and
+its template (tests/test_new_kind.py registers two, touching no other module).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from .config import Config
-from .models import PromptKind, PromptRequest
+from .edition.model import Brief, Theme
+from .models import Bundle, PromptKind, PromptRequest
+from .safe_text import clean
+from .synthesis import prompts
 from .synthesis.structured import BRIEF_SCHEMA, EVIDENCE_SCHEMA, THEMES_SCHEMA, TRIAGE_SCHEMA
+
+if TYPE_CHECKING:
+    from .config import Config
+
+RequestBuilder = Callable[[prompts.RequestContext], list[PromptRequest]]
+# A validated JSON answer, the request it answers and the bundle's paper numbers -> a value.
+Parser = Callable[[Any, PromptRequest, frozenset[int]], Any]
+
+# The stems of an edition's own pages, which no synthesis page may take.
+EDITION_PAGES = ("index", "papers", "triage", "run-report")
 
 
 @dataclass(frozen=True)
@@ -21,7 +38,7 @@ class KindSpec:
     """What one kind of prompt is and where its answer goes."""
 
     kind: PromptKind
-    # The page template of its answer; None: a structured answer shown inside other pages.
+    # The page template of its answer; None: an answer shown only inside other pages.
     template: str | None
     # The page's file stem: fixed (both thinking answers share one page) or the request's name.
     page: str | None
@@ -30,7 +47,19 @@ class KindSpec:
     shares_bundle: bool
     # The answer lengths the configuration allows this kind (the context must leave room).
     budget: Callable[[Config], list[int]]
+    # The requests it adds to an edition; None: made by another stage (evidence, triage).
+    requests: RequestBuilder | None = None
     schema: dict[str, Any] | None = None
+    # A structured answer as a typed value (None: the kind's answers are prose).
+    parse: Parser | None = None
+    # A typed value as it goes into edition.json's "structured" table (None: not recorded
+    # there; briefs and themes have record keys of their own).
+    to_record: Callable[[Any], Any] | None = None
+    # Its configuration table: a frozen dataclass, read from `section` of config.toml into
+    # `Config.kinds[kind]` (the built-in kinds' tables are fields of `Config` itself). A field's
+    # `metadata={"range": (low, high)}` is checked with every other value.
+    settings: type | None = None
+    section: str = ""
     # The H1 of its page, from the page title.
     heading: str = "{title}"
     # How many levels the model's own headings move down on the page (the page owns the H1,
@@ -38,11 +67,82 @@ class KindSpec:
     shift: int = 1
     # Whether its answer's citing sentences are checked against quotes ([evidence]).
     evidence: bool = False
+    # Page stems it owns besides its requests' names.
+    stems: tuple[str, ...] = field(default=())
+    # Whether its answer's field overview opens the home page and the feed entry.
+    overview: bool = False
 
+
+KINDS: dict[PromptKind, KindSpec] = {}
+
+
+def register(spec: KindSpec) -> KindSpec:
+    """Add a kind (after the built-in ones: its requests come after theirs)."""
+    if spec.kind in KINDS:
+        raise ValueError(f"the kind {spec.kind!r} is registered already")
+    if spec.settings is not None and not (dataclasses.is_dataclass(spec.settings)
+                                          and spec.section):
+        raise ValueError(f"the kind {spec.kind!r} needs a dataclass and a section for settings")
+    KINDS[spec.kind] = spec
+    return spec
+
+
+def unregister(kind: PromptKind) -> None:
+    """Remove a registered kind (tests register kinds of their own)."""
+    KINDS.pop(kind, None)
+
+
+def structured() -> frozenset[PromptKind]:
+    """The kinds whose answers are JSON under a schema."""
+    return frozenset(k for k, s in KINDS.items() if s.schema)
+
+
+def page_stem(request: PromptRequest) -> str | None:
+    """The file stem of the page that shows a request's answer; None where it has no page."""
+    spec = KINDS[request.kind]
+    if spec.template is None:
+        return None
+    return spec.page or request.name
+
+
+def reserved_stems() -> tuple[str, ...]:
+    """Page stems no request may be named: the edition's pages and every kind's own."""
+    fixed = [s.page for s in KINDS.values() if s.page]
+    return (*EDITION_PAGES, *fixed, *(stem for s in KINDS.values() for stem in s.stems))
+
+
+def build_requests(config: Config, bundle: Bundle) -> list[PromptRequest]:
+    """Every request of an edition over `bundle`, kind by kind in the registry's order."""
+    context = prompts.RequestContext(config, bundle, reserved_stems())
+    return [request for spec in KINDS.values() if spec.requests
+            for request in spec.requests(context)]
+
+
+def answer_tokens(config: Config) -> int:
+    """The most tokens beside the bundle a prompt that carries it may need: its answer, and for
+    an evidence check also the answer it checks."""
+    return max(n for spec in KINDS.values() if spec.shares_bundle for n in spec.budget(config))
+
+
+def schema_for(kind: PromptKind) -> dict[str, Any]:
+    schema = KINDS[kind].schema
+    if schema is None:
+        raise KeyError(f"{kind} has no schema")
+    return schema
+
+
+def settings_of(config: Config, kind: PromptKind) -> Any:
+    """A registered kind's settings (its dataclass's defaults where config.toml has no table)."""
+    spec = KINDS[kind]
+    if spec.settings is None:
+        raise KeyError(f"{kind} declares no settings")
+    return config.kinds.get(kind) or spec.settings()
+
+
+# The built-in kinds ----------------------------------------------------------------------------
 
 def _prose_budget(c: Config) -> list[int]:
-    return [c.prompts.research_map.max_tokens, c.prompts.thinking.max_tokens,
-            c.prompts.thinking.thinking_max_tokens, *(d.max_tokens for d in c.prompts.deep_dives)]
+    return [n for spec in KINDS.values() if spec.evidence for n in spec.budget(c)]
 
 
 def evidence_max_tokens(claims: int, max_quote_words: int) -> int:
@@ -59,46 +159,41 @@ def _evidence_budget(c: Config) -> list[int]:
         claims, c.evidence.max_quote_words)]
 
 
-KINDS: dict[PromptKind, KindSpec] = {spec.kind: spec for spec in (
+def _brief(data: Any, request: PromptRequest, papers: frozenset[int]) -> tuple[int, Brief]:
+    """(the paper it is about, its brief)."""
+    number = request.subject or int(request.name.removeprefix("brief-"))  # older records
+    return number, Brief(**{k: clean(str(data[k])) for k in
+                            ("tldr", "problem", "method", "result", "limitations")})
+
+
+def _themes(data: Any, request: PromptRequest, papers: frozenset[int]) -> tuple[Theme, ...]:
+    """The themes, naming papers of the bundle only."""
+    return tuple(Theme(clean(str(t["name"])), clean(str(t["description"])),
+                       tuple(sorted({n for n in t["papers"] if n in papers})))
+                 for t in data["themes"])
+
+
+for _spec in (
     KindSpec("research_map", "research_map.md.j2", None, True,
-             lambda c: [c.prompts.research_map.max_tokens], evidence=True),
+             lambda c: [c.prompts.research_map.max_tokens], prompts.research_map,
+             evidence=True, overview=True),
     KindSpec("themes", None, None, True,
              lambda c: [c.prompts.themes.max_tokens] if c.prompts.themes.enabled else [],
-             schema=THEMES_SCHEMA),
+             prompts.themes, schema=THEMES_SCHEMA, parse=_themes),
     KindSpec("deep_dive", "deep_dive.md.j2", None, True,
-             lambda c: [d.max_tokens for d in c.prompts.deep_dives], heading="Deep dive: {title}",
-             evidence=True),
+             lambda c: [d.max_tokens for d in c.prompts.deep_dives], prompts.deep_dives,
+             heading="Deep dive: {title}", evidence=True),
     KindSpec("thinking", "thinking.md.j2", "thinking", True,
              lambda c: [c.prompts.thinking.max_tokens, c.prompts.thinking.thinking_max_tokens],
-             shift=2, evidence=True),
+             prompts.thinking, shift=2, evidence=True,
+             stems=("thinking-off", "thinking-on", "research-map", "themes")),
     KindSpec("brief", None, None, False,
-             lambda c: [c.briefs.max_tokens] if c.briefs.enabled else [], schema=BRIEF_SCHEMA),
+             lambda c: [c.briefs.max_tokens] if c.briefs.enabled else [], prompts.briefs,
+             schema=BRIEF_SCHEMA, parse=_brief),
     # A follow-up of an answer: its own prompt plus the answer, so it shares their prefix.
     KindSpec("evidence", None, None, True, _evidence_budget, schema=EVIDENCE_SCHEMA),
     # One candidate paper after the reader's interests: all share that prefix, not the bundle
     # (it runs before there is one), so it is gated like the bundle prompts.
     KindSpec("triage", None, None, True, lambda c: [], schema=TRIAGE_SCHEMA),
-)}
-
-STRUCTURED: frozenset[PromptKind] = frozenset(k for k, s in KINDS.items() if s.schema)
-
-
-def page_stem(request: PromptRequest) -> str | None:
-    """The file stem of the page that shows a request's answer; None for structured answers."""
-    spec = KINDS[request.kind]
-    if spec.template is None:
-        return None
-    return spec.page or request.name
-
-
-def answer_tokens(config: Config) -> int:
-    """The most tokens beside the bundle a prompt that carries it may need: its answer, and for
-    an evidence check also the answer it checks."""
-    return max(n for spec in KINDS.values() if spec.shares_bundle for n in spec.budget(config))
-
-
-def schema_for(kind: PromptKind) -> dict[str, Any]:
-    schema = KINDS[kind].schema
-    if schema is None:
-        raise KeyError(f"{kind} has no schema")
-    return schema
+):
+    register(_spec)

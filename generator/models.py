@@ -279,8 +279,8 @@ class Message:
     content: str
 
 
-PromptKind = Literal["research_map", "deep_dive", "thinking", "themes", "brief", "evidence",
-                     "triage"]
+# A kind of prompt, as registered in `generator.kinds` (open: a new kind is one registration).
+PromptKind = str
 
 
 @dataclass(frozen=True)
@@ -297,6 +297,7 @@ class PromptRequest:
     thinking: bool = False
     extra_body_json: str = "{}"  # JSON text, so the record stays hashable and frozen
     page_title: str = ""  # the title of the page its answer appears on (not part of the cache key)
+    subject: int | None = None  # the bundle's paper a per-paper request is about (a brief)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ from .bundle import build_bundle
 from .cache import Cache, completion_key
 from .config import Config
 from .edition.assemble import assemble
-from .edition.history import earlier, last_edition_day, load_records, windowed_query
+from .edition.history import History, earlier, last_edition_day, windowed_query
+from .edition.record import EditionRecord
 from .edition.render import (
     default_template_dir,
     front_pages,
@@ -33,14 +34,13 @@ from .edition.render import (
 )
 from .errors import ServerNotAnsweringError, UsageError
 from .fetch.stage import FetchSettings, OnText, run_fetch
-from .kinds import answer_tokens
+from .kinds import answer_tokens, build_requests
 from .models import Bundle, FetchResult, PromptRequest, Source, SynthesisResult, Triage
 from .publish.site import build_site  # imports MkDocs only when a site is built
 from .services import Services
 from .store import Docs
 from .synthesis.evidence import evidence_requests
 from .synthesis.planning import BundlePlan, ContextFitter, bundles_for, load_plan, make_plan, save_plan
-from .synthesis.prompts import build_requests
 from .synthesis.stage import FollowUp, Observer, load_synthesis, run_batch, save_synthesis
 from .triage import run_triage, window_of
 
@@ -93,48 +93,65 @@ def launch_advice_on_failure(config: Config, services: Services) -> Iterator[Non
             f"{err}\n{launch_advice(config, services.cache, services.chat.base_url)}") from err
 
 
-def fetch_stage(config: Config, services: Services, edition: str, *, refresh: bool = False,
-                on_text: OnText | None = None) -> FetchResult:
+@dataclass(frozen=True)
+class EditionQuery:
+    """What an edition asks arXiv for: the query (with its date window) and the papers of
+    earlier editions to leave out."""
+
+    query: str
+    skip: frozenset[str]
+
+
+def query_for(config: Config, edition: str, history: History) -> EditionQuery:
     a = config.arxiv
-    records = load_records(config.docs_dir)
     query = a.query
     try:
         day = date.fromisoformat(edition[:10])
     except ValueError:
         day = datetime.now(UTC).date()
     if a.since_last_edition:
-        query = windowed_query(query, day, since=last_edition_day(records, edition) or (
+        query = windowed_query(query, day, since=last_edition_day(history.records, edition) or (
             day - timedelta(days=7)))
     elif a.days:
         query = windowed_query(query, day, days=a.days)
-    skip = frozenset(
-        p.arxiv_id for r in earlier(records, edition) for p in r.papers) if a.skip_seen else frozenset()
-    settings = FetchSettings(query, a.max_papers, a.full_text_papers, a.max_abstract_chars,
-                             a.max_pdf_chars, skip)
+    skip = frozenset(p.arxiv_id for r in earlier(history.records, edition)
+                     for p in r.papers) if a.skip_seen else frozenset()
+    return EditionQuery(query, skip)
+
+
+def fetch_stage(config: Config, services: Services, edition: str, *, refresh: bool = False,
+                on_text: OnText | None = None, history: History | None = None,
+                triage: Triage | None = None) -> FetchResult:
+    """The edition's papers and full text: the newest of the query, or those `triage` chose
+    (judged here when [triage] is on and no triage is given, as `digest fetch` does)."""
+    a = config.arxiv
+    search = query_for(config, edition, history or History.load(config.docs_dir))
+    settings = FetchSettings(search.query, a.max_papers, a.full_text_papers, a.max_abstract_chars,
+                             a.max_pdf_chars, search.skip)
     previous = None if refresh else services.cache.get_fetch(edition)
-    triage = triage_stage(config, services, query, skip, previous) \
-        if config.triage.enabled else None
+    if triage is None and config.triage.enabled:
+        triage = triage_stage(config, services, search, previous)
     return run_fetch(edition, settings, services.arxiv, services.downloader, services.cache,
                      previous=previous, on_text=on_text, triage=triage)
 
 
-def triage_stage(config: Config, services: Services, query: str, skip: frozenset[str],
+def triage_stage(config: Config, services: Services, search: EditionQuery,
                  previous: FetchResult | None) -> Triage:
     """Every paper of the window, judged: the window as recorded for this edition (`previous`,
     if its query and cap are the same), else listed by arXiv; the judgements from the cache
     where it has them."""
-    t = config.triage
+    t, query = config.triage, search.query
     if previous and previous.triage and (previous.triage.query, previous.triage.max_candidates) \
             == (query, t.max_candidates):
-        window = window_of(previous.triage)
+        papers = window_of(previous.triage)
     else:
-        window = services.arxiv.search_window(query, t.max_candidates,
+        papers = services.arxiv.search_window(query, t.max_candidates,
                                               config.arxiv.max_abstract_chars,
                                               config.arxiv.page_size)
     with launch_advice_on_failure(config, services):
-        return run_triage(window, query, t.max_candidates, t, config.arxiv.max_papers,
+        return run_triage(papers, query, t.max_candidates, t, config.arxiv.max_papers,
                           services.chat, services.cache, language=config.digest.language,
-                          seen=skip, max_concurrency=config.llm.max_concurrency,
+                          seen=search.skip, max_concurrency=config.llm.max_concurrency,
                           server_info=services.probe.server_info)
 
 
@@ -154,8 +171,7 @@ def prepare(config: Config, fetch: FetchResult,
     if not bundle.papers:
         return bundle, []  # nothing to synthesize: the edition says no papers matched
     def requests_for(b: Bundle) -> list[PromptRequest]:
-        return build_requests(config.prompts, b, config.llm.thinking_extra_body,
-                              language=config.digest.language, briefs=config.briefs)
+        return build_requests(config, b)
 
     requests = requests_for(bundle)
     if plan and plan.overrides:
@@ -263,7 +279,9 @@ def _same_answers(previous: SynthesisResult, result: SynthesisResult) -> bool:
     return all(c.from_cache for c in result.completions) and answers(previous) == answers(result)
 
 
-def render_stage(config: Config, cache: Cache, edition: str) -> None:
+def render_stage(config: Config, cache: Cache, edition: str, *,
+                 history: History | None = None) -> EditionRecord:
+    """Write the edition's pages; returns its record (the history's newest entry for it)."""
     fetch = _fetched(cache, edition)
     synthesis = load_synthesis(cache, edition)
     if synthesis is None:
@@ -272,24 +290,26 @@ def render_stage(config: Config, cache: Cache, edition: str) -> None:
     plan = load_plan(cache, edition, list(fetch.sources))
     bundle, _ = prepare(config, fetch, plan)
     env = make_environment(config.workspace)
-    records = load_records(config.docs_dir)
+    records = (history or History.load(config.docs_dir)).records
     assembled = assemble(edition, config.digest.title, fetch, bundle, synthesis, records,
                          plan.summary() if plan else "")
     rendered = render_edition(env, assembled, records, config.digest.site_url)
     write_pages(config.docs_dir, rendered)
     cache.mark_removed(edition, False)  # rendering an edition on purpose publishes it again
     log.info("rendered %d page(s) for edition %s", len(rendered.pages), edition)
+    return assembled.record
 
 
 def render_all(config: Config, cache: Cache) -> tuple[list[str], list[str]]:
     """Render every edition again from its records (no network): (rendered, skipped)."""
     rendered, skipped = [], []
     names = Docs(config.docs_dir).edition_names() | cache.editions_with("synthesis")
+    history = History.load(config.docs_dir)
     for edition in sorted(names):
         if cache.is_removed(edition):
             continue
         if cache.get_fetch(edition) and load_synthesis(cache, edition):
-            render_stage(config, cache, edition)
+            history = history.with_record(render_stage(config, cache, edition, history=history))
             rendered.append(edition)
         else:
             log.warning("edition %s has no records in the cache; its pages are kept as they are",
@@ -307,7 +327,7 @@ def remove_edition(config: Config, cache: Cache, edition: str) -> list[str]:
     """
     docs = Docs(config.docs_dir)
     if edition not in docs.edition_names():
-        known = ", ".join(r.edition for r in load_records(config.docs_dir)) or "none"
+        known = ", ".join(sorted(docs.edition_names(), reverse=True)) or "none"
         raise UsageError(f"there is no edition {edition} in {config.docs_dir} (editions: {known})")
     cache.mark_removed(edition)
     shutil.rmtree(docs.edition_folder(edition))
@@ -315,7 +335,7 @@ def remove_edition(config: Config, cache: Cache, edition: str) -> list[str]:
     rendered, skipped = render_all(config, cache)
     if not rendered:  # otherwise the last edition rendered wrote the home page and the feed
         env = make_environment(config.workspace)
-        records = load_records(config.docs_dir)
+        records = list(History.load(config.docs_dir).records)
         write_front_pages(config.docs_dir, front_pages(
             env, config.digest.title, records, config.digest.site_url), records)
     return skipped
@@ -327,10 +347,12 @@ def skeleton_dir() -> Path:
     return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent
 
 
-def site_stage(config: Config, *, only_if_changed: bool = False) -> Path:
+def site_stage(config: Config, *, only_if_changed: bool = False,
+               history: History | None = None) -> Path:
     """Build the site; with `only_if_changed`, not when it was built from these very inputs."""
     build_site(config.mkdocs_yml, config.docs_dir, config.site_dir, config.digest.title,
-               fallback_yml=skeleton_dir() / "mkdocs.yml", only_if_changed=only_if_changed)
+               fallback_yml=skeleton_dir() / "mkdocs.yml", only_if_changed=only_if_changed,
+               history=history)
     return config.site_dir
 
 
@@ -348,14 +370,22 @@ def run(
         with launch_advice_on_failure(config, services):
             services.chat.check_ready()  # before arXiv is asked or anything is written
     stages = observer or Observer()
+    history = History.load(config.docs_dir)  # every earlier record, read once for the run
+    triage = None
+    if config.triage.enabled:
+        stages.stage("triage: every paper of the window, scored against your interests")
+        triage = triage_stage(config, services, query_for(config, edition, history),
+                              None if refresh else services.cache.get_fetch(edition))
     stages.stage("fetch: arXiv search and full text")
-    fetch = fetch_stage(config, services, edition, refresh=refresh, on_text=on_text)
+    fetch = fetch_stage(config, services, edition, refresh=refresh, on_text=on_text,
+                        history=history, triage=triage)
     stages.stage(f"synthesis: {services.chat.model} at {services.chat.base_url}")
     synthesis = synthesize_stage(config, services, edition, observer=observer)
     stages.stage("render: Markdown pages")
-    render_stage(config, services.cache, edition)
+    history = history.with_record(render_stage(config, services.cache, edition,
+                                               history=history))
     stages.stage("site: MkDocs build and check")
-    site_dir = site_stage(config, only_if_changed=True)
+    site_dir = site_stage(config, only_if_changed=True, history=history)
     statuses = [s.full_text.status for s in fetch.sources]
     return BuildReport(
         edition=edition,

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from typing import Any
 
 from generator.config import Config
 from generator.edition.assemble import assemble
 from generator.edition.model import Edition
 from generator.edition.record import EditionRecord
+from generator.kinds import build_requests
 from generator.models import (
     Bundle,
     Completion,
@@ -22,7 +25,6 @@ from generator.models import (
     Usage,
 )
 from generator.synthesis.evidence import evidence_requests
-from generator.synthesis.prompts import build_requests
 
 EDITION = "2026-12-02"
 BUILT_AT = "2026-12-02T06:00:00+00:00"
@@ -48,8 +50,14 @@ ANSWERS = {
 }
 
 
+def with_thinking_body(config: Config, body: dict[str, Any], *, briefs: bool = True) -> Config:
+    """`config` with this thinking switch, and briefs on or off."""
+    return replace(config, llm=replace(config.llm, thinking_extra_body=body),
+                   briefs=replace(config.briefs, enabled=briefs and config.briefs.enabled))
+
+
 def requests_for(config: Config, bundle: Bundle) -> list[PromptRequest]:
-    requests = build_requests(config.prompts, bundle, {"thinking": True}, briefs=config.briefs)
+    requests = build_requests(with_thinking_body(config, {"thinking": True}), bundle)
     keep = {"research-map", "themes", "memory-management", "benchmarks-and-metrics",
             "thinking-off", "thinking-on", "brief-1"}
     return [r for r in requests if r.name in keep]

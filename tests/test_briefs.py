@@ -11,11 +11,12 @@ from click.testing import CliRunner, Result
 
 from generator.cli import cli
 from generator.config import Config
+from generator.kinds import build_requests
 from generator.models import Bundle, FullText, NumberedPaper, Paper
 from generator.synthesis.dispatch import dispatch_plan
-from generator.synthesis.prompts import build_requests
 from generator.synthesis.structured import BRIEF_SCHEMA, InvalidAnswer, parse_answer, validate
 from tests.conftest import write_config
+from tests.edition_fixture import with_thinking_body
 from tests.servers.arxiv import ArxivServer
 from tests.servers.sglang import Answer, SglangServer, structured_answer, task_of
 
@@ -175,7 +176,7 @@ def test_bundle_prompts_lead_and_briefs_fill_in() -> None:
                   "https://arxiv.org/abs/2401.00001v1", None)
     item = NumberedPaper(1, paper, FullText("not_requested"), 0)
     bundle = Bundle((item, replace(item, number=2)), "bundle text")
-    requests = build_requests(config.prompts, bundle, {"thinking": True}, briefs=config.briefs)
+    requests = build_requests(with_thinking_body(config, {"thinking": True}), bundle)
     plan = dispatch_plan(requests, range(len(requests)))
     names = [requests[i].name for i in plan.order]
     assert names[0] == "thinking-on"  # the longest decode leads, and puts the bundle in cache

@@ -9,10 +9,11 @@ import pytest
 
 from generator.bundle import build_bundle
 from generator.cache import Cache, atomic_write_text, completion_key
-from generator.config import PromptSettings
+from generator.config import Config
 from generator.errors import LockedError
+from generator.kinds import build_requests
 from generator.models import FullText, Paper, Source
-from generator.synthesis.prompts import build_requests
+from tests.edition_fixture import with_thinking_body
 
 
 def paper(n: int) -> Paper:
@@ -21,6 +22,7 @@ def paper(n: int) -> Paper:
                  f"https://arxiv.org/abs/2401.0000{n}v1", None)
 
 
+CONFIG = Config(path=Path("config.toml"))
 SOURCES = [
     Source(paper(1), FullText("ok", "Full text of one.", 2, 9)),
     Source(paper(2), FullText("missing", reason="the PDF is encrypted with a password")),
@@ -43,7 +45,7 @@ def test_papers_are_numbered_in_fetch_order_with_excerpts_where_present() -> Non
 def test_every_request_shares_the_system_message_and_bundle_prefix() -> None:
     bundle = build_bundle(SOURCES)
     extra = {"chat_template_kwargs": {"thinking": True}}
-    requests = build_requests(PromptSettings(), bundle, extra)
+    requests = build_requests(with_thinking_body(CONFIG, extra, briefs=False), bundle)
     assert [r.name for r in requests] == [
         "research-map", "themes", "memory-management", "benchmarks-and-metrics",
         "engineering-roadmap", "thinking-off", "thinking-on"]
@@ -61,7 +63,8 @@ def test_every_request_shares_the_system_message_and_bundle_prefix() -> None:
 
 
 def test_completion_key_covers_model_messages_and_parameters() -> None:
-    requests = build_requests(PromptSettings(), build_bundle(SOURCES), {"x": 1})
+    requests = build_requests(with_thinking_body(CONFIG, {"x": 1}, briefs=False),
+                              build_bundle(SOURCES))
     keys = {completion_key("m", r) for r in requests}
     assert len(keys) == len(requests)
     assert completion_key("m", requests[0]) == completion_key("m", requests[0])

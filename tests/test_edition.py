@@ -137,10 +137,10 @@ def test_a_broken_workspace_template_is_one_line_and_exit_2(
 
 def test_a_refused_prompt_is_cut_fairly_and_the_cut_is_recorded() -> None:
     from generator.bundle import build_bundle
+    from generator.kinds import build_requests
     from generator.models import FullText, PromptRequest, Source
     from generator.synthesis.planning import BundlePlan, ContextFitter, Refusal
-    from generator.synthesis.prompts import build_requests
-    from tests.edition_fixture import PAPERS
+    from tests.edition_fixture import PAPERS, with_thinking_body
 
     config = Config(path=Path("config.toml"))
     sources = [Source(p, FullText("ok", "word " * 20_000, 5, 5)) for p in PAPERS]
@@ -148,7 +148,8 @@ def test_a_refused_prompt_is_cut_fairly_and_the_cut_is_recorded() -> None:
 
     def rebuild(plan: BundlePlan) -> list[PromptRequest]:
         cap = plan.overrides.get("research-map", plan.excerpt_cap)
-        return build_requests(config.prompts, build_bundle(sources, excerpt_cap=cap), {})
+        return build_requests(with_thinking_body(config, {}, briefs=False),
+                              build_bundle(sources, excerpt_cap=cap))
 
     full = build_bundle(sources)
     fitter = ContextFitter(sources, BundlePlan(full.estimated_tokens), rebuild, saved.append)

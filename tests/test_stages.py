@@ -10,6 +10,7 @@ tests.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -117,3 +118,41 @@ def test_render_writes_the_edition_from_the_stage_outputs(config: Config) -> Non
     assert record["briefs"]["1"]["tldr"].startswith("A study of")
     assert record["evidence"]["claims"] > 0
     assert "Stage Digest" in (config.docs_dir / "index.md").read_text()
+
+
+# A build reads each earlier record once ---------------------------------------------------------
+
+_records_read: list[str] | None = None
+
+
+def _count_record_reads(event: str, args: tuple[Any, ...]) -> None:
+    """An audit hook (the interpreter's own record of every open): each edition.json that our
+    code reads to parse (through cache.read_json), not the bytes hashed or copied to the site."""
+    if _records_read is None or event != "open" or not str(args[0]).endswith("edition.json"):
+        return
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "read_json" and frame.f_code.co_filename.endswith("cache.py"):
+            _records_read.append(str(args[0]))
+            return
+        frame = frame.f_back  # type: ignore[assignment]
+
+
+sys.addaudithook(_count_record_reads)
+
+
+def test_a_build_reads_each_earlier_record_once(config: Config) -> None:
+    global _records_read
+    first = doubles(config)
+    pipeline.fetch_stage(config, first, "2026-11-25")
+    pipeline.synthesize_stage(config, first, "2026-11-25")
+    pipeline.render_stage(config, first.cache, "2026-11-25")
+    _records_read = []
+    try:
+        report = pipeline.run(config, doubles(config), EDITION)  # fetch, synthesis, render, site
+        reads = list(_records_read)
+    finally:
+        _records_read = None
+    assert report.site_dir is not None and (report.site_dir / "index.html").is_file()
+    earlier = [r for r in reads if "2026-11-25" in r]
+    assert len(earlier) == 1, reads

@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import __version__
 from ..claims import claims_of
-from ..kinds import KINDS, page_stem, schema_for
+from ..kinds import KINDS, page_stem
 from ..models import (
     Bundle,
     Completion,
@@ -27,7 +27,7 @@ from ..models import (
     SynthesisResult,
     Triage,
 )
-from ..safe_text import clean, clean_data, md_model
+from ..safe_text import clean_data, md_model
 from ..synthesis.evidence import parse_evidence_name
 from ..synthesis.structured import InvalidAnswer, parse_answer
 from .charts import timeline, token_chart
@@ -68,12 +68,14 @@ def assemble(edition: str, title: str, fetch: FetchResult, bundle: Bundle,
     prior = appearances([r for r in others if r.edition < edition])
     statuses = {p.number: status(p.paper, prior) for p in bundle.papers}
     pairs = synthesis.pairs()
-    briefs, themes = _structured(bundle, pairs)
-    pages, answers = _pages(bundle, pairs)
-    research_map = next((c.content for r, c in pairs if r.kind == "research_map" and c.ok), "")
+    structured = _structured(bundle, pairs)
+    briefs: dict[int, Brief] = dict(structured.get("brief", ()))
+    themes = [t for found in structured.get("themes", ()) for t in found]
+    pages, answers = _pages(bundle, pairs, structured)
+    research_map = next((c.content for r, c in pairs if KINDS[r.kind].overview and c.ok), "")
     overview = overview_text(research_map)
     record_data = _record(edition, title, fetch, bundle, synthesis, statuses, bundle_note,
-                          overview, briefs, themes, pages, built_at)
+                          overview, briefs, themes, pages, built_at) | _structured_record(structured)
     previous = next((r for r in published if r.edition == edition), None)
     if previous is not None and _same_but_date(previous.data, record_data):
         # Rendered again with nothing changed: keep the date, so the site need not be rebuilt.
@@ -108,7 +110,7 @@ def assemble(edition: str, title: str, fetch: FetchResult, bundle: Bundle,
         name=edition, title=title, query=fetch.query, model=synthesis.model, papers=papers,
         pages=tuple(page for page, _ in pages), prompts=answers, themes=tuple(themes),
         skipped_seen=tuple(fetch.skipped), overview=overview, figures=figures, record=record,
-        triage=fetch.triage)
+        triage=fetch.triage, structured=structured)
 
 
 def _same_but_date(old: dict[str, Any], new: dict[str, Any]) -> bool:
@@ -121,33 +123,41 @@ def _same_but_date(old: dict[str, Any], new: dict[str, Any]) -> bool:
 
 
 def _structured(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]]
-                ) -> tuple[dict[int, Brief], list[Theme]]:
-    """The validated briefs (by paper number) and themes (naming papers of the bundle only)."""
-    numbers = {p.number for p in bundle.papers}
-    briefs: dict[int, Brief] = {}
-    themes: list[Theme] = []
+                ) -> dict[str, tuple[Any, ...]]:
+    """Each structured kind's answers as the typed values its spec parses them into, by kind
+    (briefs as (paper, brief) pairs, theme maps as tuples of themes, a new kind's its own)."""
+    numbers = frozenset(p.number for p in bundle.papers)
+    found: dict[str, list[Any]] = {}
     for request, completion in pairs:
-        if not completion.ok or request.kind not in ("brief", "themes"):
-            continue  # evidence is checked with the answer it belongs to (_evidence)
+        spec = KINDS.get(request.kind)
+        if not completion.ok or spec is None or spec.parse is None or spec.schema is None:
+            continue  # prose, a failure, or a follow-up checked with its answer (_evidence)
         try:
-            data = parse_answer(completion.content, schema_for(request.kind))
-        except InvalidAnswer as err:
+            data = parse_answer(completion.content, spec.schema)
+            value = spec.parse(data, request, numbers)
+        except (InvalidAnswer, KeyError, TypeError, ValueError) as err:
             log.warning("ignoring the cached %s: %s", request.name, err)
             continue
-        if request.kind == "brief":
-            briefs[int(request.name.removeprefix("brief-"))] = Brief(**{
-                k: clean(str(data[k])) for k in ("tldr", "problem", "method", "result",
-                                                 "limitations")})
-        else:
-            themes = [Theme(clean(str(t["name"])), clean(str(t["description"])),
-                            tuple(sorted({n for n in t["papers"] if n in numbers})))
-                      for t in data["themes"]]
-    return briefs, themes
+        found.setdefault(request.kind, []).append(value)
+    return {kind: tuple(values) for kind, values in found.items()}
 
 
-def _pages(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]]
+def _structured_record(structured: Mapping[str, tuple[Any, ...]]) -> dict[str, Any]:
+    """The registered kinds' values that have a record form, under "structured"."""
+    recorded: dict[str, list[Any]] = {}
+    for kind, values in structured.items():
+        to_record = KINDS[kind].to_record
+        if to_record is not None:
+            recorded[kind] = [to_record(v) for v in values]
+    return {"structured": recorded} if recorded else {}
+
+
+def _pages(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]],
+           structured: Mapping[str, tuple[Any, ...]]
            ) -> tuple[list[tuple[SynthesisPage, dict[int, list[str]]]], tuple[Answer, ...]]:
-    """Each synthesis page with its answers linked and checked, and every prompt's answer."""
+    """Each synthesis page with its answers linked and checked, and every prompt's answer.
+
+    A structured kind's page shows its typed values (`page.values`), never its JSON."""
     linkers: dict[str, CitationLinker] = {}
     grouped: dict[str, list[Answer]] = {}
     checks: dict[str, list[ClaimCheck]] = {}
@@ -160,6 +170,11 @@ def _pages(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]]
             continue
         linker = linkers.setdefault(stem, CitationLinker(stem, bundle.papers))
         shift = KINDS[request.kind].shift
+        if KINDS[request.kind].schema is not None:
+            answer = Answer(request, completion, "", "")
+            answers.append(answer)
+            grouped.setdefault(stem, []).append(answer)
+            continue
         # The reasoning first, as the page reads: its citations are found in that order.
         linker.evidence = None
         reasoning = md_model(completion.reasoning, shift, linker) if completion.ok else ""
@@ -182,9 +197,11 @@ def _pages(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]]
             stem=stem, kind=first.kind, title=title, heading=spec.heading.format(title=title),
             question=first.question, template=spec.template, answers=tuple(group),
             citations=_frozen(result),
+            # One question asked without and then with thinking: the comparison's figures.
             thinking=thinking_summary(group[0].completion, group[1].completion)
-            if first.kind == "thinking" and len(group) == 2 else None,
+            if len(group) == 2 and not first.thinking and group[1].request.thinking else None,
             evidence=tuple(checks.get(stem, ())) if evidence is not None else None,
+            values=structured.get(first.kind, ()) if spec.schema is not None else (),
         ), result.contexts))
     return pages, tuple(answers)
 

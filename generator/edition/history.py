@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -17,6 +18,35 @@ from ..store import Docs
 from .record import EditionRecord, RecordFormatError, RecordPaper, Status
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class History:
+    """Every published edition's record, newest first: read once per run (pelican's context)
+    and handed to every stage that needs it: the fetch (seen papers, the window since the last
+    edition), the render (statuses, the home page, the feed, each paper's page) and the site
+    (the navigation, which edition is the latest)."""
+
+    records: tuple[EditionRecord, ...]
+
+    @classmethod
+    def load(cls, docs_dir: Path) -> History:
+        return cls(tuple(load_records(docs_dir)))
+
+    @property
+    def latest(self) -> str | None:
+        return self.records[0].edition if self.records else None
+
+    def names(self) -> list[str]:
+        return [r.edition for r in self.records]
+
+    def with_record(self, record: EditionRecord) -> History:
+        """This history with `record` published (in place of its edition's older record)."""
+        others = [r for r in self.records if r.edition != record.edition]
+        return History(tuple(sorted([*others, record], key=lambda r: r.edition, reverse=True)))
+
+    def without(self, edition: str) -> History:
+        return History(tuple(r for r in self.records if r.edition != edition))
 
 
 def load_records(docs_dir: Path) -> list[EditionRecord]:

@@ -6,9 +6,9 @@ is published as edition.json is its `EditionRecord` (edition/record.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from ..models import (
     Candidate,
@@ -174,6 +174,7 @@ class SynthesisPage:
     thinking: ThinkingSummary | None = None
     # Every citing sentence's verdict; None when no evidence was asked for ([evidence] off).
     evidence: tuple[ClaimCheck, ...] | None = None
+    values: tuple[Any, ...] = ()  # a structured kind's page: its answers as typed values
 
     @property
     def ok(self) -> bool:
@@ -254,6 +255,8 @@ class Edition:
     figures: RunFigures
     record: EditionRecord
     triage: Triage | None = None  # with [triage] interests: every paper of the window, judged
+    # Every structured kind's answers as typed values, by kind (generator.kinds parses them).
+    structured: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
 
     def count(self, status: Status) -> int:
         return sum(1 for p in self.papers if p.status == status)

@@ -24,12 +24,15 @@ class ReadingPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
 
     def __init__(self) -> None:
         self.latest: str | None = None
+        # Set by `digest site` from the run's history; else (mkdocs serve) read off the folders.
+        self.known_latest: str | None = None
         self.has_feed = False
         self.site_name = ""
 
     def on_config(self, config: Any, **kwargs: Any) -> Any:
-        # Edition names sort by date; the records were read and checked for the navigation.
-        self.latest = max(Docs(Path(config["docs_dir"])).edition_names(), default=None)
+        # Edition names sort by date.
+        self.latest = self.known_latest or max(Docs(Path(config["docs_dir"])).edition_names(),
+                                               default=None)
         self.has_feed = (Path(config["docs_dir"]) / store.FEED).is_file()
         self.site_name = str(config.get("site_name") or "")
         return config

@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .. import store
-from ..edition.history import load_records
+from ..edition.history import History
 from ..errors import SiteBuildError, UnsafeSiteError
 from .freshness import SITE_MARKER, fingerprint, is_current, marker_text
 from .inert import check_site
@@ -35,7 +35,7 @@ ARXIV_CREDIT = "Thank you to arXiv for use of its open access interoperability."
 EXPANDED_EDITIONS = 4
 
 
-def edition_nav(docs_dir: Path) -> list[dict[str, Any]]:
+def edition_nav(history: History) -> list[dict[str, Any]]:
     """Home, the latest editions with their synthesis pages, then an archive of overviews.
 
     Every page carries the whole navigation, so a year of editions with all their pages in it
@@ -44,7 +44,7 @@ def edition_nav(docs_dir: Path) -> list[dict[str, Any]]:
     """
     nav: list[dict[str, Any]] = [{"Home": store.HOME}]
     archive: list[dict[str, str]] = []
-    for index, record in enumerate(load_records(docs_dir)):
+    for index, record in enumerate(history.records):
         edition = record.edition
         if index >= EXPANDED_EDITIONS:
             archive.append({edition: store.edition_overview(edition)})
@@ -81,7 +81,7 @@ def _collect_mkdocs_warnings() -> Iterator[_WarningCollector]:
 
 def build_site(
     mkdocs_yml: Path, docs_dir: Path, site_dir: Path, site_name: str, *, fallback_yml: Path,
-    only_if_changed: bool = False,
+    only_if_changed: bool = False, history: History | None = None,
 ) -> bool:
     """Build docs_dir into site_dir with MkDocs (strict), replacing the old site only on success.
 
@@ -97,6 +97,8 @@ def build_site(
     from mkdocs.config import load_config
     from mkdocs.exceptions import MkDocsException
 
+    history = history or History.load(docs_dir)
+
     site_dir.parent.mkdir(parents=True, exist_ok=True)
     check_replaceable(site_dir)
     remove_leftovers(site_dir)
@@ -108,10 +110,10 @@ def build_site(
                 docs_dir=str(docs_dir),
                 site_dir=str(staging),
                 site_name=site_name,
-                nav=edition_nav(docs_dir),
+                nav=edition_nav(history),
                 strict=True,
             )
-            add_our_plugins(config)
+            add_our_plugins(config, latest=history.latest)
             if (docs_dir / "assets" / "digest.css").is_file():
                 config.extra_css.append("assets/digest.css")
             config.copyright = with_arxiv_credit(config.copyright)
@@ -132,14 +134,20 @@ def build_site(
     return True
 
 
-def add_our_plugins(config: Any) -> None:
-    """The sanitizer and the reading plugin, when a workspace's own mkdocs.yml lacks them."""
+def add_our_plugins(config: Any, *, latest: str | None = None) -> None:
+    """The sanitizer and the reading plugin, when a workspace's own mkdocs.yml lacks them;
+    the reading plugin is told which edition is the latest (from the run's history)."""
     from .reading import ReadingPlugin
     from .sanitize import SanitizePlugin
 
+    for instance in config.plugins.values():
+        if isinstance(instance, ReadingPlugin):
+            instance.known_latest = latest
     for name, plugin in (("digest-sanitize", SanitizePlugin), ("digest-reading", ReadingPlugin)):
         if not any(isinstance(p, plugin) for p in config.plugins.values()):
             instance = plugin()
+            if isinstance(instance, ReadingPlugin):
+                instance.known_latest = latest
             config.plugins[name] = instance
             if hasattr(instance, "on_config"):
                 instance.on_config(config)  # the config was loaded before it was added
@@ -274,7 +282,7 @@ def serve_site(mkdocs_yml: Path, docs_dir: Path, site_name: str, *, fallback_yml
             str(config_file),
             docs_dir=str(docs_dir),
             site_name=site_name,
-            nav=edition_nav(docs_dir),
+            nav=edition_nav(History.load(docs_dir)),
             dev_addr=dev_addr,
             copyright=with_arxiv_credit(load_config(str(config_file)).copyright),
             plugins=with_our_plugins(config_file),

@@ -1,18 +1,21 @@
-"""Turn the configured prompts and a bundle into the chat requests of an edition.
+"""The request builders of the built-in kinds, and the one factory every request is made by.
 
 Every request starts with the same two things, the system message and then the bundle, and only
 then the task. Identical leading tokens let SGLang's radix cache prefill the bundle once for
-all of them (DeepSeek V4's thinking and non-thinking prompts differ only at the end).
+all of them (DeepSeek V4's thinking and non-thinking prompts differ only at the end). Which
+builders run, and in what order, is the kind registry's business (`generator.kinds`).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any
 
 from ..bundle import paper_section
-from ..config import BriefSettings, PromptSettings
+from ..config import Config, PromptSettings
 from ..models import Bundle, Message, PromptKind, PromptRequest
 from .structured import BRIEF_SCHEMA, THEMES_SCHEMA, response_format, schema_instruction
 
@@ -30,52 +33,58 @@ def system_message(prompts: PromptSettings, language: str) -> str:
     return f"{prompts.system} Write every answer in {language}, whatever the papers' language."
 
 
-def build_requests(
-    prompts: PromptSettings, bundle: Bundle, thinking_extra_body: dict[str, Any],
-    *, language: str = "English", briefs: BriefSettings | None = None,
-) -> list[PromptRequest]:
-    """The research map, its themes, each deep dive, the thinking question without and with
-    thinking, then (if enabled) one brief per paper."""
-    system = system_message(prompts, language)
+@dataclass(frozen=True)
+class RequestContext:
+    """What a kind's request builder is given: the config, the bundle, the page stems other
+    kinds and the edition already use, and `make`, the factory every request goes through."""
 
-    def request(
-        name: str, title: str, kind: PromptKind, question: str, task: str,
-        max_tokens: int, temperature: float, thinking: bool = False,
-        extra: dict[str, Any] | None = None, context: str = bundle.text, page_title: str = "",
-    ) -> PromptRequest:
-        body = dict(extra or {})
+    config: Config
+    bundle: Bundle
+    reserved: Collection[str]
+
+    def make(self, name: str, title: str, kind: PromptKind, question: str, task: str,
+             max_tokens: int, temperature: float, *, thinking: bool = False,
+             schema: dict[str, Any] | None = None, schema_name: str = "",
+             context: str | None = None, page_title: str = "", subject: int | None = None
+             ) -> PromptRequest:
+        """A request: the system message, then `context` (the bundle unless given), then the
+        task; with `schema`, the answer is asked for as JSON (constrained where the server can)
+        under `schema_name` (the kind's name unless given)."""
+        body: dict[str, Any] = {}
+        if schema is not None:
+            task = f"{task}\n\n{schema_instruction(schema)}"
+            body["response_format"] = response_format(schema_name or kind, schema)
         if thinking:
-            body.update(thinking_extra_body)
+            body.update(self.config.llm.thinking_extra_body)
+        system = system_message(self.config.prompts, self.config.digest.language)
         return PromptRequest(
-            name=name,
-            title=title,
-            kind=kind,
-            question=question,
-            messages=(
-                Message("system", system),
-                Message("user", context + _SEPARATOR + task),
-            ),
-            max_tokens=max_tokens,
-            temperature=temperature,
-            thinking=thinking,
-            extra_body_json=json.dumps(body, sort_keys=True),
-            page_title=page_title or title,
-        )
+            name=name, title=title, kind=kind, question=question,
+            messages=(Message("system", system),
+                      Message("user", (self.bundle.text if context is None else context)
+                              + _SEPARATOR + task)),
+            max_tokens=max_tokens, temperature=temperature, thinking=thinking,
+            extra_body_json=json.dumps(body, sort_keys=True), page_title=page_title or title,
+            subject=subject)
 
-    rm = prompts.research_map
-    requests = [
-        request("research-map", rm.title, "research_map", rm.instruction,
-                f"Task: {rm.instruction}", rm.max_tokens, rm.temperature)
-    ]
-    if prompts.themes.enabled:
-        tm = prompts.themes
-        requests.append(request(
-            "themes", "Theme map", "themes", tm.instruction,
-            f"Task: {tm.instruction}\n\n{schema_instruction(THEMES_SCHEMA)}", tm.max_tokens,
-            tm.temperature, extra={"response_format": response_format("themes", THEMES_SCHEMA)}))
-    used = {"research-map", "thinking-off", "thinking-on", "index", "papers", "themes",
-            "thinking", "triage", "run-report"}  # the stems of the edition's other pages
-    for dive in prompts.deep_dives:
+
+def research_map(ctx: RequestContext) -> list[PromptRequest]:
+    rm = ctx.config.prompts.research_map
+    return [ctx.make("research-map", rm.title, "research_map", rm.instruction,
+                     f"Task: {rm.instruction}", rm.max_tokens, rm.temperature)]
+
+
+def themes(ctx: RequestContext) -> list[PromptRequest]:
+    tm = ctx.config.prompts.themes
+    if not tm.enabled:
+        return []
+    return [ctx.make("themes", "Theme map", "themes", tm.instruction, f"Task: {tm.instruction}",
+                     tm.max_tokens, tm.temperature, schema=THEMES_SCHEMA)]
+
+
+def deep_dives(ctx: RequestContext) -> list[PromptRequest]:
+    used = set(ctx.reserved)
+    requests = []
+    for dive in ctx.config.prompts.deep_dives:
         name = slugify(dive.label)
         while name in used:
             name += "-2"
@@ -83,22 +92,30 @@ def build_requests(
         task = (f"Deep-dive question ({dive.label}): {dive.question}\n\n"
                 "Answer this question specifically, naming the papers you draw on by number "
                 "and title.")
-        requests.append(request(name, dive.label, "deep_dive", dive.question, task,
-                                dive.max_tokens, dive.temperature))
-    th = prompts.thinking
-    task = f"Hard question: {th.question}"
-    requests.append(request("thinking-off", f"{th.title}: without thinking", "thinking",
-                            th.question, task, th.max_tokens, th.temperature,
-                            page_title=th.title))
-    requests.append(request("thinking-on", f"{th.title}: with thinking", "thinking",
-                            th.question, task, th.thinking_max_tokens, th.thinking_temperature,
-                            thinking=True, page_title=th.title))
-    if briefs and briefs.enabled:
-        task = f"Task: {briefs.instruction}\n\n{schema_instruction(BRIEF_SCHEMA)}"
-        for item in bundle.papers:
-            requests.append(request(
-                f"brief-{item.number}", f"Brief of Paper {item.number}", "brief",
-                briefs.instruction, task, briefs.max_tokens, briefs.temperature,
-                extra={"response_format": response_format("paper_brief", BRIEF_SCHEMA)},
-                context=paper_section(item)))
+        requests.append(ctx.make(name, dive.label, "deep_dive", dive.question, task,
+                                 dive.max_tokens, dive.temperature))
     return requests
+
+
+def thinking(ctx: RequestContext) -> list[PromptRequest]:
+    th = ctx.config.prompts.thinking
+    task = f"Hard question: {th.question}"
+    return [
+        ctx.make("thinking-off", f"{th.title}: without thinking", "thinking", th.question, task,
+                 th.max_tokens, th.temperature, page_title=th.title),
+        ctx.make("thinking-on", f"{th.title}: with thinking", "thinking", th.question, task,
+                 th.thinking_max_tokens, th.thinking_temperature, thinking=True,
+                 page_title=th.title),
+    ]
+
+
+def briefs(ctx: RequestContext) -> list[PromptRequest]:
+    settings = ctx.config.briefs
+    if not settings.enabled:
+        return []
+    # The schema's name stays "paper_brief": it is part of every cached brief's request.
+    return [ctx.make(f"brief-{item.number}", f"Brief of Paper {item.number}", "brief",
+                     settings.instruction, f"Task: {settings.instruction}", settings.max_tokens,
+                     settings.temperature, schema=BRIEF_SCHEMA, schema_name="paper_brief",
+                     context=paper_section(item), subject=item.number)
+            for item in ctx.bundle.papers]

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..cache import Cache, completion_key, read_json, write_json
 from ..errors import LlmRequestError
-from ..kinds import KINDS, STRUCTURED, schema_for
+from ..kinds import KINDS, schema_for, structured
 from ..models import Completion, Message, PromptRequest, SynthesisResult
 from ..ports import ChatModel
 from ..urls import redact_text
@@ -231,7 +231,7 @@ def _complete(client: ChatModel, cache: Cache, request: PromptRequest, key: str,
     """One request; if the server refuses it for its length, again with shorter excerpts
     (each cut sized by the server's own count, each smaller than the last, at most three)."""
     try:
-        if request.kind in STRUCTURED:
+        if request.kind in structured():
             completion = _structured(client, request, events)
         else:
             completion = client.complete(request, events)
@@ -340,6 +340,7 @@ def synthesis_to_dict(result: SynthesisResult) -> dict[str, Any]:
                 "temperature": r.temperature,
                 "thinking": r.thinking,
                 "page_title": r.page_title,
+                "subject": r.subject,
                 "completion": c.to_dict() | {"from_cache": c.from_cache},
             }
             for r, c in result.pairs()
@@ -355,7 +356,7 @@ def synthesis_from_dict(data: dict[str, Any]) -> SynthesisResult:
             name=item["name"], title=item["title"], kind=item["kind"], question=item["question"],
             messages=(), max_tokens=item["max_tokens"],
             temperature=item["temperature"], thinking=item["thinking"],
-            page_title=item.get("page_title", ""),
+            page_title=item.get("page_title", ""), subject=item.get("subject"),
         ))
         completion = item["completion"]
         completions.append(Completion.from_dict(completion, from_cache=completion.get("from_cache", False)))
