@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import hashlib
 import json
 import logging
@@ -36,8 +37,12 @@ def _current_umask() -> int:
 _UMASK = _current_umask()  # read once: os.umask can only be read by setting it
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so that readers see either the old file or the whole new one."""
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write `data` to `path` so that readers see either the old file or the whole new one.
+
+    `durable` syncs the file to disk before the rename; a caller that writes many files in a
+    row may skip it and sync once at the end (`Cache.sync`): a crash in between can then leave
+    a file empty, which a reader treats as missing, never as a wrong answer."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -47,7 +52,8 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException as err:
         with contextlib.suppress(FileNotFoundError):
@@ -57,12 +63,13 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
+def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), durable=durable)
 
 
-def write_json(path: Path, data: Any) -> None:
-    atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+def write_json(path: Path, data: Any, *, durable: bool = True) -> None:
+    atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n",
+                      durable=durable)
 
 
 def read_json(path: Path) -> Any | None:
@@ -76,6 +83,7 @@ def read_json(path: Path) -> Any | None:
         return None
 
 
+@functools.lru_cache(maxsize=2048)  # a build asks for each request's key several times
 def completion_key(model: str, request: PromptRequest) -> str:
     """A digest of everything that determines the answer: model, messages and parameters."""
     if not request.messages:
@@ -140,7 +148,12 @@ class Cache:
     def put_completion(self, key: str, completion: Completion) -> None:
         if not completion.ok:
             raise ValueError("failed completions are never cached: a rerun must retry them")
-        write_json(self._completion_path(key), completion.to_dict())
+        # One sync for a whole batch (`sync`), not one per answer.
+        write_json(self._completion_path(key), completion.to_dict(), durable=False)
+
+    def sync(self) -> None:
+        """Flush what the batch wrote to disk (one call, where each answer once cost one)."""
+        os.sync()
 
     # Stage records: what `fetch` found for an edition, so later stages and reruns reuse it.
     def _fetch_path(self, edition: str) -> Path:

@@ -288,7 +288,7 @@ def render_stage(config: Config, cache: Cache, edition: str, *,
         raise UsageError(f"edition {edition} has no synthesis yet: run `digest synthesize` first "
                          "(or `digest build`)")
     plan = load_plan(cache, edition, list(fetch.sources))
-    bundle, _ = prepare(config, fetch, plan)
+    bundle = build_bundle(list(fetch.sources), excerpt_cap=plan.excerpt_cap if plan else None)
     env = make_environment(config.workspace)
     records = (history or History.load(config.docs_dir)).records
     assembled = assemble(edition, config.digest.title, fetch, bundle, synthesis, records,

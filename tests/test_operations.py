@@ -16,6 +16,7 @@ from generator.errors import UsageError
 from generator.pipeline import check_edition
 from generator.publish.site import ARXIV_CREDIT
 from tests.conftest import ROOT
+from tests.servers.arxiv import ArxivServer, PdfResponse
 from tests.servers.sglang import Fault, SglangServer
 
 FIRST, SECOND = "2026-11-25", "2026-12-02"
@@ -46,6 +47,14 @@ def test_a_failed_prompt_is_reported_once(workspace: Path, sglang_server: Sglang
     result = build(workspace, SECOND)
     assert result.exit_code == 1
     assert result.output.count("the GPU caught fire") == 6  # six prompts, each once
+
+
+def test_a_missing_pdf_is_reported_once(workspace: Path, arxiv_server: ArxivServer) -> None:
+    # Off a terminal, one line per event: not the log's warning and the progress line both.
+    arxiv_server.state.pdfs["2202.12139v1"] = PdfResponse(404, b"Not found", "text/plain")
+    result = build(workspace, SECOND)
+    assert result.exit_code == 0, result.output
+    assert result.output.count("no full text for 2202.12139v1") == 1, result.output
 
 
 @pytest.mark.parametrize("name", ["yesterday", "latest", "2026-13-01", "../../etc", "2026-12-02x"])

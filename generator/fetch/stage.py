@@ -85,6 +85,9 @@ def fetch_full_texts(
     in hand are extracted in a thread meanwhile."""
     texts: dict[str, FullText] = {}
     pending: dict[Future[FullText], Paper] = {}
+    # A caller that reports each text (`on_text`: the CLI's progress) reports the failures too:
+    # the log then keeps them at INFO, so a person sees each event once.
+    missing = log.info if on_text else log.warning
 
     def finish(paper: Paper, text: FullText, from_cache: bool = False) -> None:
         texts[paper.arxiv_id] = text
@@ -96,10 +99,10 @@ def fetch_full_texts(
         try:
             text = future.result()
         except PdfTextError as err:
-            log.warning("no full text for %s: %s", paper.arxiv_id, err)
+            missing("no full text for %s: %s", paper.arxiv_id, err)
             text = FullText(status="missing", reason=str(err))
         except Exception as err:  # a worker that died (out of memory, a crash in a parser)
-            log.warning("no full text for %s: extraction failed (%s)", paper.arxiv_id, err)
+            missing("no full text for %s: extraction failed (%s)", paper.arxiv_id, err)
             finish(paper, FullText(status="missing", reason=f"the text extraction failed ({err})"))
             return
         # Extraction is deterministic for these bytes, so its failures are cached as well.
@@ -130,7 +133,7 @@ def fetch_full_texts(
                     data = downloader.download(str(paper.pdf_url))
                 except PdfTextError as err:
                     # Not cached: a download can succeed next time.
-                    log.warning("no full text for %s: %s", paper.arxiv_id, err)
+                    missing("no full text for %s: %s", paper.arxiv_id, err)
                     finish(paper, FullText(status="missing", reason=str(err)))
                     continue
                 cache.put_pdf(paper.arxiv_id, data)

@@ -140,6 +140,7 @@ def run_batch(
                     dispatcher.finished()
 
         pool.run(len(todo), worker)
+        cache.sync()  # the answers written above, to disk at once
     requests_, results = run.ordered()
     return _result(client, requests_, results, bundle_chars, bundle_tokens, started)
 
