@@ -180,6 +180,14 @@ class Cache:
     def is_removed(self, edition: str) -> bool:
         return self._removed_path(edition).is_file()
 
+    def stage_records(self, edition: str) -> list[Path]:
+        """What the fetch and synthesis stages recorded for an edition (what a render reads)."""
+        return [self._fetch_path(edition), self.plan_path(edition), self.synthesis_path(edition)]
+
+    def rendered_path(self, edition: str) -> Path:
+        """The fingerprint of what the edition's last render read (see pipeline.render_stage)."""
+        return self.root / "editions" / edition / "rendered.txt"
+
     def plan_path(self, edition: str) -> Path:
         return self.root / "editions" / edition / "plan.json"
 

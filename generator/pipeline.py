@@ -8,6 +8,7 @@ time and an interrupted build resumes where it stopped. External services are bu
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import re
 import shutil
@@ -18,8 +19,9 @@ from pathlib import Path
 
 import requests
 
+from . import __version__, store
 from .bundle import build_bundle
-from .cache import Cache, completion_key
+from .cache import Cache, atomic_write_text, completion_key
 from .config import Config
 from .edition.assemble import assemble
 from .edition.history import History, earlier, last_edition_day, windowed_query
@@ -279,9 +281,41 @@ def _same_answers(previous: SynthesisResult, result: SynthesisResult) -> bool:
     return all(c.from_cache for c in result.completions) and answers(previous) == answers(result)
 
 
+def render_inputs(config: Config, cache: Cache, edition: str) -> str:
+    """A digest of everything a render of `edition` reads: the stages' records, the config,
+    the templates, every edition's record (its own included) and this version. Equal digests,
+    equal pages: a rebuild with nothing changed need not render to find that out."""
+    digest = hashlib.sha256(f"{__version__}\0{edition}\0".encode())
+    templates = [config.workspace / "templates", default_template_dir()]
+    files = [*cache.stage_records(edition), config.path,
+             *(p for folder in templates if folder.is_dir()
+               for p in sorted(folder.rglob("*")) if p.is_file()),
+             *Docs(config.docs_dir).record_paths(),
+             config.docs_dir / store.edition_overview(edition)]
+    for path in files:
+        digest.update(str(path).encode() + b"\0")
+        try:
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        except FileNotFoundError:
+            digest.update(b"missing")
+    return digest.hexdigest()
+
+
 def render_stage(config: Config, cache: Cache, edition: str, *,
-                 history: History | None = None) -> EditionRecord:
-    """Write the edition's pages; returns its record (the history's newest entry for it)."""
+                 history: History | None = None, only_if_changed: bool = False
+                 ) -> EditionRecord | None:
+    """Write the edition's pages; returns its record (the history's newest entry for it).
+
+    With `only_if_changed`, nothing is rendered (None is returned) when nothing the render
+    reads changed since it last ran."""
+    if only_if_changed and not cache.is_removed(edition):
+        try:
+            last = cache.rendered_path(edition).read_text(encoding="utf-8").strip()
+        except OSError:
+            last = ""
+        if last == render_inputs(config, cache, edition):
+            log.info("edition %s is rendered already: nothing it is made from changed", edition)
+            return None
     fetch = _fetched(cache, edition)
     synthesis = load_synthesis(cache, edition)
     if synthesis is None:
@@ -296,6 +330,7 @@ def render_stage(config: Config, cache: Cache, edition: str, *,
     rendered = render_edition(env, assembled, records, config.digest.site_url)
     write_pages(config.docs_dir, rendered)
     cache.mark_removed(edition, False)  # rendering an edition on purpose publishes it again
+    atomic_write_text(cache.rendered_path(edition), render_inputs(config, cache, edition) + "\n")
     log.info("rendered %d page(s) for edition %s", len(rendered.pages), edition)
     return assembled.record
 
@@ -309,7 +344,9 @@ def render_all(config: Config, cache: Cache) -> tuple[list[str], list[str]]:
         if cache.is_removed(edition):
             continue
         if cache.get_fetch(edition) and load_synthesis(cache, edition):
-            history = history.with_record(render_stage(config, cache, edition, history=history))
+            record = render_stage(config, cache, edition, history=history)
+            assert record is not None  # rendered whatever the fingerprint says
+            history = history.with_record(record)
             rendered.append(edition)
         else:
             log.warning("edition %s has no records in the cache; its pages are kept as they are",
@@ -382,8 +419,10 @@ def run(
     stages.stage(f"synthesis: {services.chat.model} at {services.chat.base_url}")
     synthesis = synthesize_stage(config, services, edition, observer=observer)
     stages.stage("render: Markdown pages")
-    history = history.with_record(render_stage(config, services.cache, edition,
-                                               history=history))
+    record = render_stage(config, services.cache, edition, history=history,
+                          only_if_changed=True)
+    if record is not None:
+        history = history.with_record(record)
     stages.stage("site: MkDocs build and check")
     site_dir = site_stage(config, only_if_changed=True, history=history)
     statuses = [s.full_text.status for s in fetch.sources]

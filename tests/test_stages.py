@@ -156,3 +156,25 @@ def test_a_build_reads_each_earlier_record_once(config: Config) -> None:
     assert report.site_dir is not None and (report.site_dir / "index.html").is_file()
     earlier = [r for r in reads if "2026-11-25" in r]
     assert len(earlier) == 1, reads
+
+
+def test_a_rebuild_with_nothing_changed_reads_no_record_and_renders_nothing(
+        config: Config) -> None:
+    global _records_read
+    pipeline.run(config, doubles(config), EDITION)
+    overview = config.docs_dir / "editions" / EDITION / "index.md"
+    written = overview.stat().st_mtime_ns
+    _records_read = []
+    try:
+        pipeline.run(config, doubles(config), EDITION)
+        reads = list(_records_read)
+    finally:
+        _records_read = None
+    assert reads == []  # nothing changed: decided from a fingerprint, not by rendering
+    assert overview.stat().st_mtime_ns == written
+    # A changed template is something a render reads: the next build renders again.
+    templates = config.workspace / "templates"
+    templates.mkdir()
+    (templates / "edition.md.j2").write_text("# {{ edition.name }} (a template of my own)\n")
+    pipeline.run(config, doubles(config), EDITION)
+    assert "(a template of my own)" in overview.read_text()

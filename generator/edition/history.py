@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -20,18 +19,27 @@ from .record import EditionRecord, RecordFormatError, RecordPaper, Status
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
 class History:
     """Every published edition's record, newest first: read once per run (pelican's context)
     and handed to every stage that needs it: the fetch (seen papers, the window since the last
     edition), the render (statuses, the home page, the feed, each paper's page) and the site
-    (the navigation, which edition is the latest)."""
+    (the navigation, which edition is the latest). Read when first asked for, so a rebuild
+    that finds nothing changed reads none of it."""
 
-    records: tuple[EditionRecord, ...]
+    def __init__(self, records: Sequence[EditionRecord] | None = None, *,
+                 docs_dir: Path | None = None) -> None:
+        self._records = None if records is None else tuple(records)
+        self._docs_dir = docs_dir
 
     @classmethod
     def load(cls, docs_dir: Path) -> History:
-        return cls(tuple(load_records(docs_dir)))
+        return cls(docs_dir=docs_dir)
+
+    @property
+    def records(self) -> tuple[EditionRecord, ...]:
+        if self._records is None:
+            self._records = tuple(load_records(self._docs_dir)) if self._docs_dir else ()
+        return self._records
 
     @property
     def latest(self) -> str | None:
