@@ -59,6 +59,10 @@ class LlmRequestError(DigestError):
         super().__init__(message)
 
 
+class TriageError(DigestError):
+    """The triage could score no paper of the window; the edition was not made."""
+
+
 class PdfTextError(DigestError):
     """A PDF could not be downloaded or its text extracted; the paper keeps its abstract."""
 

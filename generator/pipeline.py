@@ -432,6 +432,7 @@ def run(
         full_text=statuses.count("ok"),
         missing_full_text=statuses.count("missing"),
         failed_prompts=tuple(c.name for c in synthesis.completions if not c.ok),
-        sent_prompts=sum(1 for c in synthesis.completions if c.ok and not c.from_cache),
+        # Every request that went to the server, answered or not (a cached answer was not sent).
+        sent_prompts=sum(1 for c in synthesis.completions if not c.from_cache),
         site_dir=site_dir,
     )

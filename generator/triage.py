@@ -21,6 +21,7 @@ from typing import Any
 
 from .cache import Cache
 from .config import TriageSettings
+from .errors import TriageError
 from .fetch.arxiv_source import Window
 from .models import Candidate, Message, Paper, PromptRequest, Triage, best_first
 from .ports import ChatModel
@@ -118,6 +119,13 @@ def run_triage(window: Window, query: str, max_candidates: int, settings: Triage
             judged[index] = Candidate(paper, "unscored", int(data["score"]),
                                       short_reason(str(data["reason"])),
                                       tuple(str(i) for i in data["interests"])[:10])
+        failed = [c for c in result.completions if not c.ok]
+        if len(failed) == len(todo):
+            # Nothing scored is a failed stage, never an edition of "no papers": nothing is
+            # recorded, so the next run asks again.
+            raise TriageError(
+                f"the triage scored none of the {len(todo)} paper(s) of the window: every "
+                f"request to {client.base_url} failed (the first: {failed[0].error})")
     candidates = select(judged, max_papers, settings.min_score)
     log.info("triage: %d candidate(s), %d selected, %d excluded, %d unscored", len(candidates),
              sum(c.status == "selected" for c in candidates),

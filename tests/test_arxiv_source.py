@@ -109,6 +109,20 @@ def test_every_request_waits_its_turn(arxiv_server: ArxivServer) -> None:
     assert clock.slept == [3.0, 3.0]  # the API request, then each PDF three seconds after
 
 
+def test_every_try_waits_its_turn_when_arxiv_answers_an_html_page(
+        arxiv_server: ArxivServer) -> None:
+    # arXiv rate-limiting with an HTML page: the package's own spacing never saw those tries
+    # (they raise before it records them), so they once went 6, 52 and 91 ms apart.
+    arxiv_server.state.feed_override = b"<html><title>Rate exceeded</title></html>"
+    clock = FakeClock()
+    limiter = RateLimiter(3.0, clock=clock.time, sleep=clock.sleep)
+    with pytest.raises(ArxivError):
+        ArxivSource(RecordingSession(timeout=5), arxiv_server.api_url, limiter,
+                    num_retries=2).search("testing", 3, 2000)
+    assert len(arxiv_server.state.api_requests()) == 3
+    assert clock.slept == [3.0, 3.0]  # each try after the first, three seconds after the last
+
+
 def test_the_spacing_is_shared_through_the_state_file(tmp_path: Path) -> None:
     clock = FakeClock()
     state = tmp_path / "last-request.json"

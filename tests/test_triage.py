@@ -22,6 +22,7 @@ from tests.conftest import write_config
 from tests.servers.arxiv import ArxivServer
 from tests.servers.sglang import (
     Answer,
+    Fault,
     SglangServer,
     structured_answer,
     triage_score,
@@ -188,6 +189,23 @@ def test_an_answer_invalid_twice_leaves_the_paper_unscored_and_listed(
     assert unscored[0]["score"] is None and "valid" in unscored[0]["reason"]
     page = (triaged_ws.parent / "site_src" / "editions" / EDITION / "triage.md").read_text()
     assert victim[0] in page and "unscored" in page
+
+
+def test_a_triage_that_scores_nothing_is_a_failed_stage_and_records_nothing(
+        triaged_ws: Path, sglang_server: SglangServer) -> None:
+    # Every call failed: never an edition of "no papers in the window" with exit 0.
+    sglang_server.state.structured_responder = lambda body: Fault(
+        500, 'Traceback (most recent call last):\n  File "/srv/app/llama_cpp/server.py", '
+             'line 9, in score\nRuntimeError: the model is not loaded')
+    result = build(triaged_ws)
+    assert result.exit_code == 1
+    assert "the triage scored none of the" in result.output
+    assert "RuntimeError: the model is not loaded" in result.output  # summarised, one line
+    assert "/srv/app" not in result.output and "Traceback" not in result.output
+    assert not (triaged_ws.parent / "site_src" / "editions" / EDITION).exists()
+    sglang_server.state.structured_responder = lambda body: structured_answer(body) or Fault(
+        500, "no structured answer")
+    assert build(triaged_ws).exit_code == 0  # the next run asks again, and gets the edition
 
 
 def test_the_triage_page_lists_every_candidate_and_paper_pages_show_their_score(

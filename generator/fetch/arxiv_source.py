@@ -66,10 +66,13 @@ class RecordingSession(HttpSession):
     """Keeps the last response body: the `arxiv` package drops arXiv's error feeds, we read them.
 
     Requests to `feed_url` carry our User-Agent (the package sets its own on each request)
-    and must come back as an Atom feed.
+    and must come back as an Atom feed. With a `limiter` (`ArxivSource` sets it), each of them
+    waits its turn first: every try, retries after an error included, is spaced as arXiv asks
+    (the package spaces only tries that got an answer it could parse).
     """
 
     last_body: bytes = b""
+    limiter: RateLimiter | None = None
 
     def __init__(self, timeout: float, user_agent: str = USER_AGENT, *,
                  feed_url: str | None = None) -> None:
@@ -80,6 +83,8 @@ class RecordingSession(HttpSession):
         headers = {k: v for k, v in (kwargs.get("headers") or {}).items()
                    if k.lower() != "user-agent"}
         kwargs["headers"] = headers  # ours, from the session, not the arxiv package's
+        if self.limiter is not None and self.feed_url and str(url).startswith(self.feed_url):
+            self.limiter.wait()
         response = super().request(method, url, *args, **kwargs)
         if not kwargs.get("stream"):
             self.last_body = response.content
@@ -206,11 +211,12 @@ class ArxivSource:
         self._limiter = limiter
         self._num_retries = num_retries
         self._session = session
+        # The session spaces every request to the API, each try of each page.
+        session.feed_url, session.limiter = api_url, limiter
 
     def _client(self, page_size: int) -> arxiv.Client:
-        client = arxiv.Client(
-            page_size=page_size, delay_seconds=self._limiter.delay, num_retries=self._num_retries
-        )
+        client = arxiv.Client(page_size=page_size, delay_seconds=0.0,
+                              num_retries=self._num_retries)
         # The package's own session has no timeout; ours does, and carries our User-Agent.
         client._session = self._session
         client.query_url_format = self.api_url + "?{}"
@@ -218,15 +224,11 @@ class ArxivSource:
 
     def search(self, query: str, max_papers: int, max_abstract_chars: int) -> list[Paper]:
         """The first `max_papers` results of `query`, newest submission first."""
-        self._limiter.wait()
         try:
             results = list(self._client(min(max_papers, MAX_PAGE)).results(self._search(
                 query, max_papers)))
         except _FAILURES as err:
             raise self._error(err) from err
-        finally:
-            # The package may have sent several requests (pages, retries): count from the last.
-            self._limiter.mark()
         if not results:
             self._raise_if_rejected()
         papers = papers_from_results(results, max_abstract_chars)
@@ -240,7 +242,6 @@ class ArxivSource:
         the window there: what came before is kept, and the window says it is incomplete."""
         results: list[arxiv.Result] = []
         incomplete = ""
-        self._limiter.wait()
         try:  # one more than asked for tells whether the limit cut the window short
             for result in self._client(min(limit + 1, page_size)).results(self._search(
                     query, limit + 1)):
@@ -250,8 +251,6 @@ class ArxivSource:
                 raise self._error(err) from err
             incomplete = str(self._error(err))
             log.warning("the window ends early after %d paper(s): %s", len(results), incomplete)
-        finally:
-            self._limiter.mark()
         if not results:
             self._raise_if_rejected()
         total = _TOTAL_RE.search(self._session.last_body or b"")

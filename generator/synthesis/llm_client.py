@@ -41,17 +41,34 @@ def split_reasoning(content: str, reasoning: str) -> tuple[str, str]:
 
 
 def error_message(err: openai.APIStatusError) -> str:
-    """The server's own message: SGLang's flat body, OpenAI's nested one, or the raw text."""
+    """The server's own message (SGLang's flat body, OpenAI's nested one, or the raw text),
+    summarised: it reaches pages and records, so one line, no server internals."""
     body = err.body
     if isinstance(body, dict):
         nested = body.get("error")
         if isinstance(nested, dict) and nested.get("message"):
-            return str(nested["message"])
+            return summarise(str(nested["message"]))
         if body.get("message"):
-            return str(body["message"])
+            return summarise(str(body["message"]))
         if isinstance(nested, str):
-            return nested
-    return err.message
+            return summarise(nested)
+    return summarise(err.message)
+
+
+_PATH_RE = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.@+-]+){2,}\.py\b(?:\", line \d+)?")
+_TRACEBACK_RE = re.compile(r"^\s*(Traceback \(most recent call last\)|File \")")
+
+
+def summarise(message: str, limit: int = 300) -> str:
+    """A server's error message as one line: its last meaningful line when it is a traceback
+    (the exception, not the frames), source paths left out, at most `limit` characters."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    meaningful = [line for line in lines if not _TRACEBACK_RE.match(line)]
+    if len(meaningful) < len(lines) and meaningful:
+        meaningful = meaningful[-1:]  # a traceback: the exception line says what went wrong
+    text = " ".join(meaningful or lines)
+    text = _PATH_RE.sub("…", text)
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
 class ChatClient:

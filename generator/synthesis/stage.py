@@ -96,6 +96,7 @@ def run_batch(
     observer = observer or Observer()
     started = time.perf_counter()
     run = _Run(list(requests), client, cache, follow_up)
+    formats = StructuredFormats()
     todo = run.todo()
     log.info("%d prompt(s): %d cached, %d to send", len(run.requests),
              len(run.requests) - len(todo), len(todo))
@@ -122,7 +123,8 @@ def run_batch(
             observer.started(request)
             events = _Events(request, observer, lambda: dispatcher.prefilled(index))
             try:
-                completion = _complete(client, cache, request, run.keys[index], events, shrink)
+                completion = _complete(client, cache, request, run.keys[index], events, shrink,
+                                       formats=formats)
             finally:  # a lead that failed before its first token must not hold the others
                 dispatcher.prefilled(index)
             observer.done(request, completion)
@@ -228,12 +230,13 @@ class _Run:
 
 
 def _complete(client: ChatModel, cache: Cache, request: PromptRequest, key: str,
-              events: StreamEvents, shrink: Shrink | None, cuts: int = 0) -> Completion:
+              events: StreamEvents, shrink: Shrink | None, cuts: int = 0, *,
+              formats: StructuredFormats | None = None) -> Completion:
     """One request; if the server refuses it for its length, again with shorter excerpts
     (each cut sized by the server's own count, each smaller than the last, at most three)."""
     try:
         if request.kind in structured():
-            completion = _structured(client, request, events)
+            completion = _structured(client, request, events, formats or StructuredFormats())
         else:
             completion = client.complete(request, events)
     except LlmRequestError as err:
@@ -247,25 +250,65 @@ def _complete(client: ChatModel, cache: Cache, request: PromptRequest, key: str,
         log.warning("prompt %s was too long for a %d-token context; retrying with shorter "
                     "excerpts", request.name, refusal.context)
         return _complete(client, cache, smaller, completion_key(client.model, smaller), events,
-                         shrink, cuts + 1)
+                         shrink, cuts + 1, formats=formats)
     cache.put_completion(key, completion)
     return completion
 
 
-def _structured(client: ChatModel, request: PromptRequest, events: StreamEvents) -> Completion:
+class StructuredFormats:
+    """Which way of asking for JSON this server takes, learnt from its first refusal and kept
+    for the rest of the run: `json_schema` (SGLang, vLLM), `json_object` with the schema
+    (llama-cpp-python refuses json_schema with HTTP 500), or none (the schema in words only)."""
+
+    ORDER = ("json_schema", "json_object", "")
+
+    def __init__(self) -> None:
+        self._first = 0
+        self._lock = threading.Lock()
+
+    def tries(self) -> tuple[str, ...]:
+        with self._lock:
+            return self.ORDER[self._first:]
+
+    def refused(self, kind: str) -> None:
+        with self._lock:
+            self._first = max(self._first, self.ORDER.index(kind) + 1)
+
+
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "grammar")
+
+
+def _format_refused(err: LlmRequestError) -> bool:
+    """Whether the server refused how the JSON was asked for (not the prompt or its length)."""
+    message = str(err).lower()
+    if context_from_error(message):
+        return False
+    if err.status in (400, 422):
+        return True
+    return err.status == 500 and any(word in message for word in _FORMAT_WORDS)
+
+
+def _structured(client: ChatModel, request: PromptRequest, events: StreamEvents,
+                formats: StructuredFormats) -> Completion:
     """A JSON answer that matches the request's schema: constrained by the server where it can,
     else asked for in words (the schema is in the task either way), and asked once more if the
     answer does not parse or validate. The completion's content is the validated JSON."""
     schema = schema_for(request.kind)
-    try:
-        completion = client.complete(request, events)
-    except LlmRequestError as err:
-        if err.status not in (400, 422) or context_from_error(str(err)):
-            raise
-        log.info("the server refused response_format for %s (%s); asking in words",
-                 request.name, err)
-        request = _without_response_format(request)
-        completion = client.complete(request, events)
+    completion: Completion | None = None
+    for kind in formats.tries():
+        attempt = _with_format(request, kind)
+        try:
+            completion = client.complete(attempt, events)
+        except LlmRequestError as err:
+            if not kind or not _format_refused(err):
+                raise
+            log.info("the server refused response_format %s for %s (%s); asking another way",
+                     kind, request.name, err)
+            formats.refused(kind)
+            continue
+        request = attempt
+        break
+    assert completion is not None  # the last way (in words) raises rather than continue
     try:
         data = parse_answer(completion.content, schema)
     except InvalidAnswer as err:
@@ -282,9 +325,15 @@ def _structured(client: ChatModel, request: PromptRequest, events: StreamEvents)
     return replace(completion, content=json.dumps(data, ensure_ascii=False, indent=1))
 
 
-def _without_response_format(request: PromptRequest) -> PromptRequest:
+def _with_format(request: PromptRequest, kind: str) -> PromptRequest:
+    """The request asking for its JSON as `kind` says ("": in words only, no response_format)."""
     body = json.loads(request.extra_body_json)
-    body.pop("response_format", None)
+    given = body.pop("response_format", None)
+    if kind == "json_schema" and given is not None:
+        return request
+    if kind == "json_object" and given is not None:
+        schema = given.get("json_schema", {}).get("schema")
+        body["response_format"] = {"type": "json_object", "schema": schema}
     return replace(request, extra_body_json=json.dumps(body, sort_keys=True))
 
 

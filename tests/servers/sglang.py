@@ -180,6 +180,10 @@ class SglangState:
     structured_responder: Responder = field(default=lambda body: structured_answer(body) or Fault(
         500, "no structured answer"))
     reject_response_format: bool = False  # a server that does not support json_schema
+    # The response_format types it takes (None: any); others are refused with this status, as
+    # llama-cpp-python refuses json_schema (HTTP 500, "Input should be 'text' or 'json_object'").
+    accepted_formats: tuple[str, ...] | None = None
+    format_refusal_status: int = 500
     faults: list[Fault] = field(default_factory=list)  # served, in order, before any answer
     delay_s: float = 0.0
     # Server settings, as SGLang reports them at /server_info.
@@ -301,6 +305,12 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if state.reject_response_format and "response_format" in body:
             self._error(400, "response_format json_schema is not supported", "BadRequestError")
+            return
+        kind = (body.get("response_format") or {}).get("type")
+        if kind and state.accepted_formats is not None and kind not in state.accepted_formats:
+            self._error(state.format_refusal_status, "1 validation error for request: "
+                        "response_format.type: Input should be 'text' or 'json_object'",
+                        "InternalServerError")
             return
         answer = (state.structured_responder if is_structured(body) else state.responder)(body)
         if isinstance(answer, Fault):
