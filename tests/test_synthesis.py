@@ -140,9 +140,13 @@ def test_the_bundle_is_cut_to_fit_a_small_context(big_workspace: Path,
     assert sglang_server.state.model_requests == models
 
 
+@pytest.mark.parametrize("in_stream", [False, True], ids=["http-400", "in-stream"])
 def test_a_context_refusal_is_retried_once_with_a_smaller_bundle(
-    big_workspace: Path, sglang_server: SglangServer
+    big_workspace: Path, sglang_server: SglangServer, in_stream: bool
 ) -> None:
+    # In-stream: refused inside a streamed 200, as llama-cpp-python does; once read as a cut
+    # stream (asked again three times, then "connection ended early").
+    sglang_server.state.refuse_in_stream = in_stream
     workspace = big_workspace
     # The config claims a large context, so nothing is cut up front; the server refuses.
     workspace.write_text(workspace.read_text() + "context_tokens = 200000\n")

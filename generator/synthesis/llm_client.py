@@ -21,6 +21,7 @@ from ..errors import LlmRequestError, ServerNotAnsweringError, ServerUnavailable
 from ..models import Completion, PromptRequest, Usage
 from ..safe_text import clean
 from ..urls import redact_secrets, redact_url
+from .planning import context_from_error
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +157,13 @@ class ChatClient:
             ) from err
         except openai.APIConnectionError as err:
             raise LlmRequestError(f"no answer from {self.base_url} ({_cause(err)})") from err
+        except openai.APIError as err:
+            # An error event inside a streamed 200 (llama-cpp-python refuses a too-long prompt
+            # this way): read as the refusal it is, a context one included, not a cut stream.
+            message = summarise(err.message)
+            raise LlmRequestError(
+                f"the server at {self.base_url} refused the request in its stream: {message}",
+                status=400 if context_from_error(message) else 500) from err
         latency = time.perf_counter() - started
         if not answer.finish_reason:
             # A stream that just stops (no finish reason, no [DONE]) is a cut answer, not a

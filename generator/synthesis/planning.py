@@ -38,6 +38,8 @@ _INPUT_RES = (
     re.compile(r"The input \(([0-9][0-9,]*) tokens\)", re.IGNORECASE),
     re.compile(r"prompt contains (?:at least )?([0-9][0-9,]*) input tokens", re.IGNORECASE),
     re.compile(r"\(([0-9][0-9,]*) in the messages", re.IGNORECASE),
+    # llama-cpp-python: "Requested tokens (N) exceed context window of C" (prompt and answer).
+    re.compile(r"Requested tokens \(([0-9][0-9,]*)\)", re.IGNORECASE),
 )
 
 

@@ -194,6 +194,8 @@ class SglangState:
     starting_until: float = 0.0  # time.monotonic() before which the server is still loading
     plain_openai: bool = False  # only the plain OpenAI endpoints (vLLM, llama.cpp, hosted APIs)
     enforce_context: bool = False  # refuse prompt + max_tokens beyond max_model_len, as SGLang does
+    # Refuse it inside a streamed 200 instead, as llama-cpp-python does: an error event.
+    refuse_in_stream: bool = False
     prefill_delay_s: float = 0.0  # sleep before the first streamed token
     # Hold every first token until this many requests have arrived (0: do not hold): a
     # client that waits for a first token before sending more would then never get one.
@@ -326,6 +328,16 @@ class _Handler(BaseHTTPRequestHandler):
         prompt += "<think>" if thinking_of(body) else "</think>"
         prompt_tokens = max(1, state.tokens(prompt))
         wanted = prompt_tokens + int(body.get("max_tokens") or 0)
+        if state.enforce_context and wanted > state.max_model_len and state.refuse_in_stream \
+                and body.get("stream"):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            error = {"message": f"Requested tokens ({prompt_tokens}) exceed context window of "
+                                f"{state.max_model_len}", "type": "internal_server_error"}
+            self.wfile.write(f"data: {json.dumps({'error': error})}\n\n".encode())
+            self.wfile.flush()
+            return
         if state.enforce_context and wanted > state.max_model_len:
             self._error(400, "Requested token count exceeds the model's maximum context length "
                         f"of {state.max_model_len} tokens. You requested a total of {wanted} "
