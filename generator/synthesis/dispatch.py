@@ -23,6 +23,9 @@ from ..models import PromptRequest
 # matches prefixes when it schedules (SGLang) still serves them from the cache; one that does
 # not loses only this much.
 GATE_TIMEOUT_S = 10.0
+# Prompts in flight at first on a server that does not say its limits (no /server_info: vLLM,
+# llama.cpp, hosted APIs); one more for each answer that comes back whole.
+UNKNOWN_START = 2
 
 
 @dataclass(frozen=True)
@@ -138,8 +141,8 @@ def concurrency(configured: int, server_info: dict[str, Any] | None, prompts: in
     `configured` (`[llm] max_concurrency`) wins when set. Otherwise as many as the server runs
     at once (`max_running_requests`), no more than its KV-cache budget holds beside the shared
     bundle (`max_total_num_tokens`, each prompt holding `private_tokens` of its own), and no
-    more than there are prompts: a server that says nothing gets the whole edition at once and
-    queues what it cannot run.
+    more than there are prompts. A server that says nothing is given UNKNOWN_START at first by
+    the batch runner, and more as its answers come back whole.
     """
     if configured > 0:
         return max(1, min(configured, prompts))

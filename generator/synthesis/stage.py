@@ -22,7 +22,7 @@ from ..kinds import KINDS, schema_for, structured
 from ..models import Completion, Message, PromptRequest, SynthesisResult
 from ..ports import ChatModel
 from ..urls import redact_text
-from .dispatch import GATE_TIMEOUT_S, Dispatcher, concurrency, dispatch_plan
+from .dispatch import GATE_TIMEOUT_S, UNKNOWN_START, Dispatcher, concurrency, dispatch_plan
 from .llm_client import StreamEvents
 from .planning import Refusal, context_from_error, refusal_from_error
 from .structured import InvalidAnswer, parse_answer
@@ -114,8 +114,17 @@ def run_batch(
                       for r in todo_requests)
         # The server's limits, asked for only now that something is to be sent.
         info = server_info() if server_info and not max_concurrency else None
-        pool = _Pool(lambda sent: concurrency(max_concurrency, info, sent, private,
-                                              bundle_tokens))
+        # A server that did not say its limits is never flooded: it gets UNKNOWN_START at
+        # first and one more for each answer that comes back whole.
+        unknown = info is None and not max_concurrency
+        clean = [0]
+        clean_lock = threading.Lock()
+
+        def limit(sent: int) -> int:
+            width = concurrency(max_concurrency, info, sent, private, bundle_tokens)
+            return min(width, UNKNOWN_START + clean[0]) if unknown else width
+
+        pool = _Pool(limit)
         log.info("sending %d prompt(s), up to %d at a time", len(todo), pool.limit(len(todo)))
 
         def work(index: int) -> None:
@@ -128,6 +137,10 @@ def run_batch(
             finally:  # a lead that failed before its first token must not hold the others
                 dispatcher.prefilled(index)
             observer.done(request, completion)
+            if unknown and completion.ok:
+                with clean_lock:
+                    clean[0] += 1
+                pool.grow(0, worker)  # the server kept up: one more at once
             added = run.answered(index, completion)
             if added:
                 observer.added(len(added))

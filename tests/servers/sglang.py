@@ -206,6 +206,9 @@ class SglangState:
     cut_streams: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
+    # When each answer was complete, taken before its last chunk is sent: whatever a client
+    # does because the answer came back happens after it (an order, not a race).
+    finished: list[float] = field(default_factory=list)
     arrivals: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
     authorizations: list[str] = field(default_factory=list)
     chat_requests: list[dict[str, Any]] = field(default_factory=list)
@@ -364,6 +367,8 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("stream"):
             self._stream(ident, body["model"], answer, usage)
             return
+        with self.server.state.lock:
+            self.server.state.finished.append(time.monotonic())
         self._json(200, {
             "id": ident, "object": "chat.completion",
             "created": int(time.time()), "model": body["model"],
@@ -411,6 +416,8 @@ class _Handler(BaseHTTPRequestHandler):
             if cut and index == 3:
                 return
             send({"content": piece})
+        with state.lock:
+            state.finished.append(time.monotonic())
         send({}, finish=answer.finish_reason)
         send({}, with_usage=usage)
         self.wfile.write(b"data: [DONE]\n\n")
