@@ -44,7 +44,7 @@ from generator.fetch.arxiv_source import ArxivSource, RateLimiter, RecordingSess
 from generator.fetch.pdf_text import extract_text  # noqa: E402
 from generator.kinds import build_requests  # noqa: E402
 from generator.models import Bundle, FullText, PromptRequest, Source, SynthesisResult  # noqa: E402
-from generator.pipeline import follow_ups  # noqa: E402
+from generator.stages import follow_ups  # noqa: E402
 from generator.synthesis.dispatch import concurrency  # noqa: E402
 from generator.synthesis.evidence import parse_evidence_name  # noqa: E402
 from generator.synthesis.llm_client import ChatClient  # noqa: E402

@@ -1,52 +1,41 @@
-"""The digest pipeline: fetch → bundle → synthesize → render → site, reading top to bottom.
+"""The digest pipeline: triage → fetch → synthesize → render → site, reading top to bottom.
 
-Each stage reads what the previous one recorded in the cache, so the CLI can run one stage at a
-time and an interrupted build resumes where it stopped. External services are built once, in
-`services.make_services`, the only place that reads the environment.
+This module only conducts: the stages are in `stages.py` (and, below them, one package per
+stage); `run` calls them in order with the run's one history of earlier editions. External
+services are built once, in `services.make_services`, the only place that reads the environment.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import logging
 import re
-import shutil
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from pathlib import Path
 
-import requests
-
-from . import __version__, store
-from .bundle import build_bundle
-from .cache import Cache, atomic_write_text, completion_key
 from .config import Config
-from .edition.assemble import assemble
-from .edition.history import History, earlier, last_edition_day, windowed_query
-from .edition.record import EditionRecord
-from .edition.render import (
-    default_template_dir,
-    front_pages,
-    make_environment,
-    render_edition,
-    write_front_pages,
-    write_pages,
-)
-from .errors import ServerNotAnsweringError, UsageError
-from .fetch.stage import FetchSettings, OnText, run_fetch
-from .kinds import answer_tokens, build_requests
-from .models import Bundle, FetchResult, PromptRequest, Source, SynthesisResult, Triage
-from .publish.site import build_site  # imports MkDocs only when a site is built
+from .edition.history import History
+from .errors import UsageError
+from .fetch.stage import OnText
 from .services import Services
-from .store import Docs
-from .synthesis.evidence import evidence_requests
-from .synthesis.planning import BundlePlan, ContextFitter, bundles_for, load_plan, make_plan, save_plan
-from .synthesis.stage import FollowUp, Observer, load_synthesis, run_batch, save_synthesis
-from .triage import run_triage, window_of
+from .stages import (
+    all_cached,
+    fetch_stage,
+    launch_advice_on_failure,
+    query_for,
+    remove_edition,
+    render_all,
+    render_stage,
+    site_stage,
+    skeleton_dir,
+    synthesize_stage,
+    triage_stage,
+)
+from .synthesis.stage import Observer
 
-log = logging.getLogger(__name__)
+# What the CLI reaches through `pipeline`: the stages one at a time, and the whole run.
+__all__ = ["BuildReport", "check_edition", "fetch_stage", "remove_edition", "render_all",
+           "render_stage", "run", "site_stage", "skeleton_dir", "synthesize_stage", "today"]
+
 
 @dataclass(frozen=True)
 class BuildReport:
@@ -81,316 +70,6 @@ def check_edition(edition: str) -> str:
             "2026-12-02, optionally with a suffix for a second edition that day "
             "(2026-12-02-special); editions sort by name, so the newest is the latest")
     return edition
-
-
-@contextlib.contextmanager
-def launch_advice_on_failure(config: Config, services: Services) -> Iterator[None]:
-    """When nothing answers at the server's URL, say how to start one that fits this config."""
-    try:
-        yield
-    except ServerNotAnsweringError as err:
-        from .doctor import launch_advice  # only now: it is not free to import
-
-        raise ServerNotAnsweringError(
-            f"{err}\n{launch_advice(config, services.cache, services.chat.base_url)}") from err
-
-
-@dataclass(frozen=True)
-class EditionQuery:
-    """What an edition asks arXiv for: the query (with its date window) and the papers of
-    earlier editions to leave out."""
-
-    query: str
-    skip: frozenset[str]
-
-
-def query_for(config: Config, edition: str, history: History) -> EditionQuery:
-    a = config.arxiv
-    query = a.query
-    try:
-        day = date.fromisoformat(edition[:10])
-    except ValueError:
-        day = datetime.now(UTC).date()
-    if a.since_last_edition:
-        query = windowed_query(query, day, since=last_edition_day(history.records, edition) or (
-            day - timedelta(days=7)))
-    elif a.days:
-        query = windowed_query(query, day, days=a.days)
-    skip = frozenset(p.arxiv_id for r in earlier(history.records, edition)
-                     for p in r.papers) if a.skip_seen else frozenset()
-    return EditionQuery(query, skip)
-
-
-def fetch_stage(config: Config, services: Services, edition: str, *, refresh: bool = False,
-                on_text: OnText | None = None, history: History | None = None,
-                triage: Triage | None = None) -> FetchResult:
-    """The edition's papers and full text: the newest of the query, or those `triage` chose
-    (judged here when [triage] is on and no triage is given, as `digest fetch` does)."""
-    a = config.arxiv
-    search = query_for(config, edition, history or History.load(config.docs_dir))
-    settings = FetchSettings(search.query, a.max_papers, a.full_text_papers, a.max_abstract_chars,
-                             a.max_pdf_chars, search.skip)
-    previous = None if refresh else services.cache.get_fetch(edition)
-    if triage is None and config.triage.enabled:
-        triage = triage_stage(config, services, search, previous)
-    return run_fetch(edition, settings, services.arxiv, services.downloader, services.cache,
-                     previous=previous, on_text=on_text, triage=triage)
-
-
-def triage_stage(config: Config, services: Services, search: EditionQuery,
-                 previous: FetchResult | None) -> Triage:
-    """Every paper of the window, judged: the window as recorded for this edition (`previous`,
-    if its query and cap are the same), else listed by arXiv; the judgements from the cache
-    where it has them."""
-    t, query = config.triage, search.query
-    if previous and previous.triage and (previous.triage.query, previous.triage.max_candidates) \
-            == (query, t.max_candidates):
-        papers = window_of(previous.triage)
-    else:
-        papers = services.arxiv.search_window(query, t.max_candidates,
-                                              config.arxiv.max_abstract_chars,
-                                              config.arxiv.page_size)
-    with launch_advice_on_failure(config, services):
-        return run_triage(papers, query, t.max_candidates, t, config.arxiv.max_papers,
-                          services.chat, services.cache, language=config.digest.language,
-                          seen=search.skip, max_concurrency=config.llm.max_concurrency,
-                          server_info=services.probe.server_info)
-
-
-def _fetched(cache: Cache, edition: str) -> FetchResult:
-    result = cache.get_fetch(edition)
-    if result is None:
-        raise UsageError(f"edition {edition} has not been fetched yet: run `digest fetch` first "
-                         "(or `digest build`)")
-    return result
-
-
-def prepare(config: Config, fetch: FetchResult,
-            plan: BundlePlan | None = None) -> tuple[Bundle, list[PromptRequest]]:
-    """The edition's bundle and requests; a plan cuts the excerpts to fit the context."""
-    sources = list(fetch.sources)
-    bundle, bundles = bundles_for(sources, plan)
-    if not bundle.papers:
-        return bundle, []  # nothing to synthesize: the edition says no papers matched
-    def requests_for(b: Bundle) -> list[PromptRequest]:
-        return build_requests(config, b)
-
-    requests = requests_for(bundle)
-    if plan and plan.overrides:
-        for cap in set(plan.overrides.values()):
-            variants = {r.name: r for r in requests_for(bundles[cap])}
-            requests = [variants[r.name] if plan.overrides.get(r.name) == cap else r
-                        for r in requests]
-    return bundle, requests
-
-
-def all_cached(config: Config, services: Services, edition: str) -> bool:
-    """Whether this edition's every prompt already has a cached answer (so no server is needed)."""
-    fetch = services.cache.get_fetch(edition)
-    if fetch is None:
-        return False
-    plan = load_plan(services.cache, edition, list(fetch.sources))
-    bundle, requests = prepare(config, fetch, plan)
-    return _answered(services, requests, follow_ups(config, bundle))
-
-
-def follow_ups(config: Config, bundle: Bundle) -> FollowUp | None:
-    """What an answer brings: its evidence checks, when [evidence] is on."""
-    if not config.evidence.enabled:
-        return None
-    papers = frozenset(p.number for p in bundle.papers)
-    return lambda request, completion: evidence_requests(request, completion, config.evidence,
-                                                         papers)
-
-
-def _answered(services: Services, requests: Sequence[PromptRequest],
-              follow_up: FollowUp | None = None) -> bool:
-    """Whether the cache holds an answer to every one of `requests` and of their follow-ups."""
-    for request in requests:
-        completion = services.cache.get_completion(completion_key(services.chat.model, request))
-        if completion is None:
-            return False
-        if follow_up and not _answered(services, follow_up(request, completion)):
-            return False
-    return True
-
-
-def context_length(config: Config, services: Services) -> int | None:
-    """The model's context length: from the config, else as the server reports it."""
-    if config.llm.context_tokens:
-        return config.llm.context_tokens
-    try:
-        served = {m.id: m.max_model_len for m in services.probe.models()}
-    except (requests.RequestException, ValueError):
-        served = {}
-    if served.get(config.llm.model):
-        return served[config.llm.model]
-    info = services.probe.server_info() or {}
-    value = info.get("context_length")
-    return value if isinstance(value, int) else None
-
-
-def chars_per_token(config: Config, services: Services, sources: list[Source]) -> float | None:
-    """The bundle's characters per token by the server's own tokenizer; None where it has none."""
-    text = build_bundle(sources).text
-    counts = services.probe.tokenize(config.llm.model, [text])
-    return len(text) / counts[0] if counts and counts[0] else None
-
-
-def synthesize_stage(
-    config: Config, services: Services, edition: str, *, observer: Observer | None = None
-) -> SynthesisResult:
-    fetch = _fetched(services.cache, edition)
-    sources = list(fetch.sources)
-    saved = load_plan(services.cache, edition, sources)
-    if saved is None:
-        longest = answer_tokens(config)
-        saved = make_plan(sources, None, longest)
-        _, requests = prepare(config, fetch, saved)
-        if not _answered(services, requests):  # only then is the server asked its context
-            context = context_length(config, services)
-            ratio = chars_per_token(config, services, sources) if context else None
-            saved = make_plan(sources, context, longest, ratio)
-        save_plan(services.cache, edition, saved)
-    bundle, requests = prepare(config, fetch, saved)
-    follow_up = follow_ups(config, bundle)
-    fitter = ContextFitter(sources, saved, lambda plan: prepare(config, fetch, plan)[1],
-                           lambda plan: save_plan(services.cache, edition, plan))
-
-    with launch_advice_on_failure(config, services):
-        result = run_batch(
-            requests, services.chat, services.cache,
-            bundle_chars=bundle.chars, bundle_tokens=bundle.estimated_tokens,
-            max_concurrency=config.llm.max_concurrency, server_info=services.probe.server_info,
-            prefill_gate=config.llm.prefill_gate, observer=observer, shrink=fitter.shrink,
-            follow_up=follow_up,
-        )
-    previous = load_synthesis(services.cache, edition)
-    if previous is None or not _same_answers(previous, result):
-        save_synthesis(services.cache, edition, result)
-    # Otherwise every answer came from the cache: the record keeps the figures of the run that
-    # produced them (wall time, latencies), so the pages a rebuild renders do not change.
-    return result
-
-
-def _same_answers(previous: SynthesisResult, result: SynthesisResult) -> bool:
-    """Whether `result` is `previous` answered again from the cache, prompt for prompt."""
-    def answers(r: SynthesisResult) -> list[tuple[str, str, str, str]]:
-        return [(c.name, c.content, c.reasoning, c.error) for c in r.completions]
-
-    return all(c.from_cache for c in result.completions) and answers(previous) == answers(result)
-
-
-def render_inputs(config: Config, cache: Cache, edition: str) -> str:
-    """A digest of everything a render of `edition` reads: the stages' records, the config,
-    the templates, every edition's record (its own included) and this version. Equal digests,
-    equal pages: a rebuild with nothing changed need not render to find that out."""
-    digest = hashlib.sha256(f"{__version__}\0{edition}\0".encode())
-    templates = [config.workspace / "templates", default_template_dir()]
-    files = [*cache.stage_records(edition), config.path,
-             *(p for folder in templates if folder.is_dir()
-               for p in sorted(folder.rglob("*")) if p.is_file()),
-             *Docs(config.docs_dir).record_paths(),
-             config.docs_dir / store.edition_overview(edition)]
-    for path in files:
-        digest.update(str(path).encode() + b"\0")
-        try:
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
-        except FileNotFoundError:
-            digest.update(b"missing")
-    return digest.hexdigest()
-
-
-def render_stage(config: Config, cache: Cache, edition: str, *,
-                 history: History | None = None, only_if_changed: bool = False
-                 ) -> EditionRecord | None:
-    """Write the edition's pages; returns its record (the history's newest entry for it).
-
-    With `only_if_changed`, nothing is rendered (None is returned) when nothing the render
-    reads changed since it last ran."""
-    if only_if_changed and not cache.is_removed(edition):
-        try:
-            last = cache.rendered_path(edition).read_text(encoding="utf-8").strip()
-        except OSError:
-            last = ""
-        if last == render_inputs(config, cache, edition):
-            log.info("edition %s is rendered already: nothing it is made from changed", edition)
-            return None
-    fetch = _fetched(cache, edition)
-    synthesis = load_synthesis(cache, edition)
-    if synthesis is None:
-        raise UsageError(f"edition {edition} has no synthesis yet: run `digest synthesize` first "
-                         "(or `digest build`)")
-    plan = load_plan(cache, edition, list(fetch.sources))
-    bundle = build_bundle(list(fetch.sources), excerpt_cap=plan.excerpt_cap if plan else None)
-    env = make_environment(config.workspace)
-    records = (history or History.load(config.docs_dir)).records
-    assembled = assemble(edition, config.digest.title, fetch, bundle, synthesis, records,
-                         plan.summary() if plan else "")
-    rendered = render_edition(env, assembled, records, config.digest.site_url)
-    write_pages(config.docs_dir, rendered)
-    cache.mark_removed(edition, False)  # rendering an edition on purpose publishes it again
-    atomic_write_text(cache.rendered_path(edition), render_inputs(config, cache, edition) + "\n")
-    log.info("rendered %d page(s) for edition %s", len(rendered.pages), edition)
-    return assembled.record
-
-
-def render_all(config: Config, cache: Cache) -> tuple[list[str], list[str]]:
-    """Render every edition again from its records (no network): (rendered, skipped)."""
-    rendered, skipped = [], []
-    names = Docs(config.docs_dir).edition_names() | cache.editions_with("synthesis")
-    history = History.load(config.docs_dir)
-    for edition in sorted(names):
-        if cache.is_removed(edition):
-            continue
-        if cache.get_fetch(edition) and load_synthesis(cache, edition):
-            record = render_stage(config, cache, edition, history=history)
-            assert record is not None  # rendered whatever the fingerprint says
-            history = history.with_record(record)
-            rendered.append(edition)
-        else:
-            log.warning("edition %s has no records in the cache; its pages are kept as they are",
-                        edition)
-            skipped.append(edition)
-    return rendered, skipped
-
-
-def remove_edition(config: Config, cache: Cache, edition: str) -> list[str]:
-    """Take an edition's pages and record off the site (its cache stays); re-render the rest.
-
-    The other editions are rendered again from the cache, since their statuses ("seen in an
-    earlier edition") and their papers' edition lists may have named the removed one. Returns
-    the editions that could not be re-rendered (no records in the cache).
-    """
-    docs = Docs(config.docs_dir)
-    if edition not in docs.edition_names():
-        known = ", ".join(sorted(docs.edition_names(), reverse=True)) or "none"
-        raise UsageError(f"there is no edition {edition} in {config.docs_dir} (editions: {known})")
-    cache.mark_removed(edition)
-    shutil.rmtree(docs.edition_folder(edition))
-    log.info("removed the pages and record of edition %s", edition)
-    rendered, skipped = render_all(config, cache)
-    if not rendered:  # otherwise the last edition rendered wrote the home page and the feed
-        env = make_environment(config.workspace)
-        records = list(History.load(config.docs_dir).records)
-        write_front_pages(config.docs_dir, front_pages(
-            env, config.digest.title, records, config.digest.site_url), records)
-    return skipped
-
-
-def skeleton_dir() -> Path:
-    """The default config.toml and mkdocs.yml of a new workspace."""
-    packaged = default_template_dir().parent / "skeleton"
-    return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent
-
-
-def site_stage(config: Config, *, only_if_changed: bool = False,
-               history: History | None = None) -> Path:
-    """Build the site; with `only_if_changed`, not when it was built from these very inputs."""
-    build_site(config.mkdocs_yml, config.docs_dir, config.site_dir, config.digest.title,
-               fallback_yml=skeleton_dir() / "mkdocs.yml", only_if_changed=only_if_changed,
-               history=history)
-    return config.site_dir
 
 
 def run(
