@@ -202,3 +202,10 @@ def test_bundle_prompts_lead_and_briefs_fill_in() -> None:
     assert followers == sorted(followers, reverse=True)
 
 
+
+
+def test_raw_newlines_inside_json_strings_are_read() -> None:
+    # Grammar-constrained decoding often writes a newline inside a string as the character.
+    answer = ('{"tldr": "One.\nTwo.", "problem": "p", "method": "m", "result": "r",'
+              ' "limitations": "l"}')
+    assert parse_answer(answer, BRIEF_SCHEMA)["tldr"] == "One.\nTwo."

@@ -178,3 +178,20 @@ def test_a_rebuild_with_nothing_changed_reads_no_record_and_renders_nothing(
     (templates / "edition.md.j2").write_text("# {{ edition.name }} (a template of my own)\n")
     pipeline.run(config, doubles(config), EDITION)
     assert "(a template of my own)" in overview.read_text()
+
+
+def test_a_json_answer_cut_at_max_tokens_says_so(config: Config) -> None:
+    # Once reported only as "Expecting ',' delimiter".
+    def cut_briefs(body: dict[str, Any]) -> Answer | Fault:
+        answer = default_responder(body)
+        if '"tldr"' in answer.content:
+            return Answer(answer.content[:30], finish_reason="length")
+        return answer
+
+    run = doubles(config, MockModel(cut_briefs))
+    pipeline.fetch_stage(config, run, EDITION)
+    result = pipeline.synthesize_stage(config, run, EDITION)
+    errors = {c.name: c.error for c in result.completions if not c.ok}
+    assert set(errors) == {"brief-1", "brief-2", "brief-3"}
+    assert "cut at max_tokens (800)" in errors["brief-1"]
+    assert "raise the max_tokens of brief" in errors["brief-1"]

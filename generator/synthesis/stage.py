@@ -334,6 +334,11 @@ def _structured(client: ChatModel, request: PromptRequest, events: StreamEvents,
         try:
             data = parse_answer(completion.content, schema)
         except InvalidAnswer as again:
+            if completion.truncated:
+                raise LlmRequestError(
+                    f"the JSON answer was cut at max_tokens ({request.max_tokens}) before it "
+                    f"was complete, twice; raise the max_tokens of {request.kind} in "
+                    "config.toml") from again
             raise LlmRequestError(f"no valid structured answer after a retry: {again}") from again
     return replace(completion, content=json.dumps(data, ensure_ascii=False, indent=1))
 

@@ -109,7 +109,9 @@ def parse_answer(text: str, schema: dict[str, Any]) -> Any:
     error = "no JSON object in the answer"
     for candidate in candidates:
         try:
-            data = bounded(clean_data(json.loads(candidate)), schema)
+            # strict=False: raw newlines and tabs inside strings, as grammar-constrained
+            # decoding often writes them, are read as the characters they are.
+            data = bounded(clean_data(json.loads(candidate, strict=False)), schema)
         except ValueError as err:
             error = f"not valid JSON ({err})"
             continue
