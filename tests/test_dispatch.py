@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from generator.models import Message, PromptKind, PromptRequest
-from generator.synthesis.dispatch import Dispatcher, DispatchPlan, concurrency, dispatch_plan
+from generator.synthesis.dispatch import (
+    AdaptiveWidth,
+    Dispatcher,
+    DispatchPlan,
+    concurrency,
+    dispatch_plan,
+)
 
 
 def request(name: str, kind: PromptKind, max_tokens: int, thinking: bool = False) -> PromptRequest:
@@ -98,3 +104,17 @@ def test_concurrency_comes_from_the_server_unless_configured() -> None:
     # The KV cache holds the bundle once and then each prompt's own tokens.
     assert concurrency(0, {"max_total_num_tokens": 80_000}, 27, 2000, 60_000) == 10
     assert concurrency(0, {"max_running_requests": True}, 3, 2000, 60_000) == 3
+
+
+def test_a_server_that_says_nothing_gets_more_while_it_keeps_up_and_half_when_it_does_not() -> None:
+    width = AdaptiveWidth(start=2)
+    for _ in range(4):
+        width.answered(ok=True, overloaded=False)
+    assert width.width == 6  # one more for each answer that came back whole
+    width.answered(ok=False, overloaded=True)  # a 503 or a cut stream
+    assert width.width == 3
+    width.answered(ok=False, overloaded=False)  # a failure that says nothing of load
+    assert width.width == 3
+    for _ in range(3):
+        width.answered(ok=False, overloaded=True)
+    assert width.width == 1  # never under one

@@ -134,6 +134,30 @@ class Dispatcher:
         return None
 
 
+class AdaptiveWidth:
+    """How many prompts a server that did not say its limits gets at once: additive increase,
+    multiplicative decrease. `UNKNOWN_START` at first, one more for each answer that comes back
+    whole, half as many (never under one) after a sign of overload (429, a 5xx, a cut stream):
+    a server that cuts streams when another request waits (llama-cpp-python) backs the digest
+    off before every request fails."""
+
+    def __init__(self, start: int = UNKNOWN_START) -> None:
+        self._width = start
+        self._lock = threading.Lock()
+
+    @property
+    def width(self) -> int:
+        with self._lock:
+            return self._width
+
+    def answered(self, ok: bool, overloaded: bool) -> None:
+        with self._lock:
+            if overloaded:
+                self._width = max(1, self._width // 2)
+            elif ok:
+                self._width += 1
+
+
 def concurrency(configured: int, server_info: dict[str, Any] | None, prompts: int,
                 private_tokens: int, shared_tokens: int) -> int:
     """How many prompts to keep in flight.

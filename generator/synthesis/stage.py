@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -22,7 +23,7 @@ from ..kinds import KINDS, schema_for, structured
 from ..models import Completion, Message, PromptRequest, SynthesisResult
 from ..ports import ChatModel
 from ..urls import redact_text
-from .dispatch import GATE_TIMEOUT_S, UNKNOWN_START, Dispatcher, concurrency, dispatch_plan
+from .dispatch import GATE_TIMEOUT_S, AdaptiveWidth, Dispatcher, concurrency, dispatch_plan
 from .llm_client import StreamEvents
 from .planning import Refusal, context_from_error, refusal_from_error
 from .structured import InvalidAnswer, parse_answer
@@ -114,15 +115,12 @@ def run_batch(
                       for r in todo_requests)
         # The server's limits, asked for only now that something is to be sent.
         info = server_info() if server_info and not max_concurrency else None
-        # A server that did not say its limits is never flooded: it gets UNKNOWN_START at
-        # first and one more for each answer that comes back whole.
-        unknown = info is None and not max_concurrency
-        clean = [0]
-        clean_lock = threading.Lock()
+        # A server that did not say its limits is never flooded (AdaptiveWidth).
+        adaptive = AdaptiveWidth() if info is None and not max_concurrency else None
 
         def limit(sent: int) -> int:
             width = concurrency(max_concurrency, info, sent, private, bundle_tokens)
-            return min(width, UNKNOWN_START + clean[0]) if unknown else width
+            return min(width, adaptive.width) if adaptive else width
 
         pool = _Pool(limit)
         log.info("sending %d prompt(s), up to %d at a time", len(todo), pool.limit(len(todo)))
@@ -137,18 +135,24 @@ def run_batch(
             finally:  # a lead that failed before its first token must not hold the others
                 dispatcher.prefilled(index)
             observer.done(request, completion)
-            if unknown and completion.ok:
-                with clean_lock:
-                    clean[0] += 1
-                pool.grow(0, worker)  # the server kept up: one more at once
+            if adaptive is not None:
+                adaptive.answered(completion.ok, _overloaded(completion))
+                pool.grow(0, worker)  # wider if the server kept up
+
             added = run.answered(index, completion)
             if added:
                 observer.added(len(added))
                 dispatcher.add(added)
                 pool.grow(len(added), worker)  # follow-ups get slots of their own
 
-        def worker() -> None:
-            while (index := dispatcher.next()) is not None:
+        def worker() -> bool:
+            """Send requests until none is left; True if it retired early (see _Pool)."""
+            while True:
+                if pool.retire():
+                    return True
+                index = dispatcher.next()
+                if index is None:
+                    return False
                 try:
                     work(index)
                 finally:
@@ -160,26 +164,55 @@ def run_batch(
     return _result(client, requests_, results, bundle_chars, bundle_tokens, started)
 
 
+_OVERLOAD_RE = re.compile(r"HTTP (?:429|50[0234])\b|ended early|broke off midway")
+
+
+def _overloaded(completion: Completion) -> bool:
+    """Whether a failed request says the server is overloaded (not that the prompt is wrong)."""
+    return not completion.ok and bool(_OVERLOAD_RE.search(completion.error))
+
+
 class _Pool:
     """Worker threads, as many as `limit(sent)` allows for the requests sent so far: follow-ups
     are known only as answers come in, and each batch of them may widen the pool (up to what
-    the server runs at once), so that they do not queue behind a width sized without them."""
+    the server runs at once), so that they do not queue behind a width sized without them.
+    When the limit falls (a server that showed overload), workers retire between requests."""
 
     def __init__(self, limit: Callable[[int], int]) -> None:
         self.limit = limit
         self._sent = 0
+        self._live = 0  # workers started and not yet returned
         self._futures: list[Future[None]] = []
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
 
-    def grow(self, more: int, worker: Callable[[], None]) -> None:
+    def grow(self, more: int, worker: Callable[[], bool]) -> None:
         with self._lock:
             self._sent += more
             assert self._executor is not None
-            while len(self._futures) < min(self.limit(self._sent), self._sent):
-                self._futures.append(self._executor.submit(worker))
+            while self._live < min(self.limit(self._sent), self._sent):
+                self._live += 1
+                self._futures.append(self._executor.submit(self._counted, worker))
 
-    def run(self, sent: int, worker: Callable[[], None]) -> None:
+    def retire(self) -> bool:
+        """Whether the calling worker should stop now (more are running than the limit allows;
+        the last one never does). A worker told so returns True and is counted out here."""
+        with self._lock:
+            if self._live > max(1, self.limit(self._sent)):
+                self._live -= 1
+                return True
+            return False
+
+    def _counted(self, worker: Callable[[], bool]) -> None:
+        retired = False
+        try:
+            retired = worker()
+        finally:
+            if not retired:
+                with self._lock:
+                    self._live -= 1
+
+    def run(self, sent: int, worker: Callable[[], bool]) -> None:
         """Start the workers for `sent` requests and wait for every worker, started now or
         later; the first worker's exception is raised."""
         with ThreadPoolExecutor(max_workers=1024) as self._executor:
