@@ -41,7 +41,8 @@ from .services import Services
 from .store import Docs
 from .synthesis.evidence import evidence_requests
 from .synthesis.planning import BundlePlan, ContextFitter, bundles_for, load_plan, make_plan, save_plan
-from .synthesis.stage import FollowUp, Observer, load_synthesis, run_batch, save_synthesis
+from .synthesis.record import load_synthesis, save_synthesis
+from .synthesis.stage import FollowUp, Observer, run_batch
 from .triage import run_triage, window_of
 
 log = logging.getLogger(__name__)

@@ -7,26 +7,24 @@ A prompt that fails is recorded with its error and the others go on.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import replace
 from typing import Any
 
-from ..cache import Cache, completion_key, read_json, write_json
+from ..cache import Cache, completion_key
 from ..errors import LlmRequestError
-from ..kinds import KINDS, schema_for, structured
-from ..models import Completion, Message, PromptRequest, SynthesisResult
+from ..kinds import KINDS, structured
+from ..models import Completion, PromptRequest, SynthesisResult
 from ..ports import ChatModel
 from ..urls import redact_text
 from .dispatch import GATE_TIMEOUT_S, AdaptiveWidth, Dispatcher, concurrency, dispatch_plan
+from .json_answers import StructuredFormats, ask_for_json
 from .llm_client import StreamEvents
-from .planning import Refusal, context_from_error, refusal_from_error
-from .structured import InvalidAnswer, parse_answer
+from .planning import Refusal, refusal_from_error
 
 log = logging.getLogger(__name__)
 
@@ -282,7 +280,7 @@ def _complete(client: ChatModel, cache: Cache, request: PromptRequest, key: str,
     (each cut sized by the server's own count, each smaller than the last, at most three)."""
     try:
         if request.kind in structured():
-            completion = _structured(client, request, events, formats or StructuredFormats())
+            completion = ask_for_json(client, request, events, formats or StructuredFormats())
         else:
             completion = client.complete(request, events)
     except LlmRequestError as err:
@@ -299,93 +297,6 @@ def _complete(client: ChatModel, cache: Cache, request: PromptRequest, key: str,
                          shrink, cuts + 1, formats=formats)
     cache.put_completion(key, completion)
     return completion
-
-
-class StructuredFormats:
-    """Which way of asking for JSON this server takes, learnt from its first refusal and kept
-    for the rest of the run: `json_schema` (SGLang, vLLM), `json_object` with the schema
-    (llama-cpp-python refuses json_schema with HTTP 500), or none (the schema in words only)."""
-
-    ORDER = ("json_schema", "json_object", "")
-
-    def __init__(self) -> None:
-        self._first = 0
-        self._lock = threading.Lock()
-
-    def tries(self) -> tuple[str, ...]:
-        with self._lock:
-            return self.ORDER[self._first:]
-
-    def refused(self, kind: str) -> None:
-        with self._lock:
-            self._first = max(self._first, self.ORDER.index(kind) + 1)
-
-
-_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "grammar")
-
-
-def _format_refused(err: LlmRequestError) -> bool:
-    """Whether the server refused how the JSON was asked for (not the prompt or its length)."""
-    message = str(err).lower()
-    if context_from_error(message):
-        return False
-    if err.status in (400, 422):
-        return True
-    return err.status == 500 and any(word in message for word in _FORMAT_WORDS)
-
-
-def _structured(client: ChatModel, request: PromptRequest, events: StreamEvents,
-                formats: StructuredFormats) -> Completion:
-    """A JSON answer that matches the request's schema: constrained by the server where it can,
-    else asked for in words (the schema is in the task either way), and asked once more if the
-    answer does not parse or validate. The completion's content is the validated JSON."""
-    schema = schema_for(request.kind)
-    completion: Completion | None = None
-    for kind in formats.tries():
-        attempt = _with_format(request, kind)
-        try:
-            completion = client.complete(attempt, events)
-        except LlmRequestError as err:
-            if not kind or not _format_refused(err):
-                raise
-            log.info("the server refused response_format %s for %s (%s); asking another way",
-                     kind, request.name, err)
-            formats.refused(kind)
-            continue
-        request = attempt
-        break
-    assert completion is not None  # the last way (in words) raises rather than continue
-    try:
-        data = parse_answer(completion.content, schema)
-    except InvalidAnswer as err:
-        log.warning("%s: %s; asking once more", request.name, err)
-        retry = replace(request, messages=(*request.messages,
-                                           Message("assistant", completion.content[:4000]),
-                                           Message("user", f"That answer was invalid: {err}. "
-                                                   "Reply with the corrected JSON object only.")))
-        completion = client.complete(retry, events)
-        try:
-            data = parse_answer(completion.content, schema)
-        except InvalidAnswer as again:
-            if completion.truncated:
-                raise LlmRequestError(
-                    f"the JSON answer was cut at max_tokens ({request.max_tokens}) before it "
-                    f"was complete, twice; raise the max_tokens of {request.kind} in "
-                    "config.toml") from again
-            raise LlmRequestError(f"no valid structured answer after a retry: {again}") from again
-    return replace(completion, content=json.dumps(data, ensure_ascii=False, indent=1))
-
-
-def _with_format(request: PromptRequest, kind: str) -> PromptRequest:
-    """The request asking for its JSON as `kind` says ("": in words only, no response_format)."""
-    body = json.loads(request.extra_body_json)
-    given = body.pop("response_format", None)
-    if kind == "json_schema" and given is not None:
-        return request
-    if kind == "json_object" and given is not None:
-        schema = given.get("json_schema", {}).get("schema")
-        body["response_format"] = {"type": "json_object", "schema": schema}
-    return replace(request, extra_body_json=json.dumps(body, sort_keys=True))
 
 
 def _result(client: ChatModel, requests: Sequence[PromptRequest],
@@ -407,65 +318,3 @@ def _renamed(completion: Completion, name: str) -> Completion:
         return completion
     data = completion.to_dict() | {"name": name}
     return Completion.from_dict(data, from_cache=True)
-
-
-def save_synthesis(cache: Cache, edition: str, result: SynthesisResult) -> None:
-    """Record the stage's outcome, failures included, for the render stage."""
-    write_json(cache.synthesis_path(edition), synthesis_to_dict(result))
-
-
-def load_synthesis(cache: Cache, edition: str) -> SynthesisResult | None:
-    data = read_json(cache.synthesis_path(edition))
-    if not isinstance(data, dict):
-        return None
-    try:
-        return synthesis_from_dict(data)
-    except (KeyError, TypeError, ValueError) as err:
-        log.warning("ignoring malformed synthesis record for %s: %s", edition, err)
-        return None
-
-
-def synthesis_to_dict(result: SynthesisResult) -> dict[str, Any]:
-    return {
-        "model": result.model,
-        "bundle_chars": result.bundle_chars,
-        "bundle_tokens": result.bundle_tokens,
-        "wall_time_s": result.wall_time_s,
-        "prompts": [
-            {
-                "name": r.name,
-                "title": r.title,
-                "kind": r.kind,
-                "question": r.question,
-                "max_tokens": r.max_tokens,
-                "temperature": r.temperature,
-                "thinking": r.thinking,
-                "page_title": r.page_title,
-                "subject": r.subject,
-                "completion": c.to_dict() | {"from_cache": c.from_cache},
-            }
-            for r, c in result.pairs()
-        ],
-    }
-
-
-def synthesis_from_dict(data: dict[str, Any]) -> SynthesisResult:
-    requests: list[PromptRequest] = []
-    completions: list[Completion] = []
-    for item in data["prompts"]:
-        requests.append(PromptRequest(
-            name=item["name"], title=item["title"], kind=item["kind"], question=item["question"],
-            messages=(), max_tokens=item["max_tokens"],
-            temperature=item["temperature"], thinking=item["thinking"],
-            page_title=item.get("page_title", ""), subject=item.get("subject"),
-        ))
-        completion = item["completion"]
-        completions.append(Completion.from_dict(completion, from_cache=completion.get("from_cache", False)))
-    return SynthesisResult(
-        model=data["model"],
-        requests=tuple(requests),
-        completions=tuple(completions),
-        bundle_chars=data["bundle_chars"],
-        bundle_tokens=data["bundle_tokens"],
-        wall_time_s=data["wall_time_s"],
-    )
