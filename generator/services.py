@@ -43,7 +43,7 @@ def llm_base_url(config: Config, environ: Mapping[str, str]) -> str:
 
 def make_services(config: Config, environ: Mapping[str, str]) -> Services:
     """Build the clients for a run. The API key comes from the environment and goes nowhere else."""
-    session = RecordingSession(timeout=config.arxiv.timeout_seconds, feed_url=config.arxiv.api_url)
+    session = RecordingSession(timeout=config.arxiv.timeout_seconds)
     # Kept in the workspace, so that one command after another keeps arXiv's spacing too.
     limiter = RateLimiter(config.arxiv.delay_seconds, Cache(config.cache_dir).rate_limit_path,
                           key=urlparse(config.arxiv.api_url).hostname or "arxiv")

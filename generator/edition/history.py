@@ -45,16 +45,10 @@ class History:
     def latest(self) -> str | None:
         return self.records[0].edition if self.records else None
 
-    def names(self) -> list[str]:
-        return [r.edition for r in self.records]
-
     def with_record(self, record: EditionRecord) -> History:
         """This history with `record` published (in place of its edition's older record)."""
         others = [r for r in self.records if r.edition != record.edition]
         return History(tuple(sorted([*others, record], key=lambda r: r.edition, reverse=True)))
-
-    def without(self, edition: str) -> History:
-        return History(tuple(r for r in self.records if r.edition != edition))
 
 
 def load_records(docs_dir: Path) -> list[EditionRecord]:

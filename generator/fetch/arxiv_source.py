@@ -65,19 +65,15 @@ class NotAnAtomFeed(requests.ConnectionError):
 class RecordingSession(HttpSession):
     """Keeps the last response body: the `arxiv` package drops arXiv's error feeds, we read them.
 
-    Requests to `feed_url` carry our User-Agent (the package sets its own on each request)
-    and must come back as an Atom feed. With a `limiter` (`ArxivSource` sets it), each of them
-    waits its turn first: every try, retries after an error included, is spaced as arXiv asks
-    (the package spaces only tries that got an answer it could parse).
+    Requests to `feed_url` (the API's URL, which `ArxivSource` sets, with its `limiter`) carry
+    our User-Agent (the package sets its own on each request), wait their turn first (every
+    try, retries after an error included, is spaced as arXiv asks; the package spaces only tries
+    that got an answer it could parse) and must come back as an Atom feed.
     """
 
     last_body: bytes = b""
+    feed_url: str | None = None
     limiter: RateLimiter | None = None
-
-    def __init__(self, timeout: float, user_agent: str = USER_AGENT, *,
-                 feed_url: str | None = None) -> None:
-        super().__init__(timeout, user_agent)
-        self.feed_url = feed_url
 
     def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> Any:
         headers = {k: v for k, v in (kwargs.get("headers") or {}).items()
@@ -144,11 +140,6 @@ class RateLimiter:
                     self._sleep(remaining)
             self._record()
 
-    def mark(self) -> None:
-        """Record that a request was just made by someone else (the `arxiv` package)."""
-        with self._lock:
-            self._record()
-
     def _record(self) -> None:
         self._last = self._clock()
         if self._state_file is None:
@@ -208,7 +199,6 @@ class ArxivSource:
         num_retries: int = 3,
     ) -> None:
         self.api_url = api_url
-        self._limiter = limiter
         self._num_retries = num_retries
         self._session = session
         # The session spaces every request to the API, each try of each page.
