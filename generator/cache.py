@@ -188,6 +188,11 @@ class Cache:
         """The fingerprint of what the edition's last render read (see pipeline.render_stage)."""
         return self.root / "editions" / edition / "rendered.txt"
 
+    @property
+    def servers_path(self) -> Path:
+        """What each LLM server was found to do (synthesis/capabilities.py)."""
+        return self.root / "servers.json"
+
     def plan_path(self, edition: str) -> Path:
         return self.root / "editions" / edition / "plan.json"
 

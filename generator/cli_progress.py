@@ -87,8 +87,9 @@ class Progress(Observer):
             if completion.ttft_s is not None:
                 where += f", first token {completion.ttft_s:.1f} s"
             note = ", truncated" if completion.truncated else ""
-            self._line(f"  done    {request.name} ({completion.usage.completion_tokens:,} "
-                       f"completion tokens, {where}{note})")
+            tokens = completion.usage.completion_tokens
+            spent = f"{tokens:,} completion tokens" if tokens is not None else "tokens not reported"
+            self._line(f"  done    {request.name} ({spent}, {where}{note})")
         self._redraw()
 
     def _line(self, text: str) -> None:

@@ -22,6 +22,13 @@ from .errors import ArxivError, LlmRequestError
 from .kinds import answer_tokens
 from .models import Message, PromptRequest
 from .ports import ChatModel, PaperSearch, ServerFacts
+from .synthesis.capabilities import (
+    Capabilities,
+    load_capabilities,
+    save_capabilities,
+    structured_and_usage,
+    without_requests,
+)
 from .synthesis.planning import PROMPT_OVERHEAD_TOKENS, load_plan
 from .synthesis.server import reasoning_parser_for, sglang_command
 
@@ -119,7 +126,21 @@ def run_doctor(config: Config, probe: ServerFacts, chat: ChatModel, source: Pape
                             "set [llm] model in config.toml to one of these"))
 
     info = probe.server_info()
-    checks.append(check_context(config, cache, models, info, probe))
+    found = without_requests(probe, llm.model, llm.context_tokens,
+                             load_capabilities(cache, chat.base_url, llm.model))
+    if llm.model in served:
+        found = structured_and_usage(chat, found)
+    save_capabilities(cache, chat.base_url, llm.model, found)
+    # What was found, in words; the context and (on SGLang) the cache report get checks below.
+    skip = {"context", "prefix-cache report"} if found.limits else {"context"}
+    checks.extend(Check(what, "info", words) for what, words in found.lines() if what not in skip)
+    checks.append(check_context(config, cache, found, probe))
+    if found.structured == "":
+        checks.append(Check("structured output", "warning",
+                            "the server constrains no JSON: briefs, themes, triage and evidence "
+                            "answers are validated and asked for again when invalid",
+                            "a server with json_schema or json_object support (SGLang, vLLM, "
+                            "llama.cpp) answers them in one go"))
     if info is None:
         checks.append(Check("sglang", "info",
                             "no /server_info: not SGLang, so its prefix cache, cache report, "
@@ -132,20 +153,17 @@ def run_doctor(config: Config, probe: ServerFacts, chat: ChatModel, source: Pape
     return checks
 
 
-def check_context(config: Config, cache: Cache, models: list[Any], info: dict[str, Any] | None,
+def check_context(config: Config, cache: Cache, found: Capabilities,
                   probe: ServerFacts | None = None) -> Check:
     size = bundle_size(config, cache, probe)
     needed = needed_context(config, size.tokens)
-    context = config.llm.context_tokens or next(
-        (m.max_model_len for m in models if m.id == config.llm.model and m.max_model_len), None)
-    if not context and info and isinstance(info.get("context_length"), int):
-        context = info["context_length"]
+    context = found.context_tokens
     if not context:
         return Check("context", "info",
                      f"the server does not report its context length; a prompt needs about "
                      f"{needed:,} tokens ({size.source})",
                      "set [llm] context_tokens in config.toml to check it")
-    detail = (f"{context:,} tokens; a prompt needs about {needed:,} ({size.tokens:,} for "
+    detail = (f"{context:,} tokens (from {found.context_source}); a prompt needs about {needed:,} ({size.tokens:,} for "
               f"{size.source} plus the longest answer)")
     if context < needed:
         return Check("context", "problem", detail,
@@ -182,11 +200,14 @@ def check_sglang(config: Config, info: dict[str, Any]) -> list[Check]:
     wanted = reasoning_parser_for(config.llm.model)
     if parser:
         checks.append(Check("reasoning parser", "ok", str(parser)))
-    else:
-        advice = f"restart SGLang with --reasoning-parser {wanted}" if wanted else (
-            "restart SGLang with the --reasoning-parser for this model")
+    elif wanted:
         checks.append(Check("reasoning parser", "warning",
-                            "none: thinking text will be mixed into the answers", advice))
+                            "none: thinking text will be mixed into the answers",
+                            f"restart SGLang with --reasoning-parser {wanted}"))
+    else:  # a model without a thinking mode SGLang knows of needs none: no false alarm
+        checks.append(Check("reasoning parser", "info",
+                            f"none, and {config.llm.model} has no reasoning parser that SGLang "
+                            "knows of; the thinking check below says whether it thinks at all"))
     return checks
 
 
@@ -215,6 +236,10 @@ def check_thinking(config: Config, chat: ChatModel) -> Check:
     if completion.reasoning_leaked:
         return Check("thinking", "warning", "reasoning leaks into the answer as <think> text",
                      "start the server with a reasoning parser (SGLang: --reasoning-parser)")
+    if reasoning_parser_for(config.llm.model) is None:
+        return Check("thinking", "info", "no reasoning came back with thinking on: this model "
+                     "may have no thinking mode, and the thinking page will compare two answers "
+                     "without reasoning", "to compare thinking, serve a model that has one")
     return Check("thinking", "warning", "no reasoning came back with thinking on",
                  "check [llm] thinking_extra_body and the server's reasoning parser")
 

@@ -302,9 +302,12 @@ class PromptRequest:
 
 @dataclass(frozen=True)
 class Usage:
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_tokens: int | None = None  # None: the server did not report it
+    """Token counts as the server reported them; None where it reported none (a stream
+    without usage, a failed request): shown as unknown, never as 0."""
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached_tokens: int | None = None
     reasoning_tokens: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -318,8 +321,8 @@ class Usage:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Usage:
         return cls(
-            prompt_tokens=data.get("prompt_tokens", 0),
-            completion_tokens=data.get("completion_tokens", 0),
+            prompt_tokens=data.get("prompt_tokens"),
+            completion_tokens=data.get("completion_tokens"),
             cached_tokens=data.get("cached_tokens"),
             reasoning_tokens=data.get("reasoning_tokens"),
         )

@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
-import requests
-
 from . import __version__, store
 from .bundle import build_bundle
 from .cache import Cache, atomic_write_text, completion_key
@@ -39,7 +37,10 @@ from .models import Bundle, FetchResult, PromptRequest, Source, SynthesisResult,
 from .publish.site import build_site  # imports MkDocs only when a site is built
 from .services import Services
 from .store import Docs
+from .synthesis.capabilities import after_run, load_capabilities, save_capabilities, without_requests
+from .synthesis.dispatch import AdaptiveWidth
 from .synthesis.evidence import evidence_requests
+from .synthesis.json_answers import StructuredFormats
 from .synthesis.planning import BundlePlan, ContextFitter, bundles_for, load_plan, make_plan, save_plan
 from .synthesis.record import load_synthesis, save_synthesis
 from .synthesis.stage import FollowUp, Observer, run_batch
@@ -180,21 +181,6 @@ def _answered(services: Services, requests: Sequence[PromptRequest],
     return True
 
 
-def context_length(config: Config, services: Services) -> int | None:
-    """The model's context length: from the config, else as the server reports it."""
-    if config.llm.context_tokens:
-        return config.llm.context_tokens
-    try:
-        served = {m.id: m.max_model_len for m in services.probe.models()}
-    except (requests.RequestException, ValueError):
-        served = {}
-    if served.get(config.llm.model):
-        return served[config.llm.model]
-    info = services.probe.server_info() or {}
-    value = info.get("context_length")
-    return value if isinstance(value, int) else None
-
-
 def chars_per_token(config: Config, services: Services, sources: list[Source]) -> float | None:
     """The bundle's characters per token by the server's own tokenizer; None where it has none."""
     text = build_bundle(sources).text
@@ -207,32 +193,46 @@ def synthesize_stage(
 ) -> SynthesisResult:
     fetch = _fetched(services.cache, edition)
     sources = list(fetch.sources)
-    saved = load_plan(services.cache, edition, sources)
+    chat, cache = services.chat, services.cache
+    known = load_capabilities(cache, chat.base_url, chat.model)
+    if known.tokenizer:  # straight to the endpoint found before
+        services.probe.tokenizer = known.tokenizer
+    saved = load_plan(cache, edition, sources)
     if saved is None:
         longest = answer_tokens(config)
         saved = make_plan(sources, None, longest)
         _, requests = prepare(config, fetch, saved)
-        if not _answered(services, requests):  # only then is the server asked its context
-            context = context_length(config, services)
+        if not _answered(services, requests):  # only then is the server asked what it does
+            known = without_requests(services.probe, config.llm.model,
+                                     config.llm.context_tokens, known)
+            context = known.context_tokens
             ratio = chars_per_token(config, services, sources) if context else None
             saved = make_plan(sources, context, longest, ratio)
-        save_plan(services.cache, edition, saved)
+        save_plan(cache, edition, saved)
     bundle, requests = prepare(config, fetch, saved)
     follow_up = follow_ups(config, bundle)
     fitter = ContextFitter(sources, saved, lambda plan: prepare(config, fetch, plan)[1],
-                           lambda plan: save_plan(services.cache, edition, plan))
+                           lambda plan: save_plan(cache, edition, plan))
+    formats = StructuredFormats(known.structured)
+    width = AdaptiveWidth(known.concurrency if known.concurrency_source != "/server_info"
+                          else None)
 
     with launch_advice_on_failure(config, services):
         result = run_batch(
-            requests, services.chat, services.cache,
+            requests, chat, cache,
             bundle_chars=bundle.chars, bundle_tokens=bundle.estimated_tokens,
             max_concurrency=config.llm.max_concurrency, server_info=services.probe.server_info,
             prefill_gate=config.llm.prefill_gate, observer=observer, shrink=fitter.shrink,
-            follow_up=follow_up,
+            follow_up=follow_up, formats=formats, width=width,
         )
-    previous = load_synthesis(services.cache, edition)
+    if any(not c.from_cache for c in result.completions):
+        learnt = after_run(known, formats, width.settled if width.used else None,
+                           result.completions)
+        if learnt != known:
+            save_capabilities(cache, chat.base_url, chat.model, learnt)
+    previous = load_synthesis(cache, edition)
     if previous is None or not _same_answers(previous, result):
-        save_synthesis(services.cache, edition, result)
+        save_synthesis(cache, edition, result)
     # Otherwise every answer came from the cache: the record keeps the figures of the run that
     # produced them (wall time, latencies), so the pages a rebuild renders do not change.
     return result

@@ -104,8 +104,13 @@ class PlainServer:
     def server_info(self) -> dict[str, Any] | None:
         return None
 
+    tokenizer: str | None = None
+
     def tokenize(self, model: str, texts: list[str]) -> list[int] | None:
         return None
+
+    def context_length(self, model: str) -> tuple[int | None, str]:
+        return None, ""
 
     def wait_ready(self, timeout: float,
                    on_progress: Callable[[float, str], None] | None = None) -> bool:

@@ -73,6 +73,22 @@ def test_a_title_naming_another_paper_is_flagged() -> None:
     assert title_score("FlashDecoding", TITLES[0]) == 1.0
 
 
+def test_a_citation_in_parentheses_is_not_read_as_a_title() -> None:
+    """"Paper 2 (Paper 4)" names a second paper, not a title; a title with a number in it
+    ("GPT-4") once matched it and flagged a mismatch naming a third paper."""
+    numbered = papers()
+    fifth = numbered[4]
+    numbered[4] = NumberedPaper(5, Paper(fifth.paper.arxiv_id, "Serving 4 Models at Once",
+                                         ("A. Author",), "2025-01-01", "2025-01-01", "Abstract.",
+                                         ("cs.LG",), "", None), fifth.full_text, fifth.excerpt_chars)
+    linker = CitationLinker("research-map", numbered)
+    md = md_model("Paper 2 (Paper 4) agree on it. Paper 6 (2023) says so too. "
+                  "Paper 1 (Papers 3–5) is older.", 1, linker)
+    assert linker.result.problems == []
+    assert "title mismatch" not in md
+    assert sorted(linker.result.cited) == [1, 2, 3, 4, 5, 6]
+
+
 def test_figures_are_looked_up_in_the_cited_papers_text() -> None:
     md, linker = link("Paper 5 reports a 45.8% cost reduction and a 1.83× speedup. "
                       "Paper 5 also claims 3.2x lower latency. Papers 1 and 2 report 10% gains.")

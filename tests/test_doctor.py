@@ -29,7 +29,9 @@ def test_a_well_set_up_sglang_server_is_all_ok(workspace: Path) -> None:
     result = doctor(workspace)
     assert result.exit_code == 0, result.output
     assert lines(result) == {
-        "server": "ok", "model": "ok", "context": "ok", "prefix cache": "ok",
+        "server": "ok", "model": "ok", "limits": "info", "tokenizer": "info",
+        "structured output": "info", "usage": "info", "concurrency": "info",
+        "context": "ok", "prefix cache": "ok",
         "cache report": "ok", "schedule policy": "ok", "reasoning parser": "ok",
         "thinking": "ok", "arxiv": "ok"}
 

@@ -249,24 +249,26 @@ def thinking_summary(off: Completion, on: Completion) -> ThinkingSummary:
     def words(text: str) -> int:
         return len(text.split())
 
+    on_tokens = on.usage.completion_tokens if on.ok else None
+    off_tokens = off.usage.completion_tokens if off.ok else None
     reasoning_tokens = on.usage.reasoning_tokens
-    if reasoning_tokens is None and on.ok and on.reasoning:
+    if reasoning_tokens is None and on_tokens is not None and on.reasoning:
         # Not reported: estimate from the share of words spent reasoning.
         total_words = words(on.reasoning) + words(on.content)
         if total_words:
-            reasoning_tokens = round(on.usage.completion_tokens * words(on.reasoning) / total_words)
-    extra = (on.usage.completion_tokens - off.usage.completion_tokens) if off.ok and on.ok else None
+            reasoning_tokens = round(on_tokens * words(on.reasoning) / total_words)
+    # Unknown where the server did not report either count (never a 0 that was not counted).
+    extra = on_tokens - off_tokens if on_tokens is not None and off_tokens is not None else None
     return ThinkingSummary(
-        off_completion=off.usage.completion_tokens if off.ok else None,
-        on_completion=on.usage.completion_tokens if on.ok else None,
+        off_completion=off_tokens,
+        on_completion=on_tokens,
         reasoning_tokens=reasoning_tokens,
         reasoning_estimated=on.usage.reasoning_tokens is None and reasoning_tokens is not None,
         off_words=words(off.content),
         on_words=words(on.content),
         reasoning_words=words(on.reasoning),
         extra_tokens=extra,
-        ratio=(on.usage.completion_tokens / off.usage.completion_tokens
-               if extra is not None and off.usage.completion_tokens else None),
+        ratio=on_tokens / off_tokens if on_tokens is not None and off_tokens else None,
     )
 
 

@@ -44,16 +44,18 @@ def _legend(y: int, entries: Sequence[tuple[str, str]]) -> str:
 
 def token_chart(pairs: Sequence[tuple[PromptRequest, Completion]]) -> str:
     """Completion tokens per prompt, reasoning and answer stacked, every figure written out."""
-    rows = [(r, c) for r, c in pairs if c.ok and r.kind not in ("brief", "evidence")]
+    rows = [(r, c, c.usage.completion_tokens) for r, c in pairs
+            if c.ok and r.kind not in ("brief", "evidence") and c.usage.completion_tokens is not None]
     if not rows:
-        return ""
-    most = max(c.usage.completion_tokens for _, c in rows) or 1
+        return ""  # the server reported no token counts: nothing to draw
+    most = max(total for _, _, total in rows) or 1
     scale = (WIDTH - 70) / most
-    body = [_legend(16, [("digest-bar-reasoning", "reasoning"), ("digest-bar-plain", "answer"),
-                         ("digest-bar-thinking", "answer with thinking on")])]
-    for i, (request, completion) in enumerate(rows):
+    series = [("digest-bar-reasoning", "reasoning", any(c.usage.reasoning_tokens for _, c, _ in rows)),
+              ("digest-bar-plain", "answer", any(not r.thinking for r, _, _ in rows)),
+              ("digest-bar-thinking", "answer with thinking on", any(r.thinking for r, _, _ in rows))]
+    body = [_legend(16, [(css, name) for css, name, drawn in series if drawn])]
+    for i, (request, completion, total) in enumerate(rows):
         y = 44 + i * 40
-        total = completion.usage.completion_tokens
         reasoning = min(completion.usage.reasoning_tokens or 0, total)
         answer_w, reasoning_w = (total - reasoning) * scale, reasoning * scale
         kind = "thinking" if request.thinking else "plain"

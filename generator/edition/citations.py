@@ -207,6 +207,8 @@ class CitationLinker:
         if not match:
             return ""
         name = next(g for g in match.groups() if g)
+        if not any(w.isalpha() for w in _words(_CITE_RE.sub(" ", name))):
+            return ""  # "Paper 2 (Paper 4)", "(2023)": another citation or a number, not a title
         explicit = match.group(1) is None  # quoted or emphasised: meant as a title
         title = self._papers[number].paper.title
         if title_score(name, title) >= 0.6:

@@ -200,18 +200,35 @@ class SynthesisPage:
         return any(a.completion.truncated for a in self.answers)
 
 
+def _total(values: Iterable[int | None]) -> int | None:
+    """The sum of the figures a server reported; None when it reported none of them."""
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
 @dataclass(frozen=True)
 class TokenTotals:
-    prompt_tokens: int
-    cached_tokens: int  # of the prompt tokens, those the server's prefix cache held
-    completion_tokens: int
+    """Tokens summed over requests; a figure no request reported is None (unknown, not 0)."""
+
+    prompt_tokens: int | None
+    cached_tokens: int | None  # of the prompt tokens, those the server's prefix cache held
+    completion_tokens: int | None
+    unreported: int = 0  # requests whose token counts the server did not report
 
     @classmethod
     def of(cls, completions: Iterable[Completion]) -> TokenTotals:
         done = list(completions)
-        return cls(sum(c.usage.prompt_tokens for c in done),
-                   sum(c.usage.cached_tokens or 0 for c in done),
-                   sum(c.usage.completion_tokens for c in done))
+        return cls(_total(c.usage.prompt_tokens for c in done),
+                   _total(c.usage.cached_tokens for c in done),
+                   _total(c.usage.completion_tokens for c in done),
+                   sum(1 for c in done if c.usage.completion_tokens is None))
+
+    @property
+    def cached_share(self) -> float | None:
+        """The prefix cache's share of the prompt tokens, where both were reported."""
+        if self.cached_tokens is None or not self.prompt_tokens:
+            return None
+        return self.cached_tokens / self.prompt_tokens
 
 
 @dataclass(frozen=True)
@@ -220,9 +237,9 @@ class EvidenceSpend:
 
     requests: int
     failed: int
-    prompt_tokens: int
-    cached_tokens: int
-    completion_tokens: int
+    prompt_tokens: int | None
+    cached_tokens: int | None
+    completion_tokens: int | None
 
 
 @dataclass(frozen=True)

@@ -137,12 +137,17 @@ class Dispatcher:
 class AdaptiveWidth:
     """How many prompts a server that did not say its limits gets at once: additive increase,
     multiplicative decrease. `UNKNOWN_START` at first, one more for each answer that comes back
-    whole, half as many (never under one) after a sign of overload (429, a 5xx, a cut stream):
-    a server that cuts streams when another request waits (llama-cpp-python) backs the digest
-    off before every request fails."""
+    whole, half as many (never under one) after a sign of overload (429, a 5xx, a cut stream),
+    and never again as many as showed it: a server that cuts streams when another request
+    waits (llama-cpp-python) backs the digest off before every request fails. The batch
+    runner sends a request that met overload again (OVERLOAD_RETRIES)."""
 
-    def __init__(self, start: int = UNKNOWN_START) -> None:
-        self._width = start
+    def __init__(self, start: int | None = None) -> None:
+        self._width = max(1, start or UNKNOWN_START)
+        self.used = False  # set by the batch runner when the server did not state its limits
+        self._backed_off_to: int | None = None
+        self._ceiling: int | None = None
+        self.peak = 0  # the most prompts the run had at once (set by the batch runner)
         self._lock = threading.Lock()
 
     @property
@@ -150,11 +155,22 @@ class AdaptiveWidth:
         with self._lock:
             return self._width
 
+    @property
+    def settled(self) -> int:
+        """What to start at next time: the width after the last back-off, else the widest
+        reached (a server that never showed overload kept up with it)."""
+        with self._lock:
+            return min(self._backed_off_to or self._width, self.peak or self._width)
+
     def answered(self, ok: bool, overloaded: bool) -> None:
         with self._lock:
             if overloaded:
+                # Never again as wide as what showed overload: a server with one slot that
+                # cuts a stream when another request waits (llama-cpp-python) stays at one.
+                self._ceiling = max(1, min(self._ceiling or self._width, self._width - 1))
                 self._width = max(1, self._width // 2)
-            elif ok:
+                self._backed_off_to = self._width
+            elif ok and (self._ceiling is None or self._width < self._ceiling):
                 self._width += 1
 
 

@@ -32,8 +32,10 @@ class StructuredFormats:
 
     ORDER = ("json_schema", "json_object", "")
 
-    def __init__(self) -> None:
-        self._first = 0
+    def __init__(self, start: str | None = None) -> None:
+        """`start`: the way this server was found to take before (Capabilities.structured)."""
+        self._first = self.ORDER.index(start) if start in self.ORDER else 0
+        self.learnt: str | None = None  # the way the server took in this run
         self._lock = threading.Lock()
 
     def tries(self) -> tuple[str, ...]:
@@ -44,11 +46,15 @@ class StructuredFormats:
         with self._lock:
             self._first = max(self._first, self.ORDER.index(kind) + 1)
 
+    def taken(self, kind: str) -> None:
+        with self._lock:
+            self.learnt = kind
+
 
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "grammar")
 
 
-def _format_refused(err: LlmRequestError) -> bool:
+def format_refused(err: LlmRequestError) -> bool:
     """Whether the server refused how the JSON was asked for (not the prompt or its length)."""
     message = str(err).lower()
     if context_from_error(message):
@@ -66,16 +72,17 @@ def ask_for_json(client: ChatModel, request: PromptRequest, events: StreamEvents
     schema = schema_for(request.kind)
     completion: Completion | None = None
     for kind in formats.tries():
-        attempt = _with_format(request, kind)
+        attempt = with_format(request, kind)
         try:
             completion = client.complete(attempt, events)
         except LlmRequestError as err:
-            if not kind or not _format_refused(err):
+            if not kind or not format_refused(err):
                 raise
             log.info("the server refused response_format %s for %s (%s); asking another way",
                      kind, request.name, err)
             formats.refused(kind)
             continue
+        formats.taken(kind)
         request = attempt
         break
     assert completion is not None  # the last way (in words) raises rather than continue
@@ -100,7 +107,7 @@ def ask_for_json(client: ChatModel, request: PromptRequest, events: StreamEvents
     return replace(completion, content=json.dumps(data, ensure_ascii=False, indent=1))
 
 
-def _with_format(request: PromptRequest, kind: str) -> PromptRequest:
+def with_format(request: PromptRequest, kind: str) -> PromptRequest:
     """The request asking for its JSON as `kind` says ("": in words only, no response_format)."""
     body = json.loads(request.extra_body_json)
     given = body.pop("response_format", None)

@@ -296,8 +296,8 @@ def _usage(usage: Any) -> Usage:
     if reasoning is None and isinstance(extra.get("reasoning_tokens"), int):
         reasoning = extra["reasoning_tokens"]
     return Usage(
-        prompt_tokens=usage.prompt_tokens or 0,
-        completion_tokens=usage.completion_tokens or 0,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
         cached_tokens=cached,
         reasoning_tokens=reasoning,
     )

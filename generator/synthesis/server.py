@@ -47,7 +47,11 @@ def sglang_command(model: str, base_url: str, context_length: int | None = None,
     wants the API key that the digest sends from `api_key_env`.
     """
     url = urlparse(base_url)
-    parts = ["python -m sglang.launch_server", f"--model-path {model}"]
+    if "/" in model or model.startswith((".", "~")):
+        parts = ["python -m sglang.launch_server", f"--model-path {model}"]
+    else:  # an alias ("smollm2"): SGLang loads weights by path or Hugging Face id
+        parts = ["python -m sglang.launch_server", "--model-path <hugging-face-id-or-path>",
+                 f"--served-model-name {model}"]
     if not is_local(base_url):
         parts += ["--host 0.0.0.0", f'--api-key "${api_key_env}"']
     parts.append(f"--port {url.port or 30000}")
@@ -61,6 +65,48 @@ def sglang_command(model: str, base_url: str, context_length: int | None = None,
 
 
 @dataclass(frozen=True)
+class Tokenizer:
+    """One server family's tokenizer endpoint: where it is, what it takes, what it answers."""
+
+    name: str
+    path: str
+    under_v1: bool  # beside /v1/chat/completions; else at the server's root
+    field: str  # the text's field in the request body
+    extra: tuple[tuple[str, Any], ...] = ()
+
+    def body(self, model: str, text: str) -> dict[str, Any]:
+        return {"model": model, self.field: text, **dict(self.extra)}
+
+    @staticmethod
+    def count(data: Any, text: str) -> int | None:
+        """The count in an answer: `count` (SGLang, vLLM, llama-cpp-python) or the length of
+        `tokens` (llama.cpp); an empty count for a non-empty text is an endpoint that did not
+        read the body (llama.cpp answers {"tokens": []} to a field it does not know)."""
+        if not isinstance(data, dict):
+            return None
+        count = data.get("count")
+        if isinstance(count, list) and len(count) == 1:
+            count = count[0]
+        if not isinstance(count, int) or isinstance(count, bool):
+            tokens = data.get("tokens")
+            count = len(tokens) if isinstance(tokens, list) else None
+        if count is None or count < 0 or (count == 0 and text.strip()):
+            return None
+        return count
+
+
+# Tried in this order; the first that counts is kept for the server.
+TOKENIZERS = (
+    Tokenizer("sglang", "/tokenize", True, "prompt", (("add_special_tokens", False),)),
+    Tokenizer("vllm", "/tokenize", False, "prompt", (("add_special_tokens", False),)),
+    Tokenizer("llama-cpp-python", "/extras/tokenize/count", False, "input"),
+    Tokenizer("llama.cpp", "/tokenize", False, "content", (("add_special", False),)),
+)
+TOKENIZER_PATHS = {"sglang": "/v1/tokenize", "vllm": "/tokenize",
+                   "llama-cpp-python": "/extras/tokenize/count", "llama.cpp": "/tokenize"}
+
+
+@dataclass(frozen=True)
 class ServedModel:
     id: str
     max_model_len: int | None
@@ -69,12 +115,14 @@ class ServedModel:
 class ServerProbe:
     """Plain GETs against the server's informational endpoints."""
 
-    def __init__(self, session: requests.Session, base_url: str, api_key: str) -> None:
+    def __init__(self, session: requests.Session, base_url: str, api_key: str,
+                 tokenizer: str | None = None) -> None:
         self._session = session
         self.base_url = base_url.rstrip("/")
         # SGLang's native endpoints live at the root, beside /v1.
         self.root_url = self.base_url[:-3] if self.base_url.endswith("/v1") else self.base_url
         self._headers = {"Authorization": f"Bearer {api_key}"}
+        self.tokenizer = tokenizer  # the TOKENIZERS shape that answered; None: not found yet
 
     def _get(self, url: str, timeout: float = 10.0) -> requests.Response:
         return self._session.get(url, headers=self._headers, timeout=timeout)
@@ -106,23 +154,51 @@ class ServerProbe:
         return info
 
     def tokenize(self, model: str, texts: list[str]) -> list[int] | None:
-        """Exact token counts of raw `texts` (no chat template) from SGLang's `/v1/tokenize`
-        (or its alias `/tokenize`); None where the server has neither."""
-        body = {"model": model, "prompt": texts, "add_special_tokens": False}
-        for url in (f"{self.base_url}/tokenize", f"{self.root_url}/tokenize"):
-            try:
-                response = self._session.post(url, json=body, headers=self._headers, timeout=60.0)
-                if response.status_code != 200:
-                    continue
-                counts = response.json().get("count")
-            except (requests.RequestException, ValueError, AttributeError):
+        """Exact token counts of raw `texts` (no chat template) from whichever tokenizer
+        endpoint the server has (see TOKENIZERS); None where it has none. The endpoint that
+        answered is kept (`tokenizer`), so later counts go straight to it."""
+        shapes = [t for t in TOKENIZERS if t.name == self.tokenizer] if self.tokenizer else []
+        for shape in shapes or list(TOKENIZERS):
+            counts = [self._count(shape, model, text) for text in texts[:1]]
+            if counts[0] is None:
                 continue
-            if isinstance(counts, int) and len(texts) == 1:
-                counts = [counts]
-            if (isinstance(counts, list) and len(counts) == len(texts)
-                    and all(isinstance(c, int) and c >= 0 for c in counts)):
-                return counts
+            counts += [self._count(shape, model, text) for text in texts[1:]]
+            if any(c is None for c in counts):
+                return None
+            self.tokenizer = shape.name
+            return [c for c in counts if c is not None]
         return None
+
+    def _count(self, shape: Tokenizer, model: str, text: str) -> int | None:
+        url = (self.base_url if shape.under_v1 else self.root_url) + shape.path
+        try:
+            response = self._session.post(url, json=shape.body(model, text),
+                                          headers=self._headers, timeout=60.0)
+            if response.status_code != 200:
+                return None
+            data = response.json()
+        except (requests.RequestException, ValueError):
+            return None
+        return shape.count(data, text)
+
+    def context_length(self, model: str) -> tuple[int | None, str]:
+        """The model's context length as the server states it, and where it said so:
+        /v1/models (SGLang, vLLM), /server_info (SGLang), /props (llama.cpp's llama-server)."""
+        try:
+            served = {m.id: m.max_model_len for m in self.models()}
+        except (requests.RequestException, ValueError):
+            served = {}
+        if served.get(model):
+            return served[model], "/v1/models"
+        info = self.server_info() or {}
+        if _int(info.get("context_length")):
+            return info["context_length"], "/server_info"
+        props = self.json_or_none("/props") or {}
+        settings = props.get("default_generation_settings")
+        n_ctx = _int(settings.get("n_ctx")) if isinstance(settings, dict) else None
+        if n_ctx:
+            return n_ctx, "/props"
+        return None, ""
 
     def readiness(self) -> tuple[bool, str]:
         """(ready, what was seen): /health where the server has it, else /v1/models."""

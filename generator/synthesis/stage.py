@@ -11,6 +11,7 @@ import logging
 import re
 import threading
 import time
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -83,6 +84,8 @@ def run_batch(
     observer: Observer | None = None,
     shrink: Shrink | None = None,
     follow_up: FollowUp | None = None,
+    formats: StructuredFormats | None = None,
+    width: AdaptiveWidth | None = None,
 ) -> SynthesisResult:
     """Answer every request, from the cache where possible, and then their follow-ups.
 
@@ -95,7 +98,7 @@ def run_batch(
     observer = observer or Observer()
     started = time.perf_counter()
     run = _Run(list(requests), client, cache, follow_up)
-    formats = StructuredFormats()
+    formats = formats or StructuredFormats()
     todo = run.todo()
     log.info("%d prompt(s): %d cached, %d to send", len(run.requests),
              len(run.requests) - len(todo), len(todo))
@@ -113,14 +116,19 @@ def run_batch(
                       for r in todo_requests)
         # The server's limits, asked for only now that something is to be sent.
         info = server_info() if server_info and not max_concurrency else None
-        # A server that did not say its limits is never flooded (AdaptiveWidth).
-        adaptive = AdaptiveWidth() if info is None and not max_concurrency else None
+        # A server that did not say its limits is never flooded (AdaptiveWidth): `width`,
+        # where given, starts where the last run against this server settled.
+        adaptive = (width or AdaptiveWidth()) if info is None and not max_concurrency else None
+        if adaptive is not None:
+            adaptive.used = True
 
         def limit(sent: int) -> int:
             width = concurrency(max_concurrency, info, sent, private, bundle_tokens)
             return min(width, adaptive.width) if adaptive else width
 
         pool = _Pool(limit)
+        overloads: dict[int, int] = defaultdict(int)  # request index -> times sent again
+        in_flight = _Counter()
         log.info("sending %d prompt(s), up to %d at a time", len(todo), pool.limit(len(todo)))
 
         def work(index: int) -> None:
@@ -128,14 +136,23 @@ def run_batch(
             observer.started(request)
             events = _Events(request, observer, lambda: dispatcher.prefilled(index))
             try:
-                completion = _complete(client, cache, request, run.keys[index], events, shrink,
-                                       formats=formats)
+                with in_flight:
+                    completion = _complete(client, cache, request, run.keys[index], events,
+                                           shrink, formats=formats)
             finally:  # a lead that failed before its first token must not hold the others
                 dispatcher.prefilled(index)
-            observer.done(request, completion)
             if adaptive is not None:
-                adaptive.answered(completion.ok, _overloaded(completion))
+                overloaded = _overloaded(completion)
+                adaptive.answered(completion.ok, overloaded)
+                if overloaded and overloads[index] < OVERLOAD_RETRIES:
+                    # A sign to back off, not yet a failure: sent again, fewer at a time.
+                    overloads[index] += 1
+                    log.info("%s met an overloaded server (%s); sending it again, %d at a time",
+                             request.name, completion.error, adaptive.width)
+                    dispatcher.add([index])
+                    return
                 pool.grow(0, worker)  # wider if the server kept up
+            observer.done(request, completion)
 
             added = run.answered(index, completion)
             if added:
@@ -157,11 +174,14 @@ def run_batch(
                     dispatcher.finished()
 
         pool.run(len(todo), worker)
+        if adaptive is not None:  # never more next time than were ever at once this time
+            adaptive.peak = in_flight.peak
         cache.sync()  # the answers written above, to disk at once
     requests_, results = run.ordered()
     return _result(client, requests_, results, bundle_chars, bundle_tokens, started)
 
 
+OVERLOAD_RETRIES = 3  # times a request that met overload is sent again, fewer at a time
 _OVERLOAD_RE = re.compile(r"HTTP (?:429|50[0234])\b|ended early|broke off midway")
 
 
@@ -223,6 +243,23 @@ class _Pool:
                     future = self._futures[waited]
                 future.result()
                 waited += 1
+
+
+class _Counter:
+    """Requests in flight now, and the most there were at once."""
+
+    def __init__(self) -> None:
+        self.now = self.peak = 0
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> None:
+        with self._lock:
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self.now -= 1
 
 
 class _Run:

@@ -220,6 +220,31 @@ class SglangState:
     tokenize_endpoint: bool = True  # SGLang's /v1/tokenize (and /tokenize)
     tokenize_requests: int = 0
     max_running_requests: int | None = None  # reported at /server_info when set
+    # The server family whose extras it has (its tokenizer endpoint, /health, /props,
+    # max_model_len); see `like`. "sglang": all of SGLang's.
+    kind: str = "sglang"
+    stream_usage: bool = True  # token counts in a stream's last chunk
+    # Requests served at once (0: any). With slots, a request waits for one, and a stream is
+    # cut (no finish reason) while another request waits, as llama-cpp-python's
+    # interrupt_requests does.
+    slots: int = 0
+    waiting: int = 0
+    cut_count: int = 0
+    slot_lock: threading.Condition = field(default_factory=threading.Condition)
+    busy: int = 0
+
+    def like(self, kind: str) -> SglangState:
+        """Behave as a server of `kind` does, with the defaults each is launched with."""
+        self.kind = kind
+        if kind == "llama-cpp-python":  # 0.3.x: one slot, no usage in streams, json_object only
+            self.accepted_formats = ("text", "json_object")
+            self.refuse_in_stream = True
+            self.stream_usage = False
+            self.slots = 1
+            self.cache_report = False
+        elif kind in ("vllm", "llama.cpp"):
+            self.cache_report = False  # vLLM: only with --enable-prompt-tokens-details
+        return self
 
     def tokens(self, text: str) -> int:
         return int(len(text) / self.chars_per_token)
@@ -238,8 +263,13 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/v1/models":
             with state.lock:
                 state.model_requests += 1
-        if self.path in ("/health", "/server_info") and state.plain_openai:
+        sglang = state.kind == "sglang" and not state.plain_openai
+        if (self.path == "/server_info" and not sglang) or (self.path == "/health" and (
+                state.plain_openai or state.kind == "llama-cpp-python")):
             self._error(404, "Not Found", "NotFoundError")
+        elif self.path == "/props" and state.kind == "llama.cpp":
+            self._json(200, {"default_generation_settings": {"n_ctx": state.max_model_len},
+                             "total_slots": 1})
         elif starting:
             self._error(503, "The server is starting.", "ServiceUnavailableError")
         elif self.path == "/health":
@@ -249,7 +279,7 @@ class _Handler(BaseHTTPRequestHandler):
             for m in state.models:
                 entry: dict[str, Any] = {"id": m, "object": "model", "created": 0,
                                          "owned_by": "sglang", "root": m}
-                if not state.plain_openai:
+                if not state.plain_openai and state.kind in ("sglang", "vllm"):
                     entry["max_model_len"] = state.max_model_len
                 models.append(entry)
             self._json(200, {"object": "list", "data": models})
@@ -269,14 +299,7 @@ class _Handler(BaseHTTPRequestHandler):
         state = self.server.state
         length = int(self.headers.get("Content-Length", "0"))
         body = json.loads(self.rfile.read(length) or b"{}")
-        if self.path in ("/v1/tokenize", "/tokenize") and state.tokenize_endpoint \
-                and not state.plain_openai:
-            with state.lock:
-                state.tokenize_requests += 1
-            texts = body["prompt"] if isinstance(body["prompt"], list) else [body["prompt"]]
-            counts = [state.tokens(t) for t in texts]
-            self._json(200, {"tokens": [], "count": counts if isinstance(body["prompt"], list)
-                             else counts[0], "max_model_len": state.max_model_len})
+        if self._tokenize(body):
             return
         if self.path != "/v1/chat/completions":
             self._error(404, "Not Found", "NotFoundError")
@@ -290,10 +313,51 @@ class _Handler(BaseHTTPRequestHandler):
             state.in_flight += 1
             state.max_in_flight = max(state.max_in_flight, state.in_flight)
         try:
-            self._chat(body, fault)
+            if state.slots:
+                with state.slot_lock:
+                    state.waiting += 1
+                    state.slot_lock.notify_all()
+                    while state.busy >= state.slots:
+                        state.slot_lock.wait()
+                    state.waiting -= 1
+                    state.busy += 1
+            try:
+                self._chat(body, fault)
+            finally:
+                if state.slots:
+                    with state.slot_lock:
+                        state.busy -= 1
+                        state.slot_lock.notify_all()
         finally:
             with state.lock:
                 state.in_flight -= 1
+
+    def _tokenize(self, body: dict[str, Any]) -> bool:
+        """Each family's tokenizer endpoint, body and answer; True if this was one."""
+        state = self.server.state
+        kind, path = state.kind, self.path
+        if not state.tokenize_endpoint or state.plain_openai:
+            return False
+        if kind == "sglang" and path in ("/v1/tokenize", "/tokenize") or (
+                kind == "vllm" and path == "/tokenize"):
+            if "prompt" not in body:
+                self._error(422, "field required: prompt", "BadRequestError")
+                return True
+            texts = body["prompt"] if isinstance(body["prompt"], list) else [body["prompt"]]
+            counts = [state.tokens(t) for t in texts]
+            answer: dict[str, Any] = {"tokens": [], "max_model_len": state.max_model_len,
+                                      "count": counts if isinstance(body["prompt"], list)
+                                      else counts[0]}
+        elif kind == "llama-cpp-python" and path == "/extras/tokenize/count":
+            answer = {"count": state.tokens(str(body.get("input", "")))}
+        elif kind == "llama.cpp" and path == "/tokenize":  # a field it does not know: no tokens
+            answer = {"tokens": [0] * state.tokens(str(body.get("content", "")))}
+        else:
+            return False
+        with state.lock:
+            state.tokenize_requests += 1
+        self._json(200, answer)
+        return True
 
     def _chat(self, body: dict[str, Any], fault: Fault | None) -> None:
         state = self.server.state
@@ -415,11 +479,18 @@ class _Handler(BaseHTTPRequestHandler):
         for index, piece in enumerate(_pieces(answer.content)):
             if cut and index == 3:
                 return
+            if state.slots and state.waiting and index >= 1:  # interrupted for the waiter
+                with state.lock:
+                    state.cut_count += 1
+                return
             send({"content": piece})
+            if state.slots:
+                time.sleep(0.002)  # a model generates; a waiter arrives meanwhile
         with state.lock:
             state.finished.append(time.monotonic())
         send({}, finish=answer.finish_reason)
-        send({}, with_usage=usage)
+        if state.stream_usage:
+            send({}, with_usage=usage)
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
 
