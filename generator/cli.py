@@ -170,7 +170,9 @@ def synthesize(config_path: str, edition: str | None, wait_s: float) -> None:
                 result = pipeline.synthesize_stage(config, services, name, observer=progress)
             finally:
                 progress.close()
-        failed = [c.name for c in result.completions if not c.ok]
+        from .synthesis.stage import failed as counts_as_failed
+
+        failed = [c.name for c in result.completions if counts_as_failed(c)]
         click.echo(f"{len(result.completions) - len(failed)} of {len(result.completions)} "
                    f"prompt(s) answered in {result.wall_time_s:.1f} s.")
         if failed:

@@ -163,8 +163,9 @@ def check_context(config: Config, cache: Cache, found: Capabilities,
                      f"the server does not report its context length; a prompt needs about "
                      f"{needed:,} tokens ({size.source})",
                      "set [llm] context_tokens in config.toml to check it")
-    detail = (f"{context:,} tokens (from {found.context_source}); a prompt needs about {needed:,} ({size.tokens:,} for "
-              f"{size.source} plus the longest answer)")
+    detail = (f"{context:,} tokens (from {found.context_source}); the longest request needs "
+              f"about {needed:,} ({size.tokens:,} for {size.source} plus the longest answer or "
+              "evidence check)")
     if context < needed:
         return Check("context", "problem", detail,
                      f"start the server with --context-length {suggested_context(needed)}, or "

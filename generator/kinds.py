@@ -124,6 +124,12 @@ def answer_tokens(config: Config) -> int:
     return max(n for spec in KINDS.values() if spec.shares_bundle for n in spec.budget(config))
 
 
+def largest_answer(config: Config) -> int:
+    """The largest answer budget of the prompts that carry the bundle (a check not counted)."""
+    return max(n for spec in KINDS.values() if spec.shares_bundle and spec.kind != "evidence"
+               for n in spec.budget(config))
+
+
 def schema_for(kind: PromptKind) -> dict[str, Any]:
     schema = KINDS[kind].schema
     if schema is None:

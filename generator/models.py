@@ -328,6 +328,12 @@ class Usage:
         )
 
 
+# The error of an evidence check that did not fit the model's context even with the bundle
+# cut: its claims are shown as not checked, and the run does not count it as failed.
+UNFIT_CHECK = ("not checked: the answer's conversation and its claims are too long for the "
+               "model's context")
+
+
 @dataclass(frozen=True)
 class Completion:
     """The outcome of one prompt: an answer, or the error that prevented one."""

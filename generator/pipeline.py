@@ -30,7 +30,7 @@ from .stages import (
     synthesize_stage,
     triage_stage,
 )
-from .synthesis.stage import Observer
+from .synthesis.stage import Observer, failed
 
 # What the CLI reaches through `pipeline`: the stages one at a time, and the whole run.
 __all__ = ["BuildReport", "check_edition", "fetch_stage", "remove_edition", "render_all",
@@ -110,7 +110,7 @@ def run(
         papers=len(fetch.sources),
         full_text=statuses.count("ok"),
         missing_full_text=statuses.count("missing"),
-        failed_prompts=tuple(c.name for c in synthesis.completions if not c.ok),
+        failed_prompts=tuple(c.name for c in synthesis.completions if failed(c)),
         # Every request that went to the server, answered or not (a cached answer was not sent).
         sent_prompts=sum(1 for c in synthesis.completions if not c.from_cache),
         site_dir=site_dir,

@@ -11,7 +11,7 @@ import hashlib
 import logging
 import shutil
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -32,7 +32,7 @@ from .edition.render import (
 )
 from .errors import ServerNotAnsweringError, UsageError
 from .fetch.stage import FetchSettings, OnText, run_fetch
-from .kinds import answer_tokens, build_requests
+from .kinds import answer_tokens, build_requests, largest_answer
 from .models import Bundle, FetchResult, PromptRequest, Source, SynthesisResult, Triage
 from .publish.site import build_site  # imports MkDocs only when a site is built
 from .services import Services
@@ -41,7 +41,15 @@ from .synthesis.capabilities import after_run, load_capabilities, save_capabilit
 from .synthesis.dispatch import AdaptiveWidth
 from .synthesis.evidence import evidence_requests
 from .synthesis.json_answers import StructuredFormats
-from .synthesis.planning import BundlePlan, ContextFitter, bundles_for, load_plan, make_plan, save_plan
+from .synthesis.planning import (
+    BundlePlan,
+    ContextFitter,
+    bundles_for,
+    load_plan,
+    make_plan,
+    plan_basis,
+    save_plan,
+)
 from .synthesis.record import load_synthesis, save_synthesis
 from .synthesis.stage import FollowUp, Observer, run_batch
 from .triage import run_triage, window_of
@@ -139,7 +147,10 @@ def prepare(config: Config, fetch: FetchResult,
     if not bundle.papers:
         return bundle, []  # nothing to synthesize: the edition says no papers matched
     def requests_for(b: Bundle) -> list[PromptRequest]:
-        return build_requests(config, b)
+        built = build_requests(config, b)
+        if plan and plan.answer_cap:  # the context holds no more (the plan's note says so)
+            return [replace(r, max_tokens=min(r.max_tokens, plan.answer_cap)) for r in built]
+        return built
 
     requests = requests_for(bundle)
     if plan and plan.overrides:
@@ -155,7 +166,7 @@ def all_cached(config: Config, services: Services, edition: str) -> bool:
     fetch = services.cache.get_fetch(edition)
     if fetch is None:
         return False
-    plan = load_plan(services.cache, edition, list(fetch.sources))
+    plan = load_plan(services.cache, edition, list(fetch.sources), basis_of(config))
     bundle, requests = prepare(config, fetch, plan)
     return _answered(services, requests, follow_ups(config, bundle))
 
@@ -181,6 +192,11 @@ def _answered(services: Services, requests: Sequence[PromptRequest],
     return True
 
 
+def basis_of(config: Config) -> str:
+    """What an edition's context plan depends on beside its papers."""
+    return plan_basis(config.llm.context_tokens, answer_tokens(config))
+
+
 def chars_per_token(config: Config, services: Services, sources: list[Source]) -> float | None:
     """The bundle's characters per token by the server's own tokenizer; None where it has none."""
     text = build_bundle(sources).text
@@ -197,17 +213,18 @@ def synthesize_stage(
     known = load_capabilities(cache, chat.base_url, chat.model)
     if known.tokenizer:  # straight to the endpoint found before
         services.probe.tokenizer = known.tokenizer
-    saved = load_plan(cache, edition, sources)
+    basis = basis_of(config)
+    saved = load_plan(cache, edition, sources, basis)
     if saved is None:
         longest = answer_tokens(config)
-        saved = make_plan(sources, None, longest)
+        saved = make_plan(sources, None, longest, basis=basis)
         _, requests = prepare(config, fetch, saved)
         if not _answered(services, requests):  # only then is the server asked what it does
             known = without_requests(services.probe, config.llm.model,
                                      config.llm.context_tokens, known)
             context = known.context_tokens
             ratio = chars_per_token(config, services, sources) if context else None
-            saved = make_plan(sources, context, longest, ratio)
+            saved = make_plan(sources, context, longest, ratio, basis, largest_answer(config))
         save_plan(cache, edition, saved)
     bundle, requests = prepare(config, fetch, saved)
     follow_up = follow_ups(config, bundle)

@@ -141,10 +141,10 @@ def test_doctor_and_server_command_count_as_the_build_does(
     assert fetched.exit_code == 0, fetched.output
     result = doctor(workspace)
     assert "counted by the server" in result.output
-    counted = int(re.search(r"a prompt needs about ([0-9,]+)", result.output)
+    counted = int(re.search(r"needs about ([0-9,]+)", result.output)
                   .group(1).replace(",", ""))  # type: ignore[union-attr]
     sglang_server.state.tokenize_endpoint = False  # now only the estimate is left
-    estimated = int(re.search(r"a prompt needs about ([0-9,]+)", doctor(workspace).output)
+    estimated = int(re.search(r"needs about ([0-9,]+)", doctor(workspace).output)
                     .group(1).replace(",", ""))  # type: ignore[union-attr]
     assert counted > estimated
     # Once a build has measured the rate, server-command sizes the context by it too.

@@ -18,7 +18,15 @@ from generator.models import Completion, PromptRequest
 from generator.synthesis.planning import Refusal, context_from_error, refusal_from_error
 from tests.conftest import write_config
 from tests.servers.arxiv import ArxivServer
-from tests.servers.sglang import Answer, SglangServer, default_responder, task_of, thinking_of
+from tests.servers.sglang import (
+    Answer,
+    SglangServer,
+    default_responder,
+    is_evidence,
+    realistic_responder,
+    task_of,
+    thinking_of,
+)
 
 EDITION = "2026-12-02"
 
@@ -207,6 +215,86 @@ def test_a_context_ten_percent_too_small_for_a_dense_tokenizer(
     sent = len(state.chat_requests)
     assert build(workspace).exit_code == 0  # a rerun sends the same cut prompts: all cached
     assert len(state.chat_requests) == sent
+
+
+@pytest.mark.parametrize(("tokenizer", "claimed"), [(True, ""), (False, ""),
+                                                   (False, "context_tokens = 200000\n")],
+                         ids=["tokenize", "estimate", "refused-then-cut"])
+def test_a_context_ten_percent_below_the_longest_conversation(
+    tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer, tokenizer: bool,
+    claimed: str
+) -> None:
+    """Evidence checks continue their answer's conversation (bundle, answer, claims, quotes):
+    the longest request of the edition. With a context 10 % below it, the plan fits the
+    conversations, not just the answers: every answer and every check comes back."""
+    state = sglang_server.state
+    state.responder = realistic_responder
+    state.tokenize_endpoint = tokenizer
+    build(write_config(tmp_path / "probe", arxiv_server, sglang_server, max_pdf_chars=30_000,
+                       evidence=True))
+    longest = max(state.tokens("".join(str(m["content"]) for m in body["messages"]))
+                  + int(body["max_tokens"]) for body in state.chat_requests)
+    assert any(is_evidence(body) for body in state.chat_requests)
+    state.chat_requests.clear()
+    state.seen_prompts.clear()
+    state.max_model_len = int(longest * 0.9)
+    state.enforce_context = True
+    workspace = write_config(tmp_path / "ws", arxiv_server, sglang_server, max_pdf_chars=30_000,
+                             evidence=True)
+    # "refused-then-cut": the config claims more than the server has, so nothing is cut up
+    # front; each answer is refused, cut, answered, and its checks continue the cut bundle.
+    workspace.write_text(workspace.read_text() + claimed)
+    result = build(workspace)
+    assert result.exit_code == 0, result.output
+    data = record(workspace)
+    assert [c["name"] for c in data["completions"] if c["error"]] == []
+    assert any(c["kind"] == "evidence" for c in data["completions"])
+    sent = len(state.chat_requests)
+    assert build(workspace).exit_code == 0  # the same cut prompts and checks: all cached
+    assert len(state.chat_requests) == sent
+
+
+def test_a_check_that_cannot_fit_is_not_checked_and_the_build_goes_on(
+    tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer
+) -> None:
+    """The config claims a large context, so nothing is cut up front; the server refuses each
+    answer, which is cut to fit and answered, but its checks (with room for 12 long quotes)
+    still do not fit: those claims are "not checked", and the build succeeds."""
+    state = sglang_server.state
+    state.responder = realistic_responder
+    state.max_model_len = 12_000
+    state.enforce_context = True
+    workspace = write_config(tmp_path / "ws", arxiv_server, sglang_server, max_pdf_chars=30_000,
+                             evidence=True, extra="context_tokens = 200000\n")
+    workspace.write_text(workspace.read_text().replace(
+        "[evidence]\n", "[evidence]\nclaims_per_request = 12\nmax_quote_words = 400\n"))
+    result = build(workspace)
+    assert result.exit_code == 0, result.output
+    data = record(workspace)
+    checks = [c for c in data["completions"] if c["kind"] == "evidence"]
+    assert checks and all(c["error"].startswith("not checked: the answer's conversation")
+                          for c in checks)
+    assert [c["name"] for c in data["completions"] if c["error"] and c["kind"] != "evidence"] == []
+    page = (workspace.parent / "site_src" / "editions" / EDITION / "research-map.md").read_text()
+    assert "its check is too long for the model's context" in page
+
+
+def test_a_context_too_small_for_any_excerpt_cuts_the_answers_and_says_so(
+    workspace: Path, sglang_server: SglangServer
+) -> None:
+    """With a 2,048-token context the excerpts go and the answers' budgets are cut, and the
+    edition says so (not "excerpts cut to 0 characters so that the longest answer fit")."""
+    workspace.write_text(workspace.read_text() + "context_tokens = 2048\n")
+    assert build(workspace).exit_code == 0
+    note = record(workspace)["bundle"]["note"]
+    assert "were left out" in note and "every answer was limited to" in note
+    assert "0 characters" not in note
+    assert max(int(b["max_tokens"]) for b in sglang_server.state.chat_requests) < 1200
+    # A larger context set afterwards (as doctor advises) makes a new plan: nothing cut.
+    workspace.write_text(workspace.read_text().replace("context_tokens = 2048",
+                                                       "context_tokens = 200000"))
+    assert build(workspace).exit_code == 0
+    assert "were left out" not in record(workspace)["bundle"]["note"]
 
 
 def test_refusals_give_the_context_and_the_prompts_size() -> None:

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..claims import FIGURE_RE, Claim, figure_in
-from ..models import Completion, NumberedPaper
+from ..models import UNFIT_CHECK, Completion, NumberedPaper
 from ..safe_text import clean, cut
 from .model import ClaimCheck, Verdict
 
@@ -139,15 +139,19 @@ def check_claims(claims: Sequence[Claim], batches: Sequence[tuple[range, Complet
     """
     given: dict[int, tuple[int, str]] = {}
     checked: set[int] = set()
+    unfit: set[int] = set()  # claims whose check did not fit the model's context
     for numbers, completion in batches:
         entries = _entries(completion)
         if entries is None:
+            if completion.error.startswith(UNFIT_CHECK):
+                unfit.update(numbers)
             continue
         checked.update(numbers)
         for claim, paper, quote in entries:
             if claim in numbers and claim not in given:
                 given[claim] = (paper, quote)
-    return tuple(_check(c, given.get(c.number), c.number in checked, texts) for c in claims)
+    return tuple(_check(c, given.get(c.number), c.number in checked, texts, c.number in unfit)
+                 for c in claims)
 
 
 def _entries(completion: Completion) -> list[tuple[int, int, str]] | None:
@@ -162,7 +166,7 @@ def _entries(completion: Completion) -> list[tuple[int, int, str]] | None:
 
 
 def _check(claim: Claim, given: tuple[int, str] | None, checked: bool,
-           texts: Mapping[int, PaperText]) -> ClaimCheck:
+           texts: Mapping[int, PaperText], unfit: bool = False) -> ClaimCheck:
     def verdict(kind: Verdict, note: str, quote: str = "", found_in: int | None = None
                 ) -> ClaimCheck:
         shown = quote.split()
@@ -172,6 +176,8 @@ def _check(claim: Claim, given: tuple[int, str] | None, checked: bool,
                           found_in, note)
 
     cited = ", ".join(f"Paper {n}" for n in claim.papers)
+    if unfit:
+        return verdict("not_checked", "its check is too long for the model's context")
     if not checked:
         return verdict("not_checked", "the evidence request failed")
     if given is None or not given[1].strip():

@@ -63,18 +63,26 @@ class BundlePlan:
     note: str = ""
     # Measured by the server's tokenizer (or from a refusal's counts); None: estimated.
     chars_per_token: float | None = None
+    # The settings it was made under (`plan_basis`): a changed [llm] context_tokens or answer
+    # budget makes a new plan instead of reusing one made for the old settings.
+    basis: str = ""
+    # Where the context cannot hold the bundle without excerpts and the longest conversation:
+    # every answer's max_tokens is cut to this (the edition says so). None: budgets as set.
+    answer_cap: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"full_tokens": self.full_tokens, "context_tokens": self.context_tokens,
                 "excerpt_cap": self.excerpt_cap, "overrides": self.overrides, "note": self.note,
-                "chars_per_token": self.chars_per_token}
+                "chars_per_token": self.chars_per_token, "basis": self.basis,
+                "answer_cap": self.answer_cap}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BundlePlan:
         ratio = data.get("chars_per_token")
         return cls(full_tokens=data["full_tokens"], context_tokens=data.get("context_tokens"),
                    excerpt_cap=data.get("excerpt_cap"), overrides=dict(data.get("overrides", {})),
-                   note=data.get("note", ""),
+                   note=data.get("note", ""), basis=str(data.get("basis", "")),
+                   answer_cap=data.get("answer_cap"),
                    chars_per_token=float(ratio) if isinstance(ratio, (int, float)) else None)
 
     def summary(self) -> str:
@@ -125,10 +133,18 @@ def cap_for(sources: list[Source], context_tokens: int, answer_tokens: int,
     return fair_excerpt_cap(excerpts, int(budget_tokens * ratio) - without)
 
 
+def plan_basis(configured_context: int | None, answer_tokens: int) -> str:
+    return f"context_tokens={configured_context or 'server'};longest={answer_tokens}"
+
+
 def make_plan(sources: list[Source], context_tokens: int | None, answer_tokens: int,
-              chars_per_token: float | None = None) -> BundlePlan:
+              chars_per_token: float | None = None, basis: str = "",
+              largest_answer: int | None = None) -> BundlePlan:
+    """`answer_tokens`: the longest request beside the bundle (an answer, or an evidence check
+    with the answer it continues); `largest_answer`: the largest answer budget alone."""
     full = build_bundle(sources)
-    plan = BundlePlan(full.estimated_tokens, context_tokens, chars_per_token=chars_per_token)
+    plan = BundlePlan(full.estimated_tokens, context_tokens, chars_per_token=chars_per_token,
+                      basis=basis)
     if not context_tokens:
         return plan
     cap = cap_for(sources, context_tokens, answer_tokens, chars_per_token)
@@ -136,6 +152,9 @@ def make_plan(sources: list[Source], context_tokens: int | None, answer_tokens: 
         return plan
     cut = build_bundle(sources, excerpt_cap=cap)
     how = "counted by the server's tokenizer" if chars_per_token else "estimated"
+    if cap == 0:
+        return _without_room(plan, sources, context_tokens, answer_tokens,
+                             largest_answer or answer_tokens, chars_per_token, how)
     note = (f"The full-text excerpts were shortened to at most {cap:,} characters each so that "
             f"the bundle (now about {plan.tokens(cut.chars):,} tokens, from "
             f"{plan.tokens(full.chars):,}; {how}) and the longest answer fit the model's "
@@ -144,14 +163,45 @@ def make_plan(sources: list[Source], context_tokens: int | None, answer_tokens: 
     return replace(plan, excerpt_cap=cap, note=note)
 
 
-def load_plan(cache: Cache, edition: str, sources: list[Source]) -> BundlePlan | None:
-    """The edition's saved plan, if it was made for these papers."""
+# Below this an answer is not worth asking for: the plan says the context is too small.
+MIN_ANSWER_TOKENS = 256
+
+
+def _without_room(plan: BundlePlan, sources: list[Source], context_tokens: int, longest: int,
+                  largest_answer: int, chars_per_token: float | None, how: str) -> BundlePlan:
+    """No excerpts at all, and where even then the longest conversation does not fit, every
+    answer's budget cut by what is missing: said in the note, never "cut to 0 characters so
+    that it fits" when it does not."""
+    bare = build_bundle(sources, excerpt_cap=0)
+    safety = COUNTED_SAFETY if chars_per_token else ESTIMATE_SAFETY
+    usable = int(context_tokens * safety) - PROMPT_OVERHEAD_TOKENS - plan.tokens(bare.chars)
+    note = (f"The full-text excerpts were left out: the model's {context_tokens:,}-token "
+            f"context holds the papers' abstracts and metadata (about "
+            f"{plan.tokens(bare.chars):,} tokens; {how}) and little more.")
+    answer_cap = None
+    if usable < longest:
+        answer_cap = max(MIN_ANSWER_TOKENS, largest_answer - (longest - usable))
+        note += (f" Even so the longest request ({longest:,} tokens beside the bundle) does "
+                 f"not fit, so every answer was limited to {answer_cap:,} tokens"
+                 + (": the context is too small for this edition, and some requests may "
+                    "still be refused; raise the server's context length." if usable
+                    < MIN_ANSWER_TOKENS else "."))
+    log.warning("%s", note)
+    return replace(plan, excerpt_cap=0, note=note, answer_cap=answer_cap)
+
+
+def load_plan(cache: Cache, edition: str, sources: list[Source],
+              basis: str | None = None) -> BundlePlan | None:
+    """The edition's saved plan, if it was made for these papers (and, given a `basis`, under
+    these settings; a plan from before bases were kept is taken as it is)."""
     data = read_json(cache.plan_path(edition))
     if not isinstance(data, dict):
         return None
     try:
         plan = BundlePlan.from_dict(data)
     except (KeyError, TypeError):
+        return None
+    if basis is not None and plan.basis and plan.basis != basis:
         return None
     return plan if plan.full_tokens == build_bundle(sources).estimated_tokens else None
 

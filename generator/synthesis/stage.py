@@ -19,7 +19,7 @@ from typing import Any
 from ..cache import Cache, completion_key
 from ..errors import LlmRequestError
 from ..kinds import KINDS, structured
-from ..models import Completion, PromptRequest, SynthesisResult
+from ..models import UNFIT_CHECK, Completion, PromptRequest, SynthesisResult
 from ..ports import ChatModel
 from ..urls import redact_text
 from .dispatch import GATE_TIMEOUT_S, AdaptiveWidth, Dispatcher, concurrency, dispatch_plan
@@ -137,8 +137,8 @@ def run_batch(
             events = _Events(request, observer, lambda: dispatcher.prefilled(index))
             try:
                 with in_flight:
-                    completion = _complete(client, cache, request, run.keys[index], events,
-                                           shrink, formats=formats)
+                    completion, sent = _complete(client, cache, request, run.keys[index],
+                                                 events, shrink, formats=formats)
             finally:  # a lead that failed before its first token must not hold the others
                 dispatcher.prefilled(index)
             if adaptive is not None:
@@ -154,7 +154,7 @@ def run_batch(
                 pool.grow(0, worker)  # wider if the server kept up
             observer.done(request, completion)
 
-            added = run.answered(index, completion)
+            added = run.answered(index, completion, sent)
             if added:
                 observer.added(len(added))
                 dispatcher.add(added)
@@ -299,8 +299,13 @@ class _Run:
     def todo(self) -> list[int]:
         return [i for i, c in enumerate(self.results) if c is None]
 
-    def answered(self, index: int, completion: Completion) -> list[int]:
+    def answered(self, index: int, completion: Completion, sent: PromptRequest) -> list[int]:
+        """`sent`: the request as it went out (cut to fit, perhaps), which its follow-ups
+        continue: an evidence check of a cut answer carries the cut bundle, as a rerun's will."""
         with self._lock:
+            if sent is not self.requests[index]:
+                self.requests[index] = sent
+                self.keys[index] = completion_key(self._client.model, sent)
             self.results[index] = completion
             return self._expand(index)
 
@@ -312,9 +317,10 @@ class _Run:
 
 def _complete(client: ChatModel, cache: Cache, request: PromptRequest, key: str,
               events: StreamEvents, shrink: Shrink | None, cuts: int = 0, *,
-              formats: StructuredFormats | None = None) -> Completion:
-    """One request; if the server refuses it for its length, again with shorter excerpts
-    (each cut sized by the server's own count, each smaller than the last, at most three)."""
+              formats: StructuredFormats | None = None) -> tuple[Completion, PromptRequest]:
+    """One request, and the request as last sent: if the server refuses it for its length,
+    again with shorter excerpts (each cut sized by the server's own count, each smaller than
+    the last, at most three)."""
     try:
         if request.kind in structured():
             completion = ask_for_json(client, request, events, formats or StructuredFormats())
@@ -322,18 +328,32 @@ def _complete(client: ChatModel, cache: Cache, request: PromptRequest, key: str,
             completion = client.complete(request, events)
     except LlmRequestError as err:
         refusal = refusal_from_error(str(err)) if err.status == 400 else None
-        smaller = shrink(request, refusal) if (refusal and shrink and cuts < MAX_CUTS) else None
+        # A follow-up (an evidence check) is not rebuilt from the plan: it is not cut.
+        cuttable = refusal and shrink and cuts < MAX_CUTS and request.kind != "evidence"
+        smaller = shrink(request, refusal) if cuttable and refusal and shrink else None
+        if smaller is None and refusal and request.kind == "evidence":
+            # A check continues its answer's conversation; where even the cut bundle leaves
+            # no room for it, its claims are shown as not checked: not a failed build.
+            log.warning("%s: %s", request.name, UNFIT_CHECK)
+            return Completion(name=request.name, model=client.model,
+                              error=f"{UNFIT_CHECK} ({refusal.context:,} tokens)"), request
         if smaller is None:
             # The observer (the CLI's progress) and the edition report it; logged once, quietly.
             log.info("prompt %s failed: %s", request.name, err)
-            return Completion(name=request.name, model=client.model, error=redact_text(str(err)))
+            return Completion(name=request.name, model=client.model,
+                              error=redact_text(str(err))), request
         assert refusal is not None
         log.warning("prompt %s was too long for a %d-token context; retrying with shorter "
                     "excerpts", request.name, refusal.context)
         return _complete(client, cache, smaller, completion_key(client.model, smaller), events,
                          shrink, cuts + 1, formats=formats)
     cache.put_completion(key, completion)
-    return completion
+    return completion, request
+
+
+def failed(completion: Completion) -> bool:
+    """Whether a completion is a failure of the run (an unfit check is reported, not failed)."""
+    return not completion.ok and not completion.error.startswith(UNFIT_CHECK)
 
 
 def _result(client: ChatModel, requests: Sequence[PromptRequest],
