@@ -93,7 +93,7 @@ def build(config_path: str, edition: str | None, refresh: bool, wait_s: float,
         digest build --config my-digest/config.toml --edition 2026-12-02
     """
     with user_errors():
-        config = load_config(config_path)
+        config = load_config(config_path, os.environ)
         name = edition_name(edition)
         services = make_services(config, os.environ)
         click.echo(f"Building edition {name} of {config.digest.title!r}", err=True)
@@ -134,7 +134,7 @@ def fetch(config_path: str, edition: str | None, refresh: bool) -> None:
         digest fetch --config my-digest/config.toml
     """
     with user_errors():
-        config = load_config(config_path)
+        config = load_config(config_path, os.environ)
         name = edition_name(edition)
         services = make_services(config, os.environ)
         with workspace_lock(config):
@@ -160,7 +160,7 @@ def synthesize(config_path: str, edition: str | None, wait_s: float) -> None:
         digest synthesize --config my-digest/config.toml --edition 2026-12-02
     """
     with user_errors():
-        config = load_config(config_path)
+        config = load_config(config_path, os.environ)
         name = edition_name(edition)
         services = make_services(config, os.environ)
         wait_for(services, wait_s)
@@ -196,7 +196,7 @@ def render(config_path: str, edition: str | None, every: bool) -> None:
         digest render --config my-digest/config.toml --all && digest site
     """
     with user_errors():
-        config = load_config(config_path)
+        config = load_config(config_path, os.environ)
         cache = Cache(config.cache_dir)
         with workspace_lock(config):
             if every:
@@ -224,7 +224,7 @@ def site(config_path: str, make_zip: bool) -> None:
         digest site --config my-digest/config.toml --zip
     """
     with user_errors():
-        config = load_config(config_path)
+        config = load_config(config_path, os.environ)
         with workspace_lock(config):
             site_dir = pipeline.site_stage(config)
             click.echo(f"Site: {site_dir}")
@@ -248,7 +248,7 @@ def deploy(config_path: str, message: str | None, force: bool) -> None:
         digest build --config my-digest/config.toml && digest deploy --config my-digest/config.toml
     """
     with user_errors():
-        config = load_config(config_path)
+        config = load_config(config_path, os.environ)
         with workspace_lock(config):  # never push a site that a build is replacing
             deploy_site(config.mkdocs_yml, config.site_dir,
                         fallback_yml=pipeline.skeleton_dir() / "mkdocs.yml", message=message,
@@ -270,7 +270,7 @@ def serve(config_path: str, dev_addr: str | None) -> None:
     from .publish.site import serve_site
 
     with user_errors():
-        config = load_config(config_path)
+        config = load_config(config_path, os.environ)
         address = dev_addr or "127.0.0.1:8000"
         click.echo(f"Serving {config.docs_dir} at http://{address}/ (live reload; Ctrl-C to stop)",
                    err=True)
@@ -300,7 +300,7 @@ def doctor(config_path: str) -> None:
     from .doctor import run_doctor
 
     with user_errors():
-        config = load_config(config_path)
+        config = load_config(config_path, os.environ)
         services = make_services(config, os.environ)
         checks = run_doctor(config, services.probe, services.chat, services.arxiv, services.cache)
         for check in checks:
@@ -329,7 +329,7 @@ def remove(config_path: str, edition: str) -> None:
         digest remove --config my-digest/config.toml 2026-11-25
     """
     with user_errors():
-        config = load_config(config_path)
+        config = load_config(config_path, os.environ)
         cache = Cache(config.cache_dir)
         with workspace_lock(config):
             skipped = pipeline.remove_edition(config, cache, pipeline.check_edition(edition))
@@ -357,7 +357,7 @@ def server_command(config_path: str) -> None:
     from .synthesis.server import is_local
 
     with user_errors():
-        config = load_config(config_path)
+        config = load_config(config_path, os.environ)
         cache = Cache(config.cache_dir)
         base_url = llm_base_url(config, os.environ)
         size = bundle_size(config, cache)

@@ -142,7 +142,8 @@ class TriageSettings:
     On when `interests` is set; without it an edition is the newest `max_papers` papers.
     """
 
-    interests: str = ""  # the reader's interests, in plain words
+    # The reader's interests, in plain words: a string, or a list of them (joined by "; ").
+    interests: str = field(default="", metadata={"joins_list": "; "})
     exclude: tuple[str, ...] = ()  # phrases: a paper whose title or abstract has one is left out
     max_candidates: int = 200  # papers of the window scored at most (arXiv pages of up to 2000)
     min_score: int = 0  # a paper scored lower is not bundled, even with room to spare
@@ -217,8 +218,14 @@ _SECTIONS: dict[str, type] = {
 }
 
 
-def load_config(path: str | Path) -> Config:
-    """Read and validate a config file; raise ConfigError listing every problem found."""
+SITE_URL_ENV = "DIGEST_SITE_URL"  # overrides [digest] site_url (the workflow's Pages URL)
+
+
+def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> Config:
+    """Read and validate a config file; raise ConfigError listing every problem found.
+
+    `environ`, where given, may set the site's URL (`DIGEST_SITE_URL`): a GitHub Pages
+    workflow knows it only when it runs."""
     path = Path(path)
     shown = str(path)
     try:
@@ -232,6 +239,10 @@ def load_config(path: str | Path) -> Config:
         raise ConfigError(shown, [f"TOML syntax error: {err}"]) from err
 
     problems: list[str] = []
+    if environ and environ.get(SITE_URL_ENV):
+        digest = raw.setdefault("digest", {})
+        if isinstance(digest, dict):
+            digest["site_url"] = environ[SITE_URL_ENV]
     kinds = _kind_settings(raw, problems)
     sections: dict[str, Any] = {}
     for key, value in raw.items():
@@ -287,6 +298,9 @@ def _build(cls: type, table: dict[str, Any], prefix: str, problems: list[str]) -
             problems.append(_unknown(dotted, fields))
             ok = False
             continue
+        joiner = fields[key].metadata.get("joins_list")
+        if joiner and isinstance(value, list) and all(isinstance(v, str) for v in value):
+            value = joiner.join(v.strip() for v in value if v.strip())
         converted = _convert(hints[key], value, dotted, problems)
         if converted is _INVALID:
             ok = False

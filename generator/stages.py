@@ -371,5 +371,5 @@ def site_stage(config: Config, *, only_if_changed: bool = False,
     """Build the site; with `only_if_changed`, not when it was built from these very inputs."""
     build_site(config.mkdocs_yml, config.docs_dir, config.site_dir, config.digest.title,
                fallback_yml=skeleton_dir() / "mkdocs.yml", only_if_changed=only_if_changed,
-               history=history)
+               history=history, site_url=config.digest.site_url)
     return config.site_dir

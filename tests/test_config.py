@@ -145,3 +145,15 @@ def test_paths_stay_in_the_workspace_and_apart(tmp_path: Path, paths: str, messa
 def test_paths_outside_the_workspace_only_on_purpose(tmp_path: Path) -> None:
     path = write(tmp_path, "[paths]\nsite_dir = '../published'\nallow_outside_workspace = true\n")
     assert load_config(path).site_dir == (tmp_path.parent / "published").resolve()
+
+
+def test_interests_may_be_a_string_or_a_list(tmp_path: Path) -> None:
+    """A list of interests is what people write; it is read, joined, as the string is."""
+    listed = load_config(write(tmp_path, '[triage]\ninterests = ["KV caches", " speculative decoding "]\n'))
+    assert listed.triage.interests == "KV caches; speculative decoding" and listed.triage.enabled
+    (tmp_path / "config.toml").unlink()
+    plain = load_config(write(tmp_path, '[triage]\ninterests = "KV caches"\n'))
+    assert plain.triage.interests == "KV caches"
+    (tmp_path / "config.toml").unlink()
+    with pytest.raises(ConfigError, match=r"triage\.interests: expected a string"):
+        load_config(write(tmp_path, "[triage]\ninterests = [1, 2]\n"))

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import http.server
+import io
+import os
 import re
 import shutil
 import subprocess
+import threading
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree
 
 import pytest
@@ -23,6 +30,21 @@ from tests.servers.sglang import Answer, SglangServer
 ATOM = "{http://www.w3.org/2005/Atom}"
 FIRST, SECOND = "2026-11-25", "2026-12-02"
 LOCAL_ASSET_ATTRS = re.compile(r'<(script|link|img|iframe|source)\b[^>]*\b(?:src|href)="([^"]*)"')
+
+
+@contextlib.contextmanager
+def mock_env(values: dict[str, str]) -> Iterator[None]:
+    """Environment variables set for the duration (the CLI reads DIGEST_SITE_URL there)."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def digest(*args: str) -> Result:
@@ -201,7 +223,9 @@ def test_the_workflow_builds_on_a_schedule_and_deploys_with_secrets() -> None:
     assert steps[commit]["continue-on-error"] is True
     # Write access only where it is needed.
     assert workflow["permissions"] == {}
-    assert workflow["jobs"]["build"]["permissions"] == {"contents": "write"}
+    assert workflow["jobs"]["build"]["permissions"] == {"contents": "write", "pages": "read"}
+    site_url = next(s for s in steps if s.get("name") == "Build the edition")["env"]
+    assert site_url["DIGEST_SITE_URL"] == "${{ steps.pages.outputs.base_url }}"
     assert workflow["jobs"]["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
 
 
@@ -254,3 +278,64 @@ def test_the_feed_stays_well_formed_with_control_characters_in_answers(
     feed = ElementTree.parse(workspace.parent / "site" / "feed.xml")
     summary = feed.getroot().find(f"{ATOM}entry/{ATOM}summary")
     assert summary is not None and "A bell, a NUL, an escape1m and form feed." in str(summary.text)
+
+
+class _PagesHandler(http.server.SimpleHTTPRequestHandler):
+    """GitHub Pages for a project site: the site under /repo/, 404.html for anything missing."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def send_head(self) -> Any:
+        if not self.path.startswith("/repo/"):
+            self.path = "/missing"
+        else:
+            self.path = self.path[len("/repo"):]
+        target = Path(self.translate_path(self.path))
+        if target.is_dir():
+            target = target / "index.html"
+        if not target.is_file():
+            body = (Path(self.directory) / "404.html").read_bytes()
+            self.send_response(404)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            return io.BytesIO(body)
+        return super().send_head()
+
+
+def test_the_404_page_works_on_a_project_site_under_a_sub_path(
+        tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer) -> None:
+    """Served as GitHub Pages serves a project site, with the workflow's DIGEST_SITE_URL: a
+    missing page deep under /repo/ is styled and links the home page, the latest edition and
+    search, each of which loads."""
+    config = write_config(tmp_path / "ws", arxiv_server, sglang_server)
+    site = config.parent / "site"
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_PagesHandler, directory=str(site)))
+    base = f"http://127.0.0.1:{server.server_address[1]}/repo/"
+    with mock_env({"DIGEST_SITE_URL": base}):
+        build(config, SECOND)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    failed: list[str] = []
+    try:
+        with launch_chromium() as browser:
+            page = browser.new_page()
+            page.on("response", lambda r: failed.append(r.url) if r.status >= 400
+                    and not r.url.endswith("/no/such/page/") else None)
+            response = page.goto(base + "editions/no/such/page/")
+            assert response is not None and response.status == 404
+            assert page.locator("h1").first.inner_text() == "This page is not in the digest"
+            # Styled: Material's stylesheet loaded from under /repo/, not the domain root.
+            assert page.evaluate("document.styleSheets.length") >= 2
+            links = {a.inner_text(): a.get_attribute("href")
+                     for a in page.locator("article a").all()}
+            assert links[f"The latest edition ({SECOND})"] == f"/repo/editions/{SECOND}/index.html"
+            for text in ("The home page", f"The latest edition ({SECOND})", "Search the digest"):
+                page.locator("article a", has_text=text).first.click()
+                page.wait_for_load_state()
+                assert page.url.startswith(base) and "not in the digest" not in page.content()
+                page.go_back()
+    finally:
+        server.shutdown()
+    assert failed == []

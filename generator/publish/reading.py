@@ -35,6 +35,12 @@ class ReadingPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
                                                default=None)
         self.has_feed = (Path(config["docs_dir"]) / store.FEED).is_file()
         self.site_name = str(config.get("site_name") or "")
+        # The digest's 404 page (publish/theme/404.html), under a workspace's own custom_dir.
+        theme = config.get("theme")
+        ours = str(Path(__file__).resolve().parent / "theme")
+        if theme is not None and ours not in theme.dirs:
+            theme.dirs.insert(1 if theme.custom_dir else 0, ours)
+        config.extra["digest_latest"] = self.latest or ""
         return config
 
     def on_page_content(self, content: str, page: Any, files: Any, **kwargs: Any) -> str:

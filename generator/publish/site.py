@@ -81,7 +81,7 @@ def _collect_mkdocs_warnings() -> Iterator[_WarningCollector]:
 
 def build_site(
     mkdocs_yml: Path, docs_dir: Path, site_dir: Path, site_name: str, *, fallback_yml: Path,
-    only_if_changed: bool = False, history: History | None = None,
+    only_if_changed: bool = False, history: History | None = None, site_url: str = "",
 ) -> bool:
     """Build docs_dir into site_dir with MkDocs (strict), replacing the old site only on success.
 
@@ -89,7 +89,7 @@ def build_site(
     built from these very inputs. Returns whether a site was built.
     """
     config_file = mkdocs_yml if mkdocs_yml.is_file() else fallback_yml
-    digest = fingerprint(docs_dir, config_file, site_name)
+    digest = fingerprint(docs_dir, config_file, f"{site_name}\n{site_url}")
     if only_if_changed and is_current(site_dir, digest):
         log.info("the site in %s is up to date: nothing it is built from changed", site_dir)
         return False
@@ -113,6 +113,10 @@ def build_site(
                 nav=edition_nav(history),
                 strict=True,
             )
+            if site_url and not config.site_url:
+                # [digest] site_url (or the workflow's DIGEST_SITE_URL) where mkdocs.yml has
+                # none: the 404 page of a project site loads its CSS from under /<repo>/.
+                config.site_url = site_url.rstrip("/") + "/"
             add_our_plugins(config, latest=history.latest)
             if (docs_dir / "assets" / "digest.css").is_file():
                 config.extra_css.append("assets/digest.css")
