@@ -165,14 +165,17 @@ class CitationLinker:
         if self.evidence is not None and cited_here:
             check = self.evidence.get(plain)
             if check is not None:
-                linked = linked.rstrip() + " " + self._evidence(check)
+                mark = self._evidence(check)
+                linked = linked.rstrip() + " " + mark if mark else linked
         return linked
 
     def _evidence(self, check: ClaimCheck) -> str:
-        """A marker after the sentence; focused or hovered, it shows the quote in a box."""
+        """A marker after the sentence; focused or hovered, it shows the quote in a box.
+        A sentence with no quote, or not checked, gets none: the page counts them."""
+        if check.verdict in ("no_quote", "not_checked"):
+            return ""
         mark = {"supported": "✓", "figure_missing": "? figure", "wrong_paper": "⚠ wrong paper",
-                "not_in_paper": "⚠ quote not in paper", "no_quote": "no quote",
-                "not_checked": "not checked"}[check.verdict]
+                "not_in_paper": "⚠ quote not in paper"}[check.verdict]
         box = []
         if check.quote:
             source = check.found_in or check.papers[0]
@@ -181,7 +184,7 @@ class CitationLinker:
         label = check.label[:1].upper() + check.label[1:]
         box.append(escape_markdown(f"{label}: {check.note}." if check.note else f"{label}."))
         return (f'<span class="digest-ev digest-ev-{check.verdict}" tabindex="0">'
-                f'<span class="digest-ev-mark" title="{_attr(check.label)}">{mark}</span>'
+                f'<span class="digest-ev-mark">{mark}</span>'
                 f'<span class="digest-ev-box">{"".join(box)}</span></span>')
 
     def _markup(self, word: str, spec: str, numbers: list[int]) -> str:

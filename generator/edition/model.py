@@ -195,6 +195,14 @@ class SynthesisPage:
                          for verdict, count in self.verdict_counts().items()
                          if count and verdict != "supported")
 
+    def unchecked(self) -> list[tuple[str, int]]:
+        """Why claims were not checked, with how many each (their sentences carry no mark)."""
+        notes: dict[str, int] = {}
+        for check in self.evidence or ():
+            if check.verdict == "not_checked":
+                notes[check.note or "not checked"] = notes.get(check.note or "not checked", 0) + 1
+        return sorted(notes.items(), key=lambda item: -item[1])
+
     @property
     def truncated(self) -> bool:
         return any(a.completion.truncated for a in self.answers)

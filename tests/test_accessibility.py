@@ -1,0 +1,98 @@
+"""Accessibility: axe-core (WCAG 2 A and AA) on every page kind, light and dark, laptop and phone.
+
+The site is built with the settings `digest init` writes plus triage (two editions, the second
+with nothing new) and served as GitHub Pages serves a project site (under /repo/, 404.html for
+anything missing, DIGEST_SITE_URL set as the workflow sets it). axe-core comes with the
+axe-playwright-python package and runs in the project's Chromium.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from generator.cli import cli
+from tests.browser import launch_chromium
+from tests.conftest import write_config
+from tests.servers.arxiv import ArxivServer
+from tests.servers.sglang import SglangServer, realistic_responder
+from tests.test_publish import _PagesHandler, mock_env
+
+FIRST, LATEST = "2026-11-25", "2026-12-02"
+PHONE, LAPTOP = (390, 844), (1366, 900)
+TRIAGE = '\n[triage]\ninterests = ["fuzzing and testing tools", "program analysis"]\n'
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory, fixtures: Path
+           ) -> Iterator[tuple[str, Path]]:
+    """The base URL of the two-edition site, served under /repo/, and its folder."""
+    arxiv, sglang = ArxivServer(fixtures).start(), SglangServer().start()
+    sglang.state.responder = realistic_responder
+    folder = tmp_path_factory.mktemp("a11y") / "ws"
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_PagesHandler, directory=str(folder / "site")))
+    base = f"http://127.0.0.1:{server.server_address[1]}/repo/"
+    try:
+        config = write_config(folder, arxiv, sglang, structured=True, evidence=True,
+                              max_papers=4, extra="")
+        config.write_text(config.read_text() + TRIAGE)
+        with mock_env({"DIGEST_SITE_URL": base}):
+            for edition in (FIRST, LATEST):
+                result = CliRunner().invoke(cli, ["build", "--config", str(config),
+                                                  "--edition", edition], catch_exceptions=False)
+                assert result.exit_code == 0, result.output
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        yield base, folder / "site"
+    finally:
+        server.shutdown()
+        arxiv.stop()
+        sglang.stop()
+
+
+def page_kinds(base: str, site: Path) -> dict[str, str]:
+    latest = site / "editions" / LATEST
+    paper = sorted((latest / "papers").glob("*.html"))[0].name
+    paper_home = sorted((site / "papers").glob("*.html"))[0].name
+    pages = {"home": "", "overview": f"editions/{LATEST}/",
+             "research-map": f"editions/{LATEST}/research-map.html",
+             "deep-dive": f"editions/{LATEST}/memory-management.html",
+             "thinking": f"editions/{LATEST}/thinking.html",
+             "paper": f"editions/{LATEST}/papers/{paper}", "paper-home": f"papers/{paper_home}",
+             "run-report": f"editions/{LATEST}/run-report.html",
+             "triage": f"editions/{LATEST}/triage.html", "older": f"editions/{FIRST}/",
+             "not-found": "editions/no/such/page/"}
+    return {name: base + path for name, path in pages.items()}
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("viewport", [LAPTOP, PHONE], ids=["laptop", "phone"])
+def test_no_serious_or_critical_axe_violation_on_any_page_kind(
+        served: tuple[str, Path], scheme: str, viewport: tuple[int, int]) -> None:
+    from axe_playwright_python.sync_playwright import Axe
+
+    axe = Axe()
+    found: list[str] = []
+    with launch_chromium() as browser:
+        page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
+        page.emulate_media(color_scheme=scheme)  # Material's palette follows the media query
+        for name, url in page_kinds(*served).items():
+            response = page.goto(url)
+            assert response is not None and response.status == (
+                404 if name == "not-found" else 200), url
+            page.wait_for_load_state("load")
+            results = axe.run(page, options={
+                "runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa"]},
+                "resultTypes": ["violations"]})
+            for violation in results.response["violations"]:
+                if violation["impact"] in ("serious", "critical"):
+                    nodes = [" ".join(map(str, n["target"])) for n in violation["nodes"][:3]]
+                    found.append(f"{name}: {violation['id']} ({violation['impact']}) at "
+                                 f"{'; '.join(nodes)}")
+    assert found == []
