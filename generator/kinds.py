@@ -168,8 +168,8 @@ def _evidence_budget(c: Config) -> list[int]:
 def _brief(data: Any, request: PromptRequest, papers: frozenset[int]) -> tuple[int, Brief]:
     """(the paper it is about, its brief)."""
     number = request.subject or int(request.name.removeprefix("brief-"))  # older records
-    return number, Brief(**{k: clean(str(data[k])) for k in
-                            ("tldr", "problem", "method", "result", "limitations")})
+    return number, Brief(**{k: clean(str(data.get(k, ""))) for k in
+                            ("tldr", "problem", "method", "result", "limitations", "name")})
 
 
 def _themes(data: Any, request: PromptRequest, papers: frozenset[int]) -> tuple[Theme, ...]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from html import unescape
 from pathlib import Path
 
 import markdown
@@ -146,6 +147,36 @@ def test_citations_end_to_end(workspace: Path, sglang_server: SglangServer) -> N
     assert "| 12.5% | **not found** |" in report
     paper = (edition / "papers" / "2202.12139v1.md").read_text()
     assert "## Cited in" in paper and "[Research map](../research-map.md)" in paper
-    assert "Papers 1, 2 and 3 test software" in paper
+    # Read by name (edition/names.py), never "Papers 1, 2 and 3", in the paper's "Cited in".
+    names = json.loads((edition / "edition.json").read_text())["names"]
+    assert f"{names['1']}, {names['2']} and {names['3']} test software" in paper
+    assert "Papers 1, 2 and 3" not in paper
     assert "No synthesis page of this edition cites" not in paper
     assert "digest.css" in (ws / "site" / "index.html").read_text()
+
+
+def test_a_paper_is_named_as_a_reader_knows_it() -> None:
+    """The brief's name where the paper's own title or abstract uses it, else the title cut at
+    its colon, else its first words; two papers never share a name."""
+    from generator.edition.names import name_citations, short_name
+
+    assert short_name("Efficient Memory Management for LLM Serving", "We build PagedAttention.",
+                      "PagedAttention") == "PagedAttention"
+    # A name the paper never uses is not taken (checked like any claim).
+    assert short_name("FlashDecoding: Faster Long-Context Inference", "", "TurboServe") == \
+        "FlashDecoding"
+    assert short_name("A Very Long Title Without Any Colon In It", "", "") == "A Very Long Title Without…"
+    names = {1: "FlashDecoding", 8: "Chunked Prefill", 9: "Tail Latency"}
+    assert name_citations("Paper 1 shows it; Papers 9, 8 agree. Paper 12 does not exist.",
+                          names) == ("FlashDecoding shows it; Tail Latency and Chunked Prefill "
+                                     "agree. Paper 12 does not exist.")
+
+
+def test_citations_link_the_papers_names() -> None:
+    linker = CitationLinker("research-map", papers(), names={1: "FlashDecoding", 8: "Chunked Prefill",
+                                                             9: "Tail [Latency]"})
+    md = md_model("Papers 1, 8 and 9 agree. Paper 1 is key.", 1, linker)
+    html = markdown.markdown(md)
+    texts = [unescape(text) for text in re.findall(r"<a [^>]*>([^<]*)</a>", html)]
+    assert texts == ["FlashDecoding", "Chunked Prefill", "Tail [Latency]", "FlashDecoding"]
+    assert "Paper" not in re.sub(r"<[^>]+>", "", html)

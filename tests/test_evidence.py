@@ -84,8 +84,10 @@ def test_the_page_shows_each_verdict_and_quote(checked: Path) -> None:
     html = (checked.parent / "site" / "editions" / EDITION / "research-map.html").read_text()
     assert "2 of 6 cited claims supported by a quote found in the paper" in html
     marks = re.findall(r'class="digest-ev digest-ev-(\w+)" tabindex="0"', html)
-    assert marks == ["supported", "wrong_paper", "not_in_paper", "no_quote", "supported",
-                     "wrong_paper"]
+    # "No quote" gets no mark (the page counts it): quiet where nothing stands out.
+    assert marks == ["supported", "wrong_paper", "not_in_paper", "supported", "wrong_paper"]
+    assert ("Not supported: 2 quote found in another paper (wrong citation), 1 quote not in "
+            "the paper (fabricated), 1 no quote.") in html
     box = html.split('class="digest-ev digest-ev-supported"', 1)[1].split("</span></span>", 1)[0]
     assert "“" in box and 'href="papers/' in box  # the quote, and its paper's page
     report = (checked.parent / "site_src" / "editions" / EDITION / "run-report.md").read_text()

@@ -147,7 +147,7 @@ def test_a_new_kind_is_configured_asked_rendered_and_evidence_checked(
     assert "response_format" in asked["glossary"].extra_body_json
     edition = config.docs_dir / "editions" / EDITION
     counterpoint = (edition / "counterpoint.md").read_text()
-    assert "Paper 1" in counterpoint and "digest-ev" in counterpoint  # linked, with evidence
+    assert "Papers cited on this page" in counterpoint and "digest-ev" in counterpoint
     glossary = (edition / "glossary.md").read_text()
     assert "**KV cache**: Keys and values kept per token. (papers 1, 3)" in glossary
     assert "Draft &lt;model&gt;" in glossary and "(papers 2)" in glossary  # escaped, Paper 9 gone

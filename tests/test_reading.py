@@ -228,3 +228,25 @@ def test_the_feed_has_stable_tag_ids_new_papers_and_math_as_text(digest: Path,
     assert result.exit_code == 0, result.output
     again = ElementTree.parse(feed_path).getroot().findall(f"{ATOM}entry")
     assert [e.findtext(f"{ATOM}updated") for e in again] == stamps
+
+
+def test_no_page_leaves_a_reader_with_a_bare_paper_number(digest: Path) -> None:
+    """Synthesis pages, the home page, the overview and the feed read papers by name: "Paper
+    N" survives only where it flags a number the bundle does not have, and every synthesis
+    page ends with a numbered key of the papers it cites."""
+    site = digest / "site"
+    pages = kinds(site)
+    for name in ("home", "overview", "research-map", "deep-dive", "thinking"):
+        # Charts label their dots by number and title: not a reference to read.
+        source = re.sub(r"<svg\b.*?</svg>", "", pages[name].read_text(), flags=re.DOTALL)
+        tree = html5lib.parse(source, namespaceHTMLElements=False)
+        article = tree.find(".//article")
+        assert article is not None
+        text = " ".join("".join(article.itertext()).split())
+        bare = [m.group(0) for m in re.finditer(r"\bPapers? \d+(?! ⚠ not in this edition)",
+                                                 text)]
+        assert bare == [], name
+        if name in ("research-map", "deep-dive", "thinking"):
+            assert "Papers cited on this page" in text, name
+    feed = (site / "feed.xml").read_text()
+    assert not re.search(r"\bPapers? \d+", re.sub(r"<[^>]+>", " ", feed))

@@ -54,6 +54,7 @@ from .model import (
     TokenTotals,
     verdict_counts,
 )
+from .names import name_citations, paper_names
 from .record import RECORD_FORMAT, EditionRecord
 
 log = logging.getLogger(__name__)
@@ -71,11 +72,13 @@ def assemble(edition: str, title: str, fetch: FetchResult, bundle: Bundle,
     structured = _structured(bundle, pairs)
     briefs: dict[int, Brief] = dict(structured.get("brief", ()))
     themes = [t for found in structured.get("themes", ()) for t in found]
-    pages, answers = _pages(bundle, pairs, structured)
+    names = paper_names(bundle.papers, {n: b.name for n, b in briefs.items()})
+    pages, answers = _pages(bundle, pairs, structured, names)
     research_map = next((c.content for r, c in pairs if KINDS[r.kind].overview and c.ok), "")
-    overview = overview_text(research_map)
+    overview = name_citations(overview_text(research_map), names)
     record_data = _record(edition, title, fetch, bundle, synthesis, statuses, bundle_note,
-                          overview, briefs, themes, pages, built_at) | _structured_record(structured)
+                          overview, briefs, themes, pages, built_at) | _structured_record(structured) | {
+        "names": {str(n): name for n, name in names.items()}}
     previous = next((r for r in published if r.edition == edition), None)
     if previous is not None and _same_but_date(previous.data, record_data):
         # Rendered again with nothing changed: keep the date, so the site need not be rebuilt.
@@ -89,6 +92,7 @@ def assemble(edition: str, title: str, fetch: FetchResult, bundle: Bundle,
         EditionPaper(
             number=item.number,
             paper=item.paper,
+            name=names[item.number],
             full_text=FullText(item.full_text.status, "", item.full_text.pages,
                                item.full_text.total_pages, item.full_text.reason),
             excerpt_chars=item.excerpt_chars,
@@ -153,7 +157,7 @@ def _structured_record(structured: Mapping[str, tuple[Any, ...]]) -> dict[str, A
 
 
 def _pages(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]],
-           structured: Mapping[str, tuple[Any, ...]]
+           structured: Mapping[str, tuple[Any, ...]], names: Mapping[int, str]
            ) -> tuple[list[tuple[SynthesisPage, dict[int, list[str]]]], tuple[Answer, ...]]:
     """Each synthesis page with its answers linked and checked, and every prompt's answer.
 
@@ -168,7 +172,7 @@ def _pages(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]],
         if stem is None:
             answers.append(Answer(request, completion, "", ""))
             continue
-        linker = linkers.setdefault(stem, CitationLinker(stem, bundle.papers))
+        linker = linkers.setdefault(stem, CitationLinker(stem, bundle.papers, names=names))
         shift = KINDS[request.kind].shift
         if KINDS[request.kind].schema is not None:
             answer = Answer(request, completion, "", "")

@@ -28,6 +28,7 @@ from ..claims import plain_sentence as _plain
 from ..models import NumberedPaper
 from ..safe_text import escape_markdown, tooltip
 from .model import ClaimCheck
+from .names import name_citations
 
 # A name right after a citation: "(FlashDecoding)", ', "A Title"' or ": *A Title*".
 _NAME_RE = re.compile(r"""\s*(?:\(([^()\n]{2,150})\)"""
@@ -105,9 +106,14 @@ class CitationLinker:
     """Links and checks citations in one page's escaped Markdown; call it on each text segment."""
 
     def __init__(self, page: str, papers: Sequence[NumberedPaper], link_prefix: str = "papers/",
-                 overview: str = "index.md") -> None:
+                 overview: str = "index.md", names: Mapping[int, str] | None = None) -> None:
         self.result = PageCitations(page)
         self._papers = {p.number: p for p in papers}
+        # The papers' short names (edition/names.py): a citation reads as the name it links.
+        self._plain_names = dict(names or {})
+        # Brackets as character references: "\[" would open display math in the TeX pass.
+        self._names = {n: escape_markdown(name).replace("\\[", "&#91;").replace("\\]", "&#93;")
+                       for n, name in self._plain_names.items()}
         self._prefix = link_prefix
         self._overview = overview
         self._texts = {p.number: f"{p.paper.title}\n{p.paper.abstract}\n{p.full_text.text}"
@@ -136,11 +142,12 @@ class CitationLinker:
             return sentence
         cited_here = [n for m in matches for n in _numbers(m.group(2)) if n in self._papers]
         plain = _plain(sentence)
+        named = name_citations(plain, self._plain_names) if self._names else plain
         for n in dict.fromkeys(cited_here):
             self.result.cited[n] = self.result.cited.get(n, 0) + 1
             contexts = self.result.contexts.setdefault(n, [])
-            if plain not in contexts:
-                contexts.append(plain)
+            if named not in contexts:
+                contexts.append(named)
         # Figures are marked first and parked behind placeholders, so that citation links and
         # our markup never land inside one another.
         parked: list[str] = []
@@ -180,9 +187,10 @@ class CitationLinker:
         if check.quote:
             source = check.found_in or check.papers[0]
             box.append(f"“{escape_markdown(check.quote)}” — "
-                       f"{self._link(source, f'Paper {source}')}<br>")
+                       f"{self._link(source, self._names.get(source, f'Paper {source}'))}<br>")
         label = check.label[:1].upper() + check.label[1:]
-        box.append(escape_markdown(f"{label}: {check.note}." if check.note else f"{label}."))
+        note = name_citations(check.note, self._plain_names) if check.note else ""
+        box.append(escape_markdown(f"{label}: {note}." if note else f"{label}."))
         return (f'<span class="digest-ev digest-ev-{check.verdict}" tabindex="0">'
                 f'<span class="digest-ev-mark">{mark}</span>'
                 f'<span class="digest-ev-box">{"".join(box)}</span></span>')
@@ -191,7 +199,11 @@ class CitationLinker:
         if len(numbers) == 1:
             (n,) = numbers
             label = f"{word} {spec}"
-            return self._link(n, label) if n in self._papers else self._invalid(n, label)
+            if n in self._papers:
+                return self._link(n, self._names.get(n, label))
+            return self._invalid(n, label)
+        if self._names and all(n in self._papers for n in numbers):
+            return self._named(spec)
 
         def one(match: re.Match[str]) -> str:
             low, high = match.group(1), match.group(2)
@@ -203,6 +215,17 @@ class CitationLinker:
             return parts[0]
 
         return f"{word} " + _NUMBER_RE.sub(one, spec)
+
+    def _named(self, spec: str) -> str:
+        """ "1, 8 and 9" or "3–5" as the papers' linked names ("A, B and C")."""
+        def one(match: re.Match[str]) -> str:
+            low = int(match.group(1))
+            high = int(match.group(2) or low)
+            span = range(low, high + 1) if 0 <= high - low <= 50 else range(low, low + 1)
+            links = [self._link(n, self._names.get(n, f"Paper {n}")) for n in span]
+            return ", ".join(links)
+
+        return _NUMBER_RE.sub(one, spec)
 
     def _check_name(self, number: int, sentence: str, end: int) -> str:
         """Flag a title given right after a citation that names a different paper."""

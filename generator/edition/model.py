@@ -31,6 +31,7 @@ class Brief:
     method: str
     result: str
     limitations: str
+    name: str = ""  # the short name the paper uses for its system or method, if it gave one
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class CitedIn:
 class EditionPaper:
     number: int
     paper: Paper
+    name: str  # the short name a reader knows it by (edition/names.py)
     full_text: FullText  # without its text: full text never reaches a page
     excerpt_chars: int
     status: Status

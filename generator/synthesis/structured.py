@@ -16,6 +16,9 @@ from ..safe_text import clean_data, cut
 BRIEF_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
+        "name": {"type": "string", "maxLength": 40,
+                 "description": "the short name the paper itself uses for its system, method "
+                                "or benchmark (e.g. PagedAttention); empty if it has none"},
         "tldr": {"type": "string", "description": "one sentence: what the paper shows"},
         "problem": {"type": "string"},
         "method": {"type": "string"},
