@@ -192,6 +192,7 @@ class Triage:
     total: int | None = None  # papers in the window, as arXiv counted them
     capped: bool = False  # the window held more than max_candidates
     incomplete: str = ""  # why the window could not be read to its end ("": it was)
+    interests: str = ""  # what the papers were scored against, as [triage] interests said
 
     def selected_papers(self) -> list[Paper]:
         """The papers the edition bundles, best first (ties: the newer)."""
@@ -201,13 +202,15 @@ class Triage:
     def to_dict(self) -> dict[str, Any]:
         return {"query": self.query, "max_candidates": self.max_candidates,
                 "candidates": [c.to_dict() for c in self.candidates], "total": self.total,
-                "capped": self.capped, "incomplete": self.incomplete}
+                "capped": self.capped, "incomplete": self.incomplete,
+                "interests": self.interests}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Triage:
         return cls(data["query"], data["max_candidates"],
                    tuple(Candidate.from_dict(c) for c in data["candidates"]), data.get("total"),
-                   data.get("capped", False), data.get("incomplete", ""))
+                   data.get("capped", False), data.get("incomplete", ""),
+                   str(data.get("interests", "")))
 
 
 @dataclass(frozen=True)

@@ -132,7 +132,7 @@ def run_triage(window: Window, query: str, max_candidates: int, settings: Triage
              sum(c.status == "excluded" for c in candidates),
              sum(c.status == "unscored" for c in candidates))
     return Triage(query, max_candidates, tuple(candidates), window.total, window.capped,
-                  window.incomplete)
+                  window.incomplete, settings.interests.strip())
 
 
 def window_of(triage: Triage) -> Window:

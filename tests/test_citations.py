@@ -180,3 +180,20 @@ def test_citations_link_the_papers_names() -> None:
     texts = [unescape(text) for text in re.findall(r"<a [^>]*>([^<]*)</a>", html)]
     assert texts == ["FlashDecoding", "Chunked Prefill", "Tail [Latency]", "FlashDecoding"]
     assert "Paper" not in re.sub(r"<[^>]+>", "", html)
+
+
+def test_the_picks_are_what_the_synthesis_leans_on_with_figures_checked() -> None:
+    """Without triage: the papers most pages cite, each with its brief's TL;DR, a figure the
+    paper does not state flagged (a paper no page cites is never a pick)."""
+    from generator.edition.model import Brief
+    from generator.edition.picks import editors_picks
+
+    numbered = papers()
+    names = {p.number: p.paper.title.split(":")[0] for p in numbered}
+    briefs = {5: Brief("Cuts costs by 45.8% and latency by 3.2x.", "", "", "", ""),
+              2: Brief("Drafts tokens cheaply.", "", "", "", "")}
+    picks = editors_picks(numbered, names, briefs, {2: 3, 5: 3, 7: 1}, None)
+    assert [(p.number, p.pages) for p in picks] == [(2, 3), (5, 3), (7, 1)]
+    assert picks[1].why_from == "brief" and picks[1].unfound == ("3.2x",)  # 45.8% is in it
+    assert picks[2].why == "" and picks[2].score is None
+    assert editors_picks(numbered, names, briefs, {}, None) == ()

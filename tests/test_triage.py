@@ -224,6 +224,27 @@ def test_the_triage_page_lists_every_candidate_and_paper_pages_show_their_score(
     assert f"{best['score']}/10" in html.read_text()
 
 
+def test_the_edition_and_home_lead_with_the_picks_and_the_interests(triaged_ws: Path) -> None:
+    """With triage on, the lead is the best-scored papers, by name, each with the reason it
+    scored (from the model's structured answer), and the interests they were scored against."""
+    assert build(triaged_ws).exit_code == 0
+    data = record(triaged_ws)
+    scores = {c["arxiv_id"]: c["score"] for c in data["triage"]["candidates"]}
+    picks = data["picks"]
+    assert len(picks) == 3 and all(p["why_from"] == "triage" for p in picks)
+    assert [p["score"] for p in picks] == sorted((scores[p["arxiv_id"]] for p in picks),
+                                                 reverse=True)
+    assert picks[0]["score"] == max(s for s in scores.values() if s is not None)
+    for page in (triaged_ws.parent / "site_src" / "editions" / EDITION / "index.md",
+                 triaged_ws.parent / "site_src" / "index.md"):
+        text = page.read_text()
+        lead = text.index("## Editor's picks")
+        assert "Scored against your interests" in text[lead:]
+        assert "Software testing: fuzzing, test generation" in text[lead:]
+        assert f"**[{picks[0]['name']}](papers/" in text[lead:]
+        assert f"triage {picks[0]['score']}/10" in text[lead:]
+
+
 def test_hostile_titles_and_reasons_stay_text(
         triaged_ws: Path, sglang_server: SglangServer) -> None:
     hostile = Answer(json.dumps({

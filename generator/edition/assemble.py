@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -55,6 +56,7 @@ from .model import (
     verdict_counts,
 )
 from .names import name_citations, paper_names
+from .picks import editors_picks
 from .record import RECORD_FORMAT, EditionRecord
 
 log = logging.getLogger(__name__)
@@ -76,9 +78,12 @@ def assemble(edition: str, title: str, fetch: FetchResult, bundle: Bundle,
     pages, answers = _pages(bundle, pairs, structured, names)
     research_map = next((c.content for r, c in pairs if KINDS[r.kind].overview and c.ok), "")
     overview = name_citations(overview_text(research_map), names)
+    citing = Counter(n for page, _ in pages for n in page.citations.cited)
+    picks = editors_picks(bundle.papers, names, briefs, citing, fetch.triage)
     record_data = _record(edition, title, fetch, bundle, synthesis, statuses, bundle_note,
                           overview, briefs, themes, pages, built_at) | _structured_record(structured) | {
-        "names": {str(n): name for n, name in names.items()}}
+        "names": {str(n): name for n, name in names.items()},
+        "picks": [pick.to_record() for pick in picks]}
     previous = next((r for r in published if r.edition == edition), None)
     if previous is not None and _same_but_date(previous.data, record_data):
         # Rendered again with nothing changed: keep the date, so the site need not be rebuilt.
@@ -334,7 +339,7 @@ def _triage_record(triage: Triage | None) -> dict[str, Any]:
     return {"triage": {
         "window": triage.total if triage.total is not None else len(triage.candidates),
         "max_candidates": triage.max_candidates, "capped": triage.capped,
-        "incomplete": triage.incomplete,
+        "incomplete": triage.incomplete, "interests": triage.interests,
         "candidates": [{"arxiv_id": c.paper.arxiv_id, "title": c.paper.title,
                         "abs_url": c.paper.abs_url, "published": c.paper.published,
                         "status": c.status, "score": c.score, "reason": c.reason,

@@ -101,6 +101,25 @@ class EditionRecord:
         brief = (self.data.get("briefs") or {}).get(str(number))
         return str(brief.get("tldr", "")) if isinstance(brief, dict) else ""
 
+    @property
+    def interests(self) -> str:
+        """What triage scored this edition's window against ("" without triage)."""
+        triage = self.data.get("triage")
+        return str(triage.get("interests") or "") if isinstance(triage, dict) else ""
+
+    @property
+    def picks(self) -> list[dict[str, Any]]:
+        """The editor's picks (edition/picks.py), each with its paper's slugs for links."""
+        by_number = {p.number: p for p in self.papers}
+        out = []
+        for pick in self.data.get("picks") or ():
+            number = pick.get("number") if isinstance(pick, dict) else None
+            paper = by_number.get(number) if isinstance(number, int) else None
+            if paper is not None:
+                out.append({**pick, "slug": paper.slug, "base_slug": paper.base_slug,
+                            "status": paper.status})
+        return out
+
     def themes_of(self, number: int) -> list[str]:
         return [str(t.get("name", "")) for t in self.data.get("themes") or ()
                 if isinstance(t, dict) and number in (t.get("papers") or ())]

@@ -1,0 +1,77 @@
+"""The editor's picks: the few papers of an edition a reader should look at first, and why.
+
+Chosen by triage score where triage ran (the reader's own interests), else by how much the
+synthesis leans on each paper (the pages citing it); each with one line on why it matters, from
+the model's structured output (the triage reason, else the brief's TL;DR), and checked like
+any claim: a figure in that line that the paper's text does not contain is flagged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..claims import FIGURE_RE, figure_in
+from ..models import NumberedPaper, Triage
+from .model import Brief
+
+MAX_PICKS = 3
+
+
+@dataclass(frozen=True)
+class Pick:
+    number: int
+    arxiv_id: str
+    name: str
+    title: str
+    why: str  # one line, from the model's structured output ("" where there is none)
+    why_from: str  # "triage" (the reason it scored) or "brief" (its TL;DR)
+    score: int | None  # triage score, where triage ran
+    pages: int  # synthesis pages that cite it
+    unfound: tuple[str, ...]  # figures in `why` that the paper's text does not contain
+
+    def to_record(self) -> dict[str, Any]:
+        return {"number": self.number, "arxiv_id": self.arxiv_id, "name": self.name,
+                "title": self.title, "why": self.why, "why_from": self.why_from,
+                "score": self.score, "pages": self.pages, "unfound": list(self.unfound)}
+
+
+def _unit(unit: str) -> str:
+    return "%" if unit.strip() == "%" else "×"
+
+
+def editors_picks(papers: Sequence[NumberedPaper], names: Mapping[int, str],
+                  briefs: Mapping[int, Brief], citing_pages: Mapping[int, int],
+                  triage: Triage | None) -> tuple[Pick, ...]:
+    """The edition's picks, most important first (none when nothing marks any paper out)."""
+    judged = {c.paper.base_id: c for c in triage.candidates} if triage else {}
+
+    def score(item: NumberedPaper) -> int | None:
+        candidate = judged.get(item.paper.base_id)
+        return candidate.score if candidate else None
+
+    def rank(item: NumberedPaper) -> tuple[int, int, int]:
+        scored = score(item)
+        return (-(scored if scored is not None else -1), -citing_pages.get(item.number, 0),
+                item.number)
+
+    chosen = [p for p in sorted(papers, key=rank)
+              if score(p) is not None or citing_pages.get(p.number, 0)][:MAX_PICKS]
+    picks = []
+    for item in chosen:
+        candidate = judged.get(item.paper.base_id)
+        brief = briefs.get(item.number)
+        if candidate and candidate.reason and candidate.score is not None:
+            why, source = candidate.reason, "triage"
+        elif brief and brief.tldr:
+            why, source = brief.tldr, "brief"
+        else:
+            why, source = "", ""
+        text = f"{item.paper.title}\n{item.paper.abstract}\n{item.full_text.text}"
+        unfound = tuple(dict.fromkeys(
+            m.group(0).strip() for m in FIGURE_RE.finditer(why)
+            if not figure_in(m.group(1), _unit(m.group(2)), text)))
+        picks.append(Pick(item.number, item.paper.arxiv_id, names[item.number], item.paper.title,
+                          why, source, score(item), citing_pages.get(item.number, 0), unfound))
+    return tuple(picks)
