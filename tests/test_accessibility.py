@@ -13,6 +13,7 @@ import http.server
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -90,9 +91,37 @@ def test_no_serious_or_critical_axe_violation_on_any_page_kind(
             results = axe.run(page, options={
                 "runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa"]},
                 "resultTypes": ["violations"]})
+            # Nothing inside the article wider than the screen (a table scrolling sideways
+            # inside its box included).
+            wide = page.evaluate("""() => [...document.querySelectorAll('article *')]
+                .filter(e => e.getBoundingClientRect().right > innerWidth + 1)
+                .map(e => e.tagName + '.' + e.className).slice(0, 3)""")
+            if wide:
+                found.append(f"{name}: wider than the screen: {wide}")
+            if name == "overview" and viewport == LAPTOP:
+                found.extend(_dense(page))
             for violation in results.response["violations"]:
                 if violation["impact"] in ("serious", "critical"):
-                    nodes = [" ".join(map(str, n["target"])) for n in violation["nodes"][:3]]
+                    nodes = [" ".join(map(str, n["target"])) + " " + n.get("failureSummary", "")[-160:]
+                             for n in violation["nodes"][:3]]
                     found.append(f"{name}: {violation['id']} ({violation['impact']}) at "
                                  f"{'; '.join(nodes)}")
-    assert found == []
+    assert found == [], "\n".join(found)
+
+
+def _dense(page: Any) -> list[str]:
+    """The overview on a laptop: the first paper (the first pick) above the fold, the paper
+    entries at most 160 px apart."""
+    top, gaps = page.evaluate("""() => {
+        const pick = document.querySelector('article ol li a[href*="papers/"]');
+        const tops = [...document.querySelectorAll('h4.digest-entry')]
+            .map(e => e.getBoundingClientRect().top + scrollY);
+        return [pick ? pick.getBoundingClientRect().top + scrollY : null,
+                tops.slice(1).map((t, i) => t - tops[i])];
+    }""")
+    problems = []
+    if top is None or top > LAPTOP[1]:
+        problems.append(f"overview: the first paper starts at {top} px, below the fold")
+    if not gaps or max(gaps) > 160:
+        problems.append(f"overview: paper entries {gaps} px apart (at most 160)")
+    return problems

@@ -167,3 +167,12 @@ def test_a_refused_prompt_is_cut_fairly_and_the_cut_is_recorded() -> None:
     smallest = fitter.shrink(smaller, Refusal(16_384, tokens))
     assert smallest is not None and fitter.plan.overrides["research-map"] < cap
     assert fitter.plan.chars_per_token == pytest.approx(3.0, rel=0.01)
+
+
+def test_the_thinking_answers_headings_say_whose_they_are() -> None:
+    from generator.edition.render import suffix_headings
+
+    text = "## Analysis\n\nText.\n\n```\n## not a heading\n```\n### Verdict { #v }\n"
+    assert suffix_headings(text, " (with thinking)") == (
+        "## Analysis (with thinking)\n\nText.\n\n```\n## not a heading\n```\n"
+        "### Verdict (with thinking) { #v }\n")

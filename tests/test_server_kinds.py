@@ -72,8 +72,9 @@ def test_a_build_answers_every_prompt_on_each_server_kind(
     remembered = json.loads((tmp_path / "ws" / ".cache" / "servers.json").read_text())
     (entry,) = remembered.values()
     if kind == "llama-cpp-python":
-        # The one slot showed overload (a stream cut while another request waited) or never
-        # had two requests at once: either way the run settled at one at a time.
+        # The one slot cut the first stream while a second request waited: the run backed
+        # off to one at a time, never went wider again, and remembers it.
+        assert state.cut_count >= 1
         assert entry["found"]["concurrency"] == 1
         assert state.max_in_flight <= 2
         assert entry["found"]["stream_usage"] is False

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -62,9 +63,30 @@ def make_environment(workspace: Path) -> jinja2.Environment:
         autoescape=False,  # Markdown, not HTML: the filters below do the escaping
     )
     env.filters.update(text=md_text, cell=md_cell, plain=plain, url=safe_url, tooltip=tooltip,
-                       num=_num, cut=cut)
+                       num=_num, cut=cut, suffix_headings=suffix_headings)
     env.globals.update(labels=VERDICT_LABELS, short_labels=VERDICT_SHORT)
     return env
+
+
+_HEADING_RE = re.compile(r"^(#{1,6} [^\n]*?)([ \t]*\{[^{}\n]*\})?[ \t]*$", re.MULTILINE)
+_FENCE_RE = re.compile(r"^(`{3,}|~{3,})", re.MULTILINE)
+
+
+def suffix_headings(markdown: str, suffix: str) -> str:
+    """Every Markdown heading of `markdown` (outside code fences) with `suffix` added."""
+    parts = _FENCE_RE.split(markdown)
+    # split() alternates text, fence, text...: headings are only looked for outside fences.
+    inside = False
+    out = []
+    for index, part in enumerate(parts):
+        if index % 2:
+            inside = not inside
+            out.append(part)
+        elif inside:
+            out.append(part)
+        else:
+            out.append(_HEADING_RE.sub(lambda m: f"{m.group(1)}{suffix}{m.group(2) or ''}", part))
+    return "".join(out)
 
 
 def _num(value: Any) -> str:

@@ -181,7 +181,7 @@ def run_batch(
     return _result(client, requests_, results, bundle_chars, bundle_tokens, started)
 
 
-OVERLOAD_RETRIES = 3  # times a request that met overload is sent again, fewer at a time
+OVERLOAD_RETRIES = 5  # times a request that met overload is sent again, fewer at a time
 _OVERLOAD_RE = re.compile(r"HTTP (?:429|50[0234])\b|ended early|broke off midway")
 
 

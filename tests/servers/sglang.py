@@ -228,6 +228,9 @@ class SglangState:
     # cut (no finish reason) while another request waits, as llama-cpp-python's
     # interrupt_requests does.
     slots: int = 0
+    # With slots: the first streamed answer waits (up to 5 s) for another request to queue,
+    # so that the first overlap, and the cut it brings, happens at once and every time.
+    hold_first_for_waiter: bool = False
     waiting: int = 0
     cut_count: int = 0
     slot_lock: threading.Condition = field(default_factory=threading.Condition)
@@ -241,6 +244,7 @@ class SglangState:
             self.refuse_in_stream = True
             self.stream_usage = False
             self.slots = 1
+            self.hold_first_for_waiter = True
             self.cache_report = False
         elif kind in ("vllm", "llama.cpp"):
             self.cache_report = False  # vLLM: only with --enable-prompt-tokens-details
@@ -476,6 +480,11 @@ class _Handler(BaseHTTPRequestHandler):
         with self.server.state.lock:
             cut = self.server.state.cut_streams > 0
             self.server.state.cut_streams -= cut
+        if state.slots and state.hold_first_for_waiter:
+            state.hold_first_for_waiter = False
+            until = time.monotonic() + 5
+            while not state.waiting and time.monotonic() < until:
+                time.sleep(0.005)
         for index, piece in enumerate(_pieces(answer.content)):
             if cut and index == 3:
                 return
