@@ -340,6 +340,50 @@ def remove(config_path: str, edition: str) -> None:
         click.echo(f"Removed edition {edition}. Site: {site_dir}")
 
 
+@cli.command()
+@verbose_option
+@config_option
+@edition_option
+@click.option("--dry-run", is_flag=True,
+              help="Write the message as an .eml file (and print its path) instead of sending.")
+@click.option("--resend", is_flag=True, help="Send again to everyone, even those already sent.")
+def send(config_path: str, edition: str | None, dry_run: bool, resend: bool) -> None:
+    """Mail a published edition (default: the latest) as a newsletter, once.
+
+    Sends to [email] to through [email] smtp_host; what went to whom is kept with the
+    edition, so a second run sends nothing and a failed one completes the delivery.
+
+    \b
+    Example:
+        DIGEST_SMTP_PASSWORD=... digest send --config my-digest/config.toml
+    """
+    from .sending import send_stage
+
+    with user_errors():
+        config = load_config(config_path, os.environ)
+        result = send_stage(config, edition, os.environ, dry_run=dry_run, resend=resend)
+        if result.eml is not None:
+            click.echo(f"Edition {result.edition}: {result.subject!r} ({result.size:,} bytes) "
+                       f"written to {result.eml}")
+            return
+        delivery = result.delivery
+        assert delivery is not None
+        if not delivery.sent and not delivery.refused:
+            click.echo(f"Edition {result.edition} was already sent to "
+                       f"{len(delivery.already)} recipient(s): nothing sent (--resend sends "
+                       "it again).")
+            return
+        click.echo(f"Edition {result.edition}: {result.subject!r} sent to "
+                   f"{len(delivery.sent)} recipient(s)"
+                   + (f" ({len(delivery.already)} had it already)" if delivery.already else "")
+                   + ".")
+        if delivery.refused:
+            click.secho("refused: " + "; ".join(f"{a} ({why})" for a, why in
+                                                delivery.refused.items())
+                        + ". Run `digest send` again to retry them.", fg="red", err=True)
+            sys.exit(1)
+
+
 @cli.command("server-command")
 @verbose_option
 @config_option

@@ -170,6 +170,27 @@ class PromptSettings:
 
 
 @dataclass(frozen=True)
+class EmailSettings:
+    """The edition as a newsletter (`digest send`); off until `to` lists an address."""
+
+    to: tuple[str, ...] = ()
+    sender: str = field(default="", metadata={"key": "from"})  # TOML: from = "..."
+    subject: str = "{title} · {edition}"
+    smtp_host: str = ""
+    smtp_port: int = 587
+    security: str = "starttls"  # "starttls", "ssl" or "none"
+    # Names of environment variables: the password never sits in config.toml.
+    username_env: str = ""
+    password_env: str = ""
+    timeout_seconds: float = 30.0
+    unsubscribe: str = ""  # a URL or a mailto: for the List-Unsubscribe header
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.to)
+
+
+@dataclass(frozen=True)
 class Config:
     """A validated workspace configuration; paths are resolved against the config's folder."""
 
@@ -182,6 +203,7 @@ class Config:
     briefs: BriefSettings = field(default_factory=BriefSettings)
     evidence: EvidenceSettings = field(default_factory=EvidenceSettings)
     triage: TriageSettings = field(default_factory=TriageSettings)
+    email: EmailSettings = field(default_factory=EmailSettings)
     # The settings of kinds registered beyond the built-in ones (generator.kinds), by kind.
     kinds: Mapping[str, Any] = field(default_factory=dict)
 
@@ -215,6 +237,7 @@ _SECTIONS: dict[str, type] = {
     "briefs": BriefSettings,
     "evidence": EvidenceSettings,
     "triage": TriageSettings,
+    "email": EmailSettings,
 }
 
 
@@ -289,7 +312,8 @@ def _kind_settings(raw: dict[str, Any], problems: list[str]) -> dict[str, Any]:
 def _build(cls: type, table: dict[str, Any], prefix: str, problems: list[str]) -> Any:
     """Make a `cls` from a TOML table, appending one problem per bad key; None if any failed."""
     hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}
+    # By the key config.toml uses: a field's own name, or its "key" (`from`, a Python keyword).
+    fields = {f.metadata.get("key", f.name): f for f in dataclasses.fields(cls)}
     kwargs: dict[str, Any] = {}
     ok = True
     for key, value in table.items():
@@ -298,19 +322,20 @@ def _build(cls: type, table: dict[str, Any], prefix: str, problems: list[str]) -
             problems.append(_unknown(dotted, fields))
             ok = False
             continue
+        name = fields[key].name
         joiner = fields[key].metadata.get("joins_list")
         if joiner and isinstance(value, list) and all(isinstance(v, str) for v in value):
             value = joiner.join(v.strip() for v in value if v.strip())
-        converted = _convert(hints[key], value, dotted, problems)
+        converted = _convert(hints[name], value, dotted, problems)
         if converted is _INVALID:
             ok = False
         else:
-            kwargs[key] = converted
-    for name, f in fields.items():
-        if name not in kwargs and f.default is dataclasses.MISSING and (
+            kwargs[name] = converted
+    for key, f in fields.items():
+        if f.name not in kwargs and f.default is dataclasses.MISSING and (
             f.default_factory is dataclasses.MISSING
         ):
-            problems.append(f"{prefix}.{name}: required key is missing")
+            problems.append(f"{prefix}.{key}: required key is missing")
             ok = False
     return cls(**kwargs) if ok else None
 

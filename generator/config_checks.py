@@ -24,6 +24,20 @@ def check_values(config: Config) -> list[str]:
             shown = value if isinstance(value, int) else f"{value:g}"
             problems.append(f"{dotted}: must be between {low:g} and {high:g}, got {shown}")
 
+    e = config.email
+    if e.enabled:
+        if e.security not in ("starttls", "ssl", "none"):
+            problems.append(f"email.security: expected \"starttls\", \"ssl\" or \"none\", got "
+                            f"{e.security!r}")
+        if not e.smtp_host:
+            problems.append("email.smtp_host: required when email.to is set")
+        if not e.sender:
+            problems.append("email.from: required when email.to is set")
+        bad = [a for a in (*e.to, e.sender) if a and ("@" not in a or any(c in a for c in "\r\n,;"))]
+        if bad:
+            problems.append(f"email: not an email address: {', '.join(repr(a) for a in bad)}")
+        within("email.smtp_port", e.smtp_port, 1, 65535)
+        within("email.timeout_seconds", e.timeout_seconds, 1, 600)
     # Every number has a sane range: a huge one ends in an overflow deep inside a stage.
     within("arxiv.max_papers", a.max_papers, 1, 2000)
     within("arxiv.page_size", a.page_size, 1, 2000)

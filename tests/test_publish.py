@@ -208,6 +208,13 @@ def test_the_workflow_builds_on_a_schedule_and_deploys_with_secrets() -> None:
         s.get("uses", "") for s in workflow["jobs"]["deploy"]["steps"]]
     assert any(u.startswith("actions/cache/save") for u in uses)
     assert any(u.startswith("actions/deploy-pages") for u in uses)
+    # The newsletter goes after the deploy, only where its password secret is set.
+    send = workflow["jobs"]["send"]
+    assert send["needs"] == ["build", "deploy"] and send["permissions"]["contents"] == "read"
+    send_step = next(s for s in send["steps"] if s.get("name") == "Send the newsletter")
+    assert send_step["env"]["DIGEST_SMTP_PASSWORD"] == "${{ secrets.DIGEST_SMTP_PASSWORD }}"
+    assert 'if [ -z "$DIGEST_SMTP_PASSWORD" ]' in send_step["run"]
+    assert "digest send" in send_step["run"]
     # Actions on Node 24 (the Node 20 majors are deprecated), pinned to a major.
     majors = {u.split("@")[0]: int(u.split("@v")[1]) for u in uses if u}
     assert majors["actions/checkout"] >= 5 and majors["actions/deploy-pages"] >= 5

@@ -1,0 +1,282 @@
+"""`digest send`: the edition as a newsletter, through a real SMTP server (aiosmtpd) started here.
+
+With STARTTLS (a certificate made for 127.0.0.1, trusted through SSL_CERT_FILE) and AUTH, and
+without either; a server that is down, refuses the login, or refuses one recipient.
+"""
+
+from __future__ import annotations
+
+import datetime
+import email
+import email.policy
+import ipaddress
+import json
+import socket
+from collections.abc import Iterator
+from email.message import EmailMessage
+from pathlib import Path
+from typing import Any
+
+import html5lib
+import pytest
+from click.testing import CliRunner, Result
+
+from generator.cli import cli
+from generator.publish.inert import live_in_fragment
+from tests.browser import launch_chromium
+from tests.conftest import write_config
+from tests.servers.arxiv import ArxivServer
+from tests.servers.sglang import Answer, SglangServer, realistic_responder, structured_answer
+
+EDITION = "2026-12-02"
+SITE = "https://digest.example.org/research/"
+TO = ["ada@example.org", "bo@example.org"]
+
+
+class Inbox:
+    """An aiosmtpd handler that keeps what it accepts and refuses the addresses in `refuse`."""
+
+    def __init__(self) -> None:
+        self.messages: list[tuple[str, list[str], bytes]] = []
+        self.refuse: set[str] = set()
+
+    async def handle_RCPT(self, server: Any, session: Any, envelope: Any, address: str,
+                          rcpt_options: Any) -> str:
+        if address in self.refuse:
+            return "550 5.1.1 mailbox unavailable"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        self.messages.append((envelope.mail_from, list(envelope.rcpt_tos), envelope.content))
+        return "250 Message accepted for delivery"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def certificate(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 (and its key)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=2))
+            .add_extension(x509.SubjectAlternativeName(
+                [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = folder / "cert.pem", folder / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                           serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+class Smtp:
+    """aiosmtpd on 127.0.0.1: plain, or STARTTLS with AUTH (login "digest", password "s3cret!")."""
+
+    def __init__(self, folder: Path, *, tls: bool) -> None:
+        import ssl
+
+        from aiosmtpd.controller import Controller
+        from aiosmtpd.smtp import AuthResult
+
+        self.inbox = Inbox()
+        self.port = free_port()
+        self.logins: list[tuple[bytes, bytes]] = []
+        kwargs: dict[str, Any] = {}
+        self.cert: Path | None = None
+        if tls:
+            self.cert, key = certificate(folder)
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            context.load_cert_chain(self.cert, key)
+
+            def authenticate(server: Any, session: Any, envelope: Any, mechanism: str,
+                             data: Any) -> AuthResult:
+                self.logins.append((data.login, data.password))
+                ok = (data.login, data.password) == (b"digest", b"s3cret!")
+                # handled=False: aiosmtpd answers a failure with 535 (True: it says nothing).
+                return AuthResult(success=ok, handled=ok)
+
+            kwargs = {"tls_context": context, "require_starttls": True,
+                      "authenticator": authenticate, "auth_required": True}
+        self.controller = Controller(self.inbox, hostname="127.0.0.1", port=self.port, **kwargs)
+
+    def __enter__(self) -> Smtp:
+        self.controller.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.controller.stop()
+
+
+def email_config(config: Path, port: int, *, tls: bool, to: list[str] = TO) -> None:
+    security = "starttls" if tls else "none"
+    auth = 'username_env = "DIGEST_SMTP_USER"\npassword_env = "DIGEST_SMTP_PASSWORD"\n' if tls \
+        else ""
+    config.write_text(config.read_text().replace("[digest]\n", f'[digest]\nsite_url = "{SITE}"\n')
+                      + f"""
+[email]
+to = {json.dumps(to)}
+from = "Test Digest <digest@example.org>"
+smtp_host = "127.0.0.1"
+smtp_port = {port}
+security = "{security}"
+timeout_seconds = 5
+unsubscribe = "mailto:digest@example.org?subject=unsubscribe"
+{auth}""")
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
+
+
+@pytest.fixture
+def built(tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer) -> Path:
+    sglang_server.state.responder = realistic_responder
+    config = write_config(tmp_path / "ws", arxiv_server, sglang_server, structured=True)
+    result = run("build", "--config", str(config), "--edition", EDITION)
+    assert result.exit_code == 0, result.output
+    return config
+
+
+@pytest.fixture
+def tls_env(tmp_path: Path) -> Iterator[dict[str, str]]:
+    yield {"DIGEST_SMTP_USER": "digest", "DIGEST_SMTP_PASSWORD": "s3cret!"}
+
+
+def parts(raw: bytes) -> tuple[EmailMessage, str, str]:
+    message = email.message_from_bytes(raw, policy=email.policy.default)
+    assert isinstance(message, EmailMessage)
+    assert message.get_content_type() == "multipart/alternative"
+    text = message.get_body(("plain",))
+    html = message.get_body(("html",))
+    assert text is not None and html is not None
+    return message, text.get_content(), html.get_content()
+
+
+def test_the_edition_arrives_once_with_both_parts_over_starttls_and_auth(
+        built: Path, tmp_path: Path, tls_env: dict[str, str]) -> None:
+    with Smtp(tmp_path, tls=True) as smtp:
+        assert smtp.cert is not None
+        email_config(built, smtp.port, tls=True)
+        env = {**tls_env, "SSL_CERT_FILE": str(smtp.cert)}
+        result = run("send", "--config", str(built), env=env)
+        assert result.exit_code == 0, result.output
+        assert f"sent to {len(TO)} recipient(s)" in result.output
+        ((sender, rcpts, raw),) = smtp.inbox.messages
+        assert sender == "digest@example.org" and rcpts == TO
+        assert smtp.logins == [(b"digest", b"s3cret!")]
+        message, text, html = parts(raw)
+        record = json.loads((built.parent / "site_src" / "editions" / EDITION
+                             / "edition.json").read_text())
+        pick = record["picks"][0]
+        assert message["Subject"] == f"Test Digest · {EDITION}"
+        assert message["List-Unsubscribe"] == "<mailto:digest@example.org?subject=unsubscribe>"
+        assert message["Message-ID"].endswith("@digest.example.org>")
+        assert pick["name"] in text and pick["name"] in html
+        assert f"{SITE}editions/{EDITION}/research-map.html" in text
+        assert f'href="{SITE}editions/{EDITION}/papers/' in html
+        assert "Paper 1" not in text and "s3cret" not in raw.decode(errors="replace")
+        # Sent once: a second run sends nothing and says so; --resend sends again.
+        again = run("send", "--config", str(built), env=env)
+        assert again.exit_code == 0 and "nothing sent" in again.output
+        assert len(smtp.inbox.messages) == 1
+        assert run("send", "--config", str(built), "--resend", env=env).exit_code == 0
+        assert len(smtp.inbox.messages) == 2
+    sent = json.loads((built.parent / ".cache" / "editions" / EDITION / "sent.json").read_text())
+    assert [r["to"] for r in sent["recipients"]] == TO * 2
+
+
+def test_a_refused_recipient_is_one_line_and_the_next_run_completes_the_delivery(
+        built: Path, tmp_path: Path) -> None:
+    with Smtp(tmp_path, tls=False) as smtp:
+        email_config(built, smtp.port, tls=False)
+        smtp.inbox.refuse = {"bo@example.org"}
+        result = run("send", "--config", str(built))
+        assert result.exit_code == 1
+        assert "refused: bo@example.org (550 5.1.1 mailbox unavailable)" in result.output
+        assert [rcpts for _, rcpts, _ in smtp.inbox.messages] == [["ada@example.org"]]
+        smtp.inbox.refuse = set()
+        again = run("send", "--config", str(built))
+        assert again.exit_code == 0 and "(1 had it already)" in again.output
+        assert [rcpts for _, rcpts, _ in smtp.inbox.messages] == [["ada@example.org"],
+                                                                   ["bo@example.org"]]
+
+
+def test_a_server_that_is_down_or_refuses_the_login_is_one_line_and_exit_1(
+        built: Path, tmp_path: Path, tls_env: dict[str, str]) -> None:
+    email_config(built, free_port(), tls=False)
+    down = run("send", "--config", str(built))
+    assert down.exit_code == 1
+    assert "could not send through 127.0.0.1:" in down.output and "connection refused" in down.output
+    assert len(down.output.strip().splitlines()) == 1
+    with Smtp(tmp_path, tls=True) as smtp:
+        assert smtp.cert is not None
+        built.write_text(built.read_text().split("\n[email]")[0].replace(
+            f'site_url = "{SITE}"\n', ""))
+        email_config(built, smtp.port, tls=True)
+        env = {**tls_env, "DIGEST_SMTP_PASSWORD": "wrong", "SSL_CERT_FILE": str(smtp.cert)}
+        refused = run("send", "--config", str(built), env=env)
+        assert refused.exit_code == 1 and "refused the login for digest: 535" in refused.output
+        assert "wrong" not in refused.output
+        untrusted = run("send", "--config", str(built), env=tls_env)  # no SSL_CERT_FILE
+        assert untrusted.exit_code == 1 and "TLS connection to 127.0.0.1" in untrusted.output
+        assert smtp.inbox.messages == []
+    assert not (built.parent / ".cache" / "editions" / EDITION / "sent.json").exists()
+
+
+def test_a_dry_run_writes_an_eml_whose_html_is_inert_and_fits_a_phone(
+        tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer) -> None:
+    hostile = "<script>alert(1)</script><img src=x onerror=alert(2)> $\\text{<b>x</b>}$"
+    sglang_server.state.responder = lambda body: Answer(
+        f"## Field overview\n\nPaper 1 shows {hostile} a wide gain.\n")
+    sglang_server.state.structured_responder = lambda body: (
+        Answer(json.dumps({"tldr": f"TLDR {hostile}", "problem": "p", "method": "m",
+                           "result": "r", "limitations": "l"}))
+        if "tldr" in json.dumps(body) and "brief" in json.dumps(body).lower()
+        else structured_answer(body) or Answer("{}"))
+    config = write_config(tmp_path / "ws", arxiv_server, sglang_server, structured=True)
+    assert run("build", "--config", str(config), "--edition", EDITION).exit_code == 0
+    email_config(config, 25, tls=False)
+    result = run("send", "--config", str(config), "--dry-run")
+    assert result.exit_code == 0, result.output
+    eml = config.parent / ".cache" / "editions" / EDITION / "newsletter.eml"
+    assert str(eml) in result.output
+    _, text, html = parts(eml.read_bytes())
+    assert live_in_fragment(html) == []
+    assert "TLDR &lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;" in html
+    tree = html5lib.parse(html, namespaceHTMLElements=False)
+    tags = {element.tag for element in tree.iter()}
+    attributes = {name for element in tree.iter() for name in element.attrib}
+    assert not tags & {"script", "img", "link", "style", "iframe", "object", "svg"}
+    assert attributes <= {"lang", "charset", "name", "content", "style", "href"}
+    # Nothing loads from elsewhere: links are followed only when clicked.
+    assert not any("url(" in element.get("style", "") for element in tree.iter())
+    assert "<script>alert(1)</script>" in text  # plain text is text
+    with launch_chromium() as browser:
+        for width in (390, 640):
+            page = browser.new_page(viewport={"width": width, "height": 900})
+            page.set_content(html)
+            assert page.evaluate("document.documentElement.scrollWidth <= innerWidth"), width
+            assert page.evaluate("document.querySelectorAll('script, img, iframe').length") == 0
+
+
+def test_sending_without_a_site_url_is_refused_with_a_reason(built: Path) -> None:
+    email_config(built, 25, tls=False)
+    built.write_text(built.read_text().replace(f'site_url = "{SITE}"\n', ""))
+    result = run("send", "--config", str(built))
+    assert result.exit_code == 2
+    assert "set [digest] site_url" in result.output
