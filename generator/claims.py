@@ -77,7 +77,8 @@ def sentences(segment: str) -> list[tuple[str, str]]:
 def plain_sentence(sentence: str) -> str:
     """A sentence of escaped model Markdown as plain text, for quoting it elsewhere."""
     text = html.unescape(sentence).replace("\\{", "{").replace("]\\(", "](")
-    text = re.sub(r"[*_`#>|]+", " ", text)
+    text = re.sub(r"^\s*(?:>\s*)+", "", text)  # a blockquote's marker, not "latency > 10 ms"
+    text = re.sub(r"[*_`#|]+", " ", text)
     text = re.sub(r"^\s*(?:[-+]|\d+\.)\s+", "", text)  # a list item's marker
     return " ".join(text.split())[:400]
 

@@ -197,3 +197,11 @@ def test_the_picks_are_what_the_synthesis_leans_on_with_figures_checked() -> Non
     assert picks[1].why_from == "brief" and picks[1].unfound == ("3.2x",)  # 45.8% is in it
     assert picks[2].why == "" and picks[2].score is None
     assert editors_picks(numbered, names, briefs, {}, None) == ()
+
+
+def test_a_quoted_sentence_keeps_its_comparison_signs() -> None:
+    """Only a blockquote's leading marker goes: "latency > 10 ms" keeps its ">" ("Cited in")."""
+    from generator.claims import plain_sentence
+
+    assert plain_sentence("&gt; Paper 2 keeps latency &gt; 10 ms, *far* below `x`.") == (
+        "Paper 2 keeps latency > 10 ms, far below x .")
