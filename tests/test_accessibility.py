@@ -72,41 +72,51 @@ def page_kinds(base: str, site: Path) -> dict[str, str]:
     return {name: base + path for name, path in pages.items()}
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-@pytest.mark.parametrize("viewport", [LAPTOP, PHONE], ids=["laptop", "phone"])
-def test_no_serious_or_critical_axe_violation_on_any_page_kind(
-        served: tuple[str, Path], scheme: str, viewport: tuple[int, int]) -> None:
+def test_no_serious_or_critical_axe_violation_on_any_page_kind(served: tuple[str, Path]) -> None:
+    """Every page kind in both palettes at both widths: one test, so that the two-edition
+    site is built once (xdist would build a module fixture once per worker)."""
     from axe_playwright_python.sync_playwright import Axe
 
     axe = Axe()
     found: list[str] = []
     with launch_chromium() as browser:
-        page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
-        page.emulate_media(color_scheme=scheme)  # Material's palette follows the media query
-        for name, url in page_kinds(*served).items():
-            response = page.goto(url)
-            assert response is not None and response.status == (
-                404 if name == "not-found" else 200), url
-            page.wait_for_load_state("load")
-            results = axe.run(page, options={
-                "runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa"]},
-                "resultTypes": ["violations"]})
-            # Nothing inside the article wider than the screen (a table scrolling sideways
-            # inside its box included).
-            wide = page.evaluate("""() => [...document.querySelectorAll('article *')]
-                .filter(e => e.getBoundingClientRect().right > innerWidth + 1)
-                .map(e => e.tagName + '.' + e.className).slice(0, 3)""")
-            if wide:
-                found.append(f"{name}: wider than the screen: {wide}")
-            if name == "overview" and viewport == LAPTOP:
-                found.extend(_dense(page))
-            for violation in results.response["violations"]:
-                if violation["impact"] in ("serious", "critical"):
-                    nodes = [" ".join(map(str, n["target"])) + " " + n.get("failureSummary", "")[-160:]
-                             for n in violation["nodes"][:3]]
-                    found.append(f"{name}: {violation['id']} ({violation['impact']}) at "
-                                 f"{'; '.join(nodes)}")
+        for scheme in ("light", "dark"):
+            for viewport in (LAPTOP, PHONE):
+                page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
+                page.emulate_media(color_scheme=scheme)  # Material's palette follows it
+                for name, url in page_kinds(*served).items():
+                    where = f"{name} ({scheme}, {viewport[0]} px)"
+                    found.extend(_check(page, axe, url, where, name, viewport))
+                page.close()
     assert found == [], "\n".join(found)
+
+
+def _check(page: Any, axe: Any, url: str, where: str, name: str,
+           viewport: tuple[int, int]) -> list[str]:
+    found: list[str] = []
+    response = page.goto(url)
+    assert response is not None and response.status == (
+        404 if name == "not-found" else 200), url
+    page.wait_for_load_state("load")
+    results = axe.run(page, options={
+        "runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa"]},
+        "resultTypes": ["violations"]})
+    # Nothing inside the article wider than the screen (a table scrolling sideways inside
+    # its box included).
+    wide = page.evaluate("""() => [...document.querySelectorAll('article *')]
+        .filter(e => e.getBoundingClientRect().right > innerWidth + 1)
+        .map(e => e.tagName + '.' + e.className).slice(0, 3)""")
+    if wide:
+        found.append(f"{where}: wider than the screen: {wide}")
+    if name == "overview" and viewport == LAPTOP:
+        found.extend(_dense(page))
+    for violation in results.response["violations"]:
+        if violation["impact"] in ("serious", "critical"):
+            nodes = [" ".join(map(str, n["target"])) + " " + n.get("failureSummary", "")[-160:]
+                     for n in violation["nodes"][:3]]
+            found.append(f"{where}: {violation['id']} ({violation['impact']}) at "
+                         f"{'; '.join(nodes)}")
+    return found
 
 
 def _dense(page: Any) -> list[str]:

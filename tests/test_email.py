@@ -143,12 +143,29 @@ def run(*args: str, env: dict[str, str] | None = None) -> Result:
     return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
 
 
+@pytest.fixture(scope="module")
+def published(tmp_path_factory: pytest.TempPathFactory, fixtures: Path
+              ) -> Iterator[tuple[Path, str]]:
+    """One edition built once for the module (its own servers), and its config's text."""
+    arxiv, sglang = ArxivServer(fixtures).start(), SglangServer().start()
+    sglang.state.responder = realistic_responder
+    try:
+        config = write_config(tmp_path_factory.mktemp("mail") / "ws", arxiv, sglang,
+                              structured=True)
+        result = run("build", "--config", str(config), "--edition", EDITION)
+        assert result.exit_code == 0, result.output
+        yield config, config.read_text()
+    finally:
+        arxiv.stop()
+        sglang.stop()
+
+
 @pytest.fixture
-def built(tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer) -> Path:
-    sglang_server.state.responder = realistic_responder
-    config = write_config(tmp_path / "ws", arxiv_server, sglang_server, structured=True)
-    result = run("build", "--config", str(config), "--edition", EDITION)
-    assert result.exit_code == 0, result.output
+def built(published: tuple[Path, str]) -> Path:
+    """The published edition with its config as built and nothing sent yet."""
+    config, text = published
+    config.write_text(text)
+    (config.parent / ".cache" / "editions" / EDITION / "sent.json").unlink(missing_ok=True)
     return config
 
 
