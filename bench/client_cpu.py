@@ -31,7 +31,7 @@ sys.path[:0] = [str(SRC), str(ROOT)]
 
 from bench.latency_server import Model, ServerProcess  # noqa: E402
 from generator.cache import Cache  # noqa: E402
-from generator.models import Message, PromptRequest  # noqa: E402
+from generator.chat_models import Message, PromptRequest  # noqa: E402
 from generator.synthesis.llm_client import ChatClient  # noqa: E402
 
 try:  # the batch runner, under the name the measured checkout gives it

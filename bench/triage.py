@@ -31,9 +31,9 @@ sys.path.insert(0, str(ROOT))
 from bench.latency_server import CHARS_PER_TOKEN, Model, ServerProcess, prompt_text  # noqa: E402
 from bench.synthesis import body_of, replay  # noqa: E402
 from generator.cache import Cache  # noqa: E402
+from generator.chat_models import PromptRequest  # noqa: E402
 from generator.config import load_config  # noqa: E402
 from generator.fetch.arxiv_source import ArxivSource, RateLimiter, RecordingSession, Window  # noqa: E402
-from generator.models import PromptRequest  # noqa: E402
 from generator.synthesis.dispatch import concurrency  # noqa: E402
 from generator.synthesis.llm_client import ChatClient  # noqa: E402
 from generator.synthesis.server import ServerProbe  # noqa: E402

@@ -19,8 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from .chat_models import Completion, PromptRequest
 from .errors import LockedError
-from .models import Completion, FetchResult, FullText, PromptRequest, paper_slug
+from .models import FetchResult, FullText, paper_slug
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,8 @@ import threading
 import time
 from typing import TextIO
 
-from .models import Completion, FullText, Paper, PromptRequest
+from .chat_models import Completion, PromptRequest
+from .models import FullText, Paper
 from .synthesis.stage import Observer
 
 

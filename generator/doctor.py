@@ -17,10 +17,10 @@ import requests
 
 from .bundle import build_bundle
 from .cache import Cache
+from .chat_models import Message, PromptRequest
 from .config import Config
 from .errors import ArxivError, LlmRequestError
 from .kinds import answer_tokens
-from .models import Message, PromptRequest
 from .ports import ChatModel, PaperSearch, ServerFacts
 from .synthesis.capabilities import (
     Capabilities,

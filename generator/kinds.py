@@ -16,8 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .chat_models import PromptKind, PromptRequest
 from .edition.model import Brief, Theme
-from .models import Bundle, PromptKind, PromptRequest
+from .models import Bundle
 from .safe_text import clean
 from .synthesis import prompts
 from .synthesis.structured import BRIEF_SCHEMA, EVIDENCE_SCHEMA, THEMES_SCHEMA, TRIAGE_SCHEMA

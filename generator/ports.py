@@ -11,8 +11,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from .chat_models import Completion, PromptRequest
     from .fetch.arxiv_source import Window
-    from .models import Completion, Paper, PromptRequest
+    from .models import Paper
     from .synthesis.llm_client import StreamEvents
     from .synthesis.server import ServedModel
 

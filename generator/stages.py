@@ -18,6 +18,7 @@ from pathlib import Path
 from . import __version__, store
 from .bundle import build_bundle
 from .cache import Cache, atomic_write_text, completion_key
+from .chat_models import PromptRequest, SynthesisResult
 from .config import Config
 from .edition.assemble import assemble
 from .edition.history import History, earlier, last_edition_day, windowed_query
@@ -33,7 +34,7 @@ from .edition.render import (
 from .errors import ServerNotAnsweringError, UsageError
 from .fetch.stage import FetchSettings, OnText, run_fetch
 from .kinds import answer_tokens, build_requests, largest_answer
-from .models import Bundle, FetchResult, PromptRequest, Source, SynthesisResult, Triage
+from .models import Bundle, FetchResult, Source, Triage
 from .publish.site import build_site  # imports MkDocs only when a site is built
 from .services import Services
 from .store import Docs

@@ -20,10 +20,11 @@ from dataclasses import replace
 from typing import Any
 
 from .cache import Cache
+from .chat_models import Message, PromptRequest
 from .config import TriageSettings
 from .errors import TriageError
 from .fetch.arxiv_source import Window
-from .models import Candidate, Message, Paper, PromptRequest, Triage, best_first
+from .models import Candidate, Paper, Triage, best_first
 from .ports import ChatModel
 from .synthesis.stage import Observer, run_batch
 from .synthesis.structured import TRIAGE_SCHEMA, response_format, schema_instruction

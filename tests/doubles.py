@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from generator.cache import Cache
+from generator.chat_models import Completion, PromptRequest, Usage
 from generator.errors import LlmRequestError, PdfTextError
 from generator.fetch.arxiv_source import Window
-from generator.models import Completion, Paper, PromptRequest, Usage
+from generator.models import Paper
 from generator.services import Services
 from generator.synthesis.llm_client import StreamEvents
 from generator.synthesis.server import ServedModel

@@ -6,24 +6,13 @@ import json
 from dataclasses import replace
 from typing import Any
 
+from generator.chat_models import Completion, PromptKind, PromptRequest, SynthesisResult, Usage
 from generator.config import Config
 from generator.edition.assemble import assemble
 from generator.edition.model import Edition
 from generator.edition.record import EditionRecord
 from generator.kinds import build_requests
-from generator.models import (
-    Bundle,
-    Completion,
-    FetchResult,
-    FullText,
-    NumberedPaper,
-    Paper,
-    PromptKind,
-    PromptRequest,
-    Source,
-    SynthesisResult,
-    Usage,
-)
+from generator.models import Bundle, FetchResult, FullText, NumberedPaper, Paper, Source
 from generator.synthesis.evidence import evidence_requests
 
 EDITION = "2026-12-02"

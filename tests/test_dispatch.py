@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from generator.models import Message, PromptKind, PromptRequest
+from generator.chat_models import Message, PromptKind, PromptRequest
 from generator.synthesis.dispatch import (
     AdaptiveWidth,
     Dispatcher,

@@ -137,8 +137,9 @@ def test_a_broken_workspace_template_is_one_line_and_exit_2(
 
 def test_a_refused_prompt_is_cut_fairly_and_the_cut_is_recorded() -> None:
     from generator.bundle import build_bundle
+    from generator.chat_models import PromptRequest
     from generator.kinds import build_requests
-    from generator.models import FullText, PromptRequest, Source
+    from generator.models import FullText, Source
     from generator.synthesis.planning import BundlePlan, ContextFitter, Refusal
     from tests.edition_fixture import PAPERS, with_thinking_body
 

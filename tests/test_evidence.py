@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from generator.chat_models import Completion
 from generator.claims import claims_of
 from generator.cli import cli
 from generator.edition.citations import CitationLinker
 from generator.edition.evidence import PaperText, check_claims, words
-from generator.models import Completion, FullText, NumberedPaper
+from generator.models import FullText, NumberedPaper
 from generator.safe_text import md_model
 from tests.browser import launch_chromium
 from tests.conftest import write_config

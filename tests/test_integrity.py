@@ -23,11 +23,12 @@ import markdown
 import pytest
 from click.testing import CliRunner
 
+from generator.chat_models import PromptRequest
 from generator.cli import cli
 from generator.cli_common import write_error
 from generator.edition.render import make_environment, render_edition, write_pages
 from generator.errors import SiteBuildError
-from generator.models import PromptRequest, valid_arxiv_id
+from generator.models import valid_arxiv_id
 from generator.publish.sanitize import lost_text, sanitize_html
 from generator.publish.site import build_site, with_our_plugins
 from generator.safe_text import md_model, md_text, plain

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from generator.cache import Cache
+from generator.chat_models import Message, PromptRequest
 from generator.config import load_config
 from generator.doctor import launch_advice
 from generator.errors import LlmRequestError, ServerNotAnsweringError, ServerUnavailableError
-from generator.models import Message, PromptRequest
 from generator.synthesis.llm_client import ChatClient, split_reasoning
 from tests.servers.sglang import Answer, Fault, SglangServer
 

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from generator import pipeline
+from generator.chat_models import PromptRequest
 from generator.config import Config, load_config
 from generator.errors import ConfigError
 from generator.kinds import KindSpec, build_requests, register, settings_of, unregister
-from generator.models import PromptRequest
 from generator.synthesis.prompts import RequestContext
 from tests.conftest import FIXTURES
 from tests.doubles import MockModel, services

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from generator.chat_models import Completion, PromptRequest
 from generator.cli import cli
 from generator.cli_progress import Progress
-from generator.models import Completion, PromptRequest
 from generator.synthesis.planning import Refusal, context_from_error, refusal_from_error
 from tests.conftest import write_config
 from tests.servers.arxiv import ArxivServer

@@ -8,27 +8,17 @@ change how a page looks, never what the edition knows.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from .. import __version__
+from ..chat_models import Completion, PromptRequest, SynthesisResult
 from ..claims import claims_of
 from ..kinds import KINDS, page_stem
-from ..models import (
-    Bundle,
-    Completion,
-    FetchResult,
-    FullText,
-    NumberedPaper,
-    PromptRequest,
-    SynthesisResult,
-    Triage,
-)
-from ..safe_text import clean_data, md_model
+from ..models import Bundle, FetchResult, FullText
+from ..safe_text import md_model
 from ..synthesis.evidence import parse_evidence_name
 from ..synthesis.structured import InvalidAnswer, parse_answer
 from .charts import timeline, token_chart
@@ -50,14 +40,13 @@ from .model import (
     Problem,
     RunFigures,
     SynthesisPage,
-    Theme,
     ThinkingSummary,
     TokenTotals,
-    verdict_counts,
 )
 from .names import name_citations, paper_names
 from .picks import editors_picks
-from .record import RECORD_FORMAT, EditionRecord
+from .record import EditionRecord
+from .record_data import record_data, same_but_date
 
 log = logging.getLogger(__name__)
 
@@ -80,18 +69,17 @@ def assemble(edition: str, title: str, fetch: FetchResult, bundle: Bundle,
     overview = name_citations(overview_text(research_map), names)
     citing = Counter(n for page, _ in pages for n in page.citations.cited)
     picks = editors_picks(bundle.papers, names, briefs, citing, fetch.triage)
-    record_data = _record(edition, title, fetch, bundle, synthesis, statuses, bundle_note,
-                          overview, briefs, themes, pages, built_at) | _structured_record(structured) | {
-        "names": {str(n): name for n, name in names.items()},
-        "picks": [pick.to_record() for pick in picks]}
+    data = record_data(edition, title, fetch, bundle, synthesis, statuses, bundle_note, overview,
+                       briefs, themes, pages, built_at, structured=structured, names=names,
+                       picks=picks)
     previous = next((r for r in published if r.edition == edition), None)
-    if previous is not None and _same_but_date(previous.data, record_data):
+    if previous is not None and same_but_date(previous.data, data):
         # Rendered again with nothing changed: keep the date, so the site need not be rebuilt.
-        record_data["built_at"] = previous.built_at
+        data["built_at"] = previous.built_at
     # The feed's stamps move only when what its entry shows changes (not on `render --all`).
-    record_data["feed"] = stamps(record_data, previous.data if previous else None,
-                                 record_data["built_at"])
-    record = EditionRecord.from_json(record_data, f"the record of edition {edition}")
+    data["feed"] = stamps(data, previous.data if previous else None,
+                                 data["built_at"])
+    record = EditionRecord.from_json(data, f"the record of edition {edition}")
     history = appearances(sorted([*others, record], key=lambda r: r.edition, reverse=True))
     papers = tuple(
         EditionPaper(
@@ -122,15 +110,6 @@ def assemble(edition: str, title: str, fetch: FetchResult, bundle: Bundle,
         triage=fetch.triage, structured=structured)
 
 
-def _same_but_date(old: dict[str, Any], new: dict[str, Any]) -> bool:
-    def canonical(data: dict[str, Any]) -> str:
-        return json.dumps(clean_data({k: v for k, v in data.items()
-                                      if k not in ("built_at", "feed")}),
-                          sort_keys=True, ensure_ascii=False)
-
-    return canonical(old) == canonical(new)
-
-
 def _structured(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]]
                 ) -> dict[str, tuple[Any, ...]]:
     """Each structured kind's answers as the typed values its spec parses them into, by kind
@@ -149,16 +128,6 @@ def _structured(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]]
             continue
         found.setdefault(request.kind, []).append(value)
     return {kind: tuple(values) for kind, values in found.items()}
-
-
-def _structured_record(structured: Mapping[str, tuple[Any, ...]]) -> dict[str, Any]:
-    """The registered kinds' values that have a record form, under "structured"."""
-    recorded: dict[str, list[Any]] = {}
-    for kind, values in structured.items():
-        to_record = KINDS[kind].to_record
-        if to_record is not None:
-            recorded[kind] = [to_record(v) for v in values]
-    return {"structured": recorded} if recorded else {}
 
 
 def _pages(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]],
@@ -279,126 +248,3 @@ def thinking_summary(off: Completion, on: Completion) -> ThinkingSummary:
         extra_tokens=extra,
         ratio=on_tokens / off_tokens if on_tokens is not None and off_tokens else None,
     )
-
-
-def _record(edition: str, title: str, fetch: FetchResult, bundle: Bundle,
-            synthesis: SynthesisResult, statuses: Mapping[int, str], bundle_note: str,
-            overview: str, briefs: dict[int, Brief], themes: list[Theme],
-            pages: list[tuple[SynthesisPage, dict[int, list[str]]]], built_at: str
-            ) -> dict[str, Any]:
-    """edition.json: what was fetched and asked, with figures, and never any full text."""
-    numbered = {p.number: p for p in bundle.papers}
-    return {
-        "format": RECORD_FORMAT,
-        "edition": edition,
-        "title": title,
-        "query": fetch.query,
-        "fetched_at": fetch.fetched_at,
-        "built_at": built_at,
-        "generator": f"research-digest {__version__}",
-        "model": synthesis.model,
-        "bundle": {"chars": bundle.chars, "estimated_tokens": bundle.estimated_tokens,
-                   "note": bundle_note},
-        "synthesis_wall_time_s": synthesis.wall_time_s,
-        "papers": [_record_paper(p, statuses[p.number]) for p in bundle.papers],
-        "completions": [
-            {
-                "name": r.name,
-                "title": r.title,
-                "kind": r.kind,
-                "page": f"{stem}.md" if (stem := page_stem(r)) else None,
-                "page_title": r.page_title or r.title,
-                "thinking": r.thinking,
-                "max_tokens": r.max_tokens,
-                "temperature": r.temperature,
-                "model": c.model,
-                "usage": c.usage.to_dict(),
-                "latency_s": c.latency_s,
-                "ttft_s": c.ttft_s,
-                "finish_reason": c.finish_reason,
-                "truncated": c.truncated,
-                "error": c.error,
-                "from_cache": c.from_cache,
-            }
-            for r, c in synthesis.pairs()
-        ],
-        "overview": overview,
-        "skipped_seen": list(fetch.skipped),
-        "briefs": {str(n): vars(b) for n, b in briefs.items()},
-        "themes": [{"name": t.name, "description": t.description, "papers": list(t.papers)}
-                   for t in themes],
-        "citations": {page.stem: _citation_record(page.citations, numbered)
-                      for page, _ in pages},
-    } | _evidence_record([page for page, _ in pages]) | _triage_record(fetch.triage)
-
-
-def _triage_record(triage: Triage | None) -> dict[str, Any]:
-    """Every candidate of the window with its score, reason and status (only with triage)."""
-    if triage is None:
-        return {}
-    return {"triage": {
-        "window": triage.total if triage.total is not None else len(triage.candidates),
-        "max_candidates": triage.max_candidates, "capped": triage.capped,
-        "incomplete": triage.incomplete, "interests": triage.interests,
-        "candidates": [{"arxiv_id": c.paper.arxiv_id, "title": c.paper.title,
-                        "abs_url": c.paper.abs_url, "published": c.paper.published,
-                        "status": c.status, "score": c.score, "reason": c.reason,
-                        "interests": list(c.interests)} for c in triage.candidates]}}
-
-
-def _evidence_record(pages: list[SynthesisPage]) -> dict[str, Any]:
-    """Per page and for the edition: how many cited claims a quote found in the paper supports
-    (nothing when no evidence was asked for)."""
-    checked = [p for p in pages if p.evidence is not None]
-    if not checked:
-        return {}
-
-    every = [c for p in checked for c in p.evidence or ()]
-    return {"evidence": {
-        "claims": len(every),
-        "supported": sum(1 for c in every if c.verdict == "supported"),
-        "verdicts": verdict_counts(every),
-        "pages": {p.stem: {
-            "claims": len(p.evidence or ()),
-            "supported": p.supported,
-            "verdicts": p.verdict_counts(),
-            "checks": [{"sentence": c.sentence, "papers": list(c.papers), "verdict": c.verdict,
-                        "quote": c.quote, "found_in": c.found_in, "note": c.note}
-                       for c in p.evidence or ()],
-        } for p in checked},
-    }}
-
-
-def _record_paper(p: NumberedPaper, paper_status: str) -> dict[str, Any]:
-    return {
-        "number": p.number,
-        "arxiv_id": p.paper.arxiv_id,
-        "base_id": p.paper.base_id,
-        "slug": p.paper.slug,
-        "title": p.paper.title,
-        "authors": list(p.paper.authors),
-        "published": p.paper.published,
-        "categories": list(p.paper.categories),
-        "abstract": p.paper.abstract,
-        "abs_url": p.paper.abs_url,
-        "pdf_url": p.paper.pdf_url,
-        "full_text": {
-            "status": p.full_text.status,
-            "reason": p.full_text.reason,
-            "pages": p.full_text.pages,
-            "total_pages": p.full_text.total_pages,
-            "excerpt_chars": p.excerpt_chars,
-        },
-        "status": paper_status,
-    }
-
-
-def _citation_record(c: Citations, papers: dict[int, NumberedPaper]) -> dict[str, Any]:
-    return {
-        "resolved": [{"number": n, "arxiv_id": papers[n].paper.arxiv_id, "count": count}
-                     for n, count in c.cited.items()],
-        "unresolved": [{"text": p.text, "number": p.number, "reason": p.reason}
-                       for p in c.problems],
-        "figures": [{"paper": f.paper, "figure": f.figure, "found": f.found,
-                     "sentence": f.sentence} for f in c.figures],
-    }

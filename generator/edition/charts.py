@@ -10,7 +10,8 @@ from collections.abc import Mapping, Sequence
 from datetime import date
 from html import escape as _html_escape
 
-from ..models import Completion, NumberedPaper, PromptRequest
+from ..chat_models import Completion, PromptRequest
+from ..models import NumberedPaper
 from ..safe_text import clean
 
 

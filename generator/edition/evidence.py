@@ -22,8 +22,9 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..chat_models import UNFIT_CHECK, Completion
 from ..claims import FIGURE_RE, Claim, figure_in
-from ..models import UNFIT_CHECK, Completion, NumberedPaper
+from ..models import NumberedPaper
 from ..safe_text import clean, cut
 from .model import ClaimCheck, Verdict
 

@@ -10,16 +10,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..models import (
-    Candidate,
-    Completion,
-    FullText,
-    Paper,
-    PromptKind,
-    PromptRequest,
-    Triage,
-    best_first,
-)
+from ..chat_models import Completion, PromptKind, PromptRequest
+from ..models import Candidate, FullText, Paper, Triage, best_first
 from .record import STATUS_LABELS, STATUS_SECTIONS, EditionRecord, Status
 
 # The whole edition, as pages show it ------------------------------------------------------------

@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..chat_models import PromptKind
 from ..config import ThinkingPrompt
 from ..errors import DigestError
-from ..models import PromptKind, paper_slug
+from ..models import paper_slug
 
 RECORD_FORMAT = 2  # 1: the untyped record of research-digest 0.1 (same fields, read as is)
 READABLE_FORMATS = (1, 2)

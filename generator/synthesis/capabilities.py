@@ -18,8 +18,8 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from ..cache import Cache, read_json, write_json
+from ..chat_models import Completion, Message, PromptRequest
 from ..errors import LlmRequestError
-from ..models import Completion, Message, PromptRequest
 from ..ports import ChatModel, ServerFacts
 from ..urls import redact_url
 from .json_answers import StructuredFormats, format_refused, with_format

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..chat_models import PromptRequest
 from ..kinds import KINDS
-from ..models import PromptRequest
 
 # How long followers wait for the leader's first token before they go anyway. A server that
 # matches prefixes when it schedules (SGLang) still serves them from the cache; one that does

@@ -13,10 +13,10 @@ import json
 import re
 from collections.abc import Collection, Sequence
 
+from ..chat_models import Completion, Message, PromptRequest
 from ..claims import Claim, claims_of
 from ..config import EvidenceSettings
 from ..kinds import KINDS, evidence_max_tokens
-from ..models import Completion, Message, PromptRequest
 from .structured import EVIDENCE_SCHEMA, response_format, schema_instruction
 
 TASK = """Evidence check. Your answer above cites papers of the bundle. For each numbered claim \

@@ -14,9 +14,9 @@ import logging
 import threading
 from dataclasses import replace
 
+from ..chat_models import Completion, Message, PromptRequest
 from ..errors import LlmRequestError
 from ..kinds import schema_for
-from ..models import Completion, Message, PromptRequest
 from ..ports import ChatModel
 from .llm_client import StreamEvents
 from .planning import context_from_error

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # imported when a request is made: `import openai` alone takes about a second
     import openai
 
+from ..chat_models import Completion, PromptRequest, Usage
 from ..errors import LlmRequestError, ServerNotAnsweringError, ServerUnavailableError
-from ..models import Completion, PromptRequest, Usage
 from ..safe_text import clean
 from ..urls import redact_secrets, redact_url
 from .planning import context_from_error

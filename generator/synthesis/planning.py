@@ -17,7 +17,8 @@ from typing import Any
 
 from ..bundle import build_bundle, fair_excerpt_cap
 from ..cache import Cache, read_json, write_json
-from ..models import Bundle, PromptRequest, Source
+from ..chat_models import PromptRequest
+from ..models import Bundle, Source
 
 log = logging.getLogger(__name__)
 

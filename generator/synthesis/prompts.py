@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..bundle import paper_section
+from ..chat_models import Message, PromptKind, PromptRequest
 from ..config import Config, PromptSettings
-from ..models import Bundle, Message, PromptKind, PromptRequest
+from ..models import Bundle
 from .structured import BRIEF_SCHEMA, THEMES_SCHEMA, response_format, schema_instruction
 
 _SEPARATOR = "\n\n---\n\n"

@@ -10,7 +10,7 @@ import logging
 from typing import Any
 
 from ..cache import Cache, read_json, write_json
-from ..models import Completion, PromptRequest, SynthesisResult
+from ..chat_models import Completion, PromptRequest, SynthesisResult
 
 log = logging.getLogger(__name__)
 

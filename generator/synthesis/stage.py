@@ -17,9 +17,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from ..cache import Cache, completion_key
+from ..chat_models import UNFIT_CHECK, Completion, PromptRequest, SynthesisResult
 from ..errors import LlmRequestError
 from ..kinds import KINDS, structured
-from ..models import UNFIT_CHECK, Completion, PromptRequest, SynthesisResult
 from ..ports import ChatModel
 from ..urls import redact_text
 from .dispatch import GATE_TIMEOUT_S, AdaptiveWidth, Dispatcher, concurrency, dispatch_plan

@@ -1,0 +1,143 @@
+"""Frozen records of the synthesis: the requests sent to the model and what came back.
+
+Like models.py (papers, fetch results, the bundle), each record turns itself into JSON-ready
+data and back, so the cache and edition.json share one format.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Role
+    content: str
+
+
+# A kind of prompt, as registered in `generator.kinds` (open: a new kind is one registration).
+PromptKind = str
+
+
+@dataclass(frozen=True)
+class PromptRequest:
+    """One chat completion to run; its cache key is derived from everything sent."""
+
+    name: str  # stable identifier, also the page's file stem, e.g. "deep-dive-1"
+    title: str  # shown to readers
+    kind: PromptKind
+    question: str  # the task text, shown on the page
+    messages: tuple[Message, ...]
+    max_tokens: int
+    temperature: float
+    thinking: bool = False
+    extra_body_json: str = "{}"  # JSON text, so the record stays hashable and frozen
+    page_title: str = ""  # the title of the page its answer appears on (not part of the cache key)
+    subject: int | None = None  # the bundle's paper a per-paper request is about (a brief)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts as the server reported them; None where it reported none (a stream
+    without usage, a failed request): shown as unknown, never as 0."""
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached_tokens: int | None = None
+    reasoning_tokens: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cached_tokens": self.cached_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Usage:
+        return cls(
+            prompt_tokens=data.get("prompt_tokens"),
+            completion_tokens=data.get("completion_tokens"),
+            cached_tokens=data.get("cached_tokens"),
+            reasoning_tokens=data.get("reasoning_tokens"),
+        )
+
+
+# The error of an evidence check that did not fit the model's context even with the bundle
+# cut: its claims are shown as not checked, and the run does not count it as failed.
+UNFIT_CHECK = ("not checked: the answer's conversation and its claims are too long for the "
+               "model's context")
+
+
+@dataclass(frozen=True)
+class Completion:
+    """The outcome of one prompt: an answer, or the error that prevented one."""
+
+    name: str
+    model: str
+    content: str = ""
+    reasoning: str = ""
+    finish_reason: str = ""
+    usage: Usage = field(default_factory=Usage)
+    latency_s: float = 0.0
+    ttft_s: float | None = None  # time to first token, where the answer was streamed
+    error: str = ""  # non-empty: the prompt failed and `content` is empty
+    from_cache: bool = False
+    reasoning_leaked: bool = False  # the reasoning came inside the answer as <think> text
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "model": self.model,
+            "content": self.content,
+            "reasoning": self.reasoning,
+            "finish_reason": self.finish_reason,
+            "usage": self.usage.to_dict(),
+            "latency_s": self.latency_s,
+            "ttft_s": self.ttft_s,
+            "error": self.error,
+            "reasoning_leaked": self.reasoning_leaked,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], *, from_cache: bool = False) -> Completion:
+        return cls(
+            name=data["name"],
+            model=data["model"],
+            content=data.get("content", ""),
+            reasoning=data.get("reasoning", ""),
+            finish_reason=data.get("finish_reason", ""),
+            usage=Usage.from_dict(data.get("usage", {})),
+            latency_s=data.get("latency_s", 0.0),
+            ttft_s=data.get("ttft_s"),
+            error=data.get("error", ""),
+            from_cache=from_cache,
+            reasoning_leaked=data.get("reasoning_leaked", False),
+        )
+
+
+@dataclass(frozen=True)
+class SynthesisResult:
+    """Every prompt of an edition with its completion, in the configured order."""
+
+    model: str
+    requests: tuple[PromptRequest, ...]
+    completions: tuple[Completion, ...]
+    bundle_chars: int
+    bundle_tokens: int
+    wall_time_s: float
+
+    def pairs(self) -> list[tuple[PromptRequest, Completion]]:
+        return list(zip(self.requests, self.completions, strict=True))
