@@ -127,7 +127,7 @@ def run_doctor(config: Config, probe: ServerFacts, chat: ChatModel, source: Pape
 
     info = probe.server_info()
     found = without_requests(probe, llm.model, llm.context_tokens,
-                             load_capabilities(cache, chat.base_url, llm.model))
+                             load_capabilities(cache, chat.base_url, llm.model), info)
     if llm.model in served:
         found = structured_and_usage(chat, found)
     save_capabilities(cache, chat.base_url, llm.model, found)

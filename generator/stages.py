@@ -222,7 +222,8 @@ def synthesize_stage(
         _, requests = prepare(config, fetch, saved)
         if not _answered(services, requests):  # only then is the server asked what it does
             known = without_requests(services.probe, config.llm.model,
-                                     config.llm.context_tokens, known)
+                                     config.llm.context_tokens, known,
+                                     services.probe.server_info())
             context = known.context_tokens
             ratio = chars_per_token(config, services, sources) if context else None
             saved = make_plan(sources, context, longest, ratio, basis, largest_answer(config))

@@ -38,9 +38,15 @@ def paper_home(base_slug: str) -> str:
     return f"{PAPERS}/{base_slug}.md"
 
 
+def built(path: str) -> str:
+    """A Markdown page's address in the built site, relative to its root: `.md` becomes
+    `.html` (the offline plugin's links, which work on GitHub Pages too)."""
+    return path.removesuffix(".md") + ".html" if path.endswith(".md") else path
+
+
 def paper_home_url(base_slug: str) -> str:
     """A paper's own page's address in the built site (for the feed)."""
-    return f"{PAPERS}/{base_slug}.html"
+    return built(paper_home(base_slug))
 
 
 def record(edition: str) -> str:
@@ -49,7 +55,7 @@ def record(edition: str) -> str:
 
 def edition_url(edition: str) -> str:
     """The overview's address in the built site (for the feed)."""
-    return f"{edition_dir(edition)}/index.html"
+    return built(edition_overview(edition))
 
 
 class Docs:

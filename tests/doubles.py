@@ -110,7 +110,8 @@ class PlainServer:
     def tokenize(self, model: str, texts: list[str]) -> list[int] | None:
         return None
 
-    def context_length(self, model: str) -> tuple[int | None, str]:
+    def context_length(self, model: str, info: dict[str, Any] | None
+                       ) -> tuple[int | None, str]:
         return None, ""
 
     def wait_ready(self, timeout: float,

@@ -15,6 +15,7 @@ from ..claims import CITE_RE, NUMBER_RE
 from ..models import NumberedPaper
 
 MAX_NAME_CHARS = 40
+_SQUASH_RE = re.compile(r"[\W_]+")
 # A citation and the name or title a model may give right after it, in parentheses.
 _CITE_GIVEN_RE = re.compile(CITE_RE.pattern + r"(?:\s*\((?P<given>[^()\n]{2,150})\))?")
 _TITLE_WORDS = 5
@@ -36,16 +37,19 @@ def short_name(title: str, abstract: str = "", brief_name: str = "") -> str:
     return " ".join(words[:_TITLE_WORDS]) + ("…" if len(words) > _TITLE_WORDS else "")
 
 
+def _squashed(text: str) -> str:
+    """Letters and digits only, lower case: "Flash-Decoding" and "flashdecoding" alike."""
+    return _SQUASH_RE.sub("", text.lower())
+
+
 def _restates(given: str, name: str) -> bool:
     """Whether a parenthetical only says the name again (or the title it was cut from)."""
-    squash = re.compile(r"[\W_]+")
-    given, name = squash.sub("", given.lower()), squash.sub("", name.lower())
+    given, name = _squashed(given), _squashed(name)
     return given == name or (len(name) >= 4 and given.startswith(name))
 
 
 def _uses(text: str, name: str) -> bool:
-    squash = re.compile(r"[\W_]+")
-    return squash.sub("", name.lower()) in squash.sub("", text.lower())
+    return _squashed(name) in _squashed(text)
 
 
 def paper_names(papers: Sequence[NumberedPaper], brief_names: Mapping[int, str]

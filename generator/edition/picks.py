@@ -37,10 +37,6 @@ class Pick:
                 "score": self.score, "pages": self.pages, "unfound": list(self.unfound)}
 
 
-def _unit(unit: str) -> str:
-    return "%" if unit.strip() == "%" else "×"
-
-
 def editors_picks(papers: Sequence[NumberedPaper], names: Mapping[int, str],
                   briefs: Mapping[int, Brief], citing_pages: Mapping[int, int],
                   triage: Triage | None) -> tuple[Pick, ...]:
@@ -71,7 +67,7 @@ def editors_picks(papers: Sequence[NumberedPaper], names: Mapping[int, str],
         text = f"{item.paper.title}\n{item.paper.abstract}\n{item.full_text.text}"
         unfound = tuple(dict.fromkeys(
             m.group(0).strip() for m in FIGURE_RE.finditer(why)
-            if not figure_in(m.group(1), _unit(m.group(2)), text)))
+            if not figure_in(m.group(1), m.group(2).strip(), text)))
         picks.append(Pick(item.number, item.paper.arxiv_id, names[item.number], item.paper.title,
                           why, source, score(item), citing_pages.get(item.number, 0), unfound))
     return tuple(picks)

@@ -17,6 +17,7 @@ from email.message import EmailMessage
 from email.utils import formatdate
 from urllib.parse import urlsplit
 
+from .. import store
 from ..config import EmailSettings
 from ..edition.feed import text_of
 from ..edition.record import EditionRecord
@@ -35,10 +36,8 @@ class Newsletter:
 
 
 def page_url(site_url: str, path: str) -> str:
-    """A page's absolute URL on the published site (built with .html links, for offline
-    reading): Markdown path `editions/x/index.md` -> `<site>/editions/x/index.html`."""
-    base = site_url.rstrip("/") + "/"
-    return base + (path[: -len(".md")] + ".html" if path.endswith(".md") else path)
+    """A Markdown page's absolute URL on the published site (`store.built`)."""
+    return site_url.rstrip("/") + "/" + store.built(path)
 
 
 def message_id(site_url: str, edition: str) -> str:
@@ -55,19 +54,19 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
         raise UsageError("an email's links must be absolute: set [digest] site_url in "
                          "config.toml (or DIGEST_SITE_URL) to where the site is published")
     edition = record.edition
-    url = {"home": page_url(site_url, "index.md"),
-           "edition": page_url(site_url, f"editions/{edition}/index.md")}
+    url = {"home": page_url(site_url, store.HOME),
+           "edition": page_url(site_url, store.edition_overview(edition))}
     subject = settings.subject.replace("{title}", text_of(title)).replace("{edition}", edition)
     subject = " ".join(subject.split())[:200]
     picks = record.picks
     papers = {p.number: p for p in record.papers}
     new = [p for p in record.papers if p.status == "new"]
     overview = text_of(record.overview)
-    pages = [(text_of(p.title), page_url(site_url, f"editions/{edition}/{p.stem}.md"))
+    pages = [(text_of(p.title), page_url(site_url, store.edition_page(edition, p.stem)))
              for p in record.pages]
 
     def paper_url(number: int) -> str:
-        return page_url(site_url, f"editions/{edition}/papers/{papers[number].slug}.md")
+        return page_url(site_url, store.paper_page(edition, papers[number].slug))
 
     lines = [text_of(title), f"Edition {edition}: {len(record.papers)} papers, {len(new)} new",
              url["edition"], ""]

@@ -23,7 +23,7 @@ from ..errors import LlmRequestError
 from ..ports import ChatModel, ServerFacts
 from ..urls import redact_url
 from .json_answers import StructuredFormats, format_refused, with_format
-from .server import TOKENIZER_PATHS
+from .server import TOKENIZERS
 from .structured import response_format
 
 log = logging.getLogger(__name__)
@@ -61,7 +61,8 @@ class Capabilities:
         def known(value: Any, words: str) -> str:
             return "not known yet (a build learns it)" if value is None else words
 
-        tokenizer = (f"{TOKENIZER_PATHS[self.tokenizer]} ({self.tokenizer})" if self.tokenizer
+        shown = {t.name: t.shown_path for t in TOKENIZERS}
+        tokenizer = (f"{shown[self.tokenizer]} ({self.tokenizer})" if self.tokenizer
                      else "none: token counts are estimated with a safety margin")
         context = (f"{self.context_tokens:,} tokens (from {self.context_source})"
                    if self.context_tokens else "not stated: set [llm] context_tokens")
@@ -108,9 +109,9 @@ def save_capabilities(cache: Cache, base_url: str, model: str, found: Capabiliti
 
 
 def without_requests(probe: ServerFacts, model: str, configured_context: int | None,
-                     known: Capabilities) -> Capabilities:
-    """What the server's informational endpoints say (no prompt sent), over what was known."""
-    info = probe.server_info()
+                     known: Capabilities, info: dict[str, Any] | None) -> Capabilities:
+    """What the server's informational endpoints say (no prompt sent), over what was known;
+    `info`: its /server_info, as the caller fetched it (None: it has none)."""
     found = replace(known, limits=info is not None)
     if info is not None:
         running = info.get("max_running_requests")
@@ -124,7 +125,7 @@ def without_requests(probe: ServerFacts, model: str, configured_context: int | N
     if configured_context:
         return replace(found, context_tokens=configured_context,
                        context_source="[llm] context_tokens")
-    context, where = probe.context_length(model)
+    context, where = probe.context_length(model, info)
     return replace(found, context_tokens=context, context_source=where)
 
 

@@ -74,6 +74,11 @@ class Tokenizer:
     field: str  # the text's field in the request body
     extra: tuple[tuple[str, Any], ...] = ()
 
+    @property
+    def shown_path(self) -> str:
+        """The endpoint as a reader finds it in the server's docs (`/v1/tokenize`)."""
+        return ("/v1" if self.under_v1 else "") + self.path
+
     def body(self, model: str, text: str) -> dict[str, Any]:
         return {"model": model, self.field: text, **dict(self.extra)}
 
@@ -102,8 +107,6 @@ TOKENIZERS = (
     Tokenizer("llama-cpp-python", "/extras/tokenize/count", False, "input"),
     Tokenizer("llama.cpp", "/tokenize", False, "content", (("add_special", False),)),
 )
-TOKENIZER_PATHS = {"sglang": "/v1/tokenize", "vllm": "/tokenize",
-                   "llama-cpp-python": "/extras/tokenize/count", "llama.cpp": "/tokenize"}
 
 
 @dataclass(frozen=True)
@@ -115,14 +118,13 @@ class ServedModel:
 class ServerProbe:
     """Plain GETs against the server's informational endpoints."""
 
-    def __init__(self, session: requests.Session, base_url: str, api_key: str,
-                 tokenizer: str | None = None) -> None:
+    def __init__(self, session: requests.Session, base_url: str, api_key: str) -> None:
         self._session = session
         self.base_url = base_url.rstrip("/")
         # SGLang's native endpoints live at the root, beside /v1.
         self.root_url = self.base_url[:-3] if self.base_url.endswith("/v1") else self.base_url
         self._headers = {"Authorization": f"Bearer {api_key}"}
-        self.tokenizer = tokenizer  # the TOKENIZERS shape that answered; None: not found yet
+        self.tokenizer: str | None = None  # the TOKENIZERS shape that answered, once one has
 
     def _get(self, url: str, timeout: float = 10.0) -> requests.Response:
         return self._session.get(url, headers=self._headers, timeout=timeout)
@@ -181,16 +183,18 @@ class ServerProbe:
             return None
         return shape.count(data, text)
 
-    def context_length(self, model: str) -> tuple[int | None, str]:
+    def context_length(self, model: str, info: dict[str, Any] | None
+                       ) -> tuple[int | None, str]:
         """The model's context length as the server states it, and where it said so:
-        /v1/models (SGLang, vLLM), /server_info (SGLang), /props (llama.cpp's llama-server)."""
+        /v1/models (SGLang, vLLM), /server_info (SGLang: `info`, already fetched), /props
+        (llama.cpp's llama-server)."""
         try:
             served = {m.id: m.max_model_len for m in self.models()}
         except (requests.RequestException, ValueError):
             served = {}
         if served.get(model):
             return served[model], "/v1/models"
-        info = self.server_info() or {}
+        info = info or {}
         if _int(info.get("context_length")):
             return info["context_length"], "/server_info"
         props = self.json_or_none("/props") or {}
