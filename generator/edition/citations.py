@@ -219,11 +219,8 @@ class CitationLinker:
     def _named(self, spec: str) -> str:
         """ "1, 8 and 9" or "3–5" as the papers' linked names ("A, B and C")."""
         def one(match: re.Match[str]) -> str:
-            low = int(match.group(1))
-            high = int(match.group(2) or low)
-            span = range(low, high + 1) if 0 <= high - low <= 50 else range(low, low + 1)
-            links = [self._link(n, self._names.get(n, f"Paper {n}")) for n in span]
-            return ", ".join(links)
+            return ", ".join(self._link(n, self._names.get(n, f"Paper {n}"))
+                             for n in _numbers(match.group(0)))
 
         return _NUMBER_RE.sub(one, spec)
 

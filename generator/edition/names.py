@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from ..claims import CITE_RE, NUMBER_RE
+from ..claims import CITE_RE
+from ..claims import numbers as cited_numbers
 from ..models import NumberedPaper
 
 MAX_NAME_CHARS = 40
@@ -70,9 +71,7 @@ def name_citations(text: str, names: Mapping[int, str]) -> str:
     """Plain text with "Paper 3" and "Papers 1, 8 and 9" read as the papers' names; numbers
     outside the bundle stay as they are."""
     def one(match: re.Match[str]) -> str:
-        spec = match.group(2)
-        numbers = [n for m in NUMBER_RE.finditer(spec)
-                   for n in _span(int(m.group(1)), int(m.group(2) or m.group(1)))]
+        numbers = cited_numbers(match.group(2))
         if not numbers or any(n not in names for n in numbers):
             return match.group(0)
         if len(numbers) == 1:
@@ -86,5 +85,3 @@ def name_citations(text: str, names: Mapping[int, str]) -> str:
     return _CITE_GIVEN_RE.sub(one, text)
 
 
-def _span(low: int, high: int) -> range:
-    return range(low, high + 1) if 0 <= high - low <= 50 else range(low, low + 1)
