@@ -315,8 +315,9 @@ def remove(config_path: str, edition: str) -> None:
 def send(config_path: str, edition: str | None, dry_run: bool, resend: bool) -> None:
     """Mail a published edition (default: the latest) as a newsletter, once.
 
-    Sends to [email] to through [email] smtp_host; what went to whom is kept with the
-    edition, so a second run sends nothing and a failed one completes the delivery.
+    Sends to [email] to through [email] smtp_host, one message per reader; what went to whom
+    is kept with the edition, so a second run sends nothing and a failed one completes the
+    delivery (a reader it may have reached already is held back: --resend).
 
     \b
     Example:
@@ -326,13 +327,18 @@ def send(config_path: str, edition: str | None, dry_run: bool, resend: bool) -> 
 
     with user_errors():
         config = load_config(config_path, os.environ)
-        result = send_stage(config, edition, os.environ, dry_run=dry_run, resend=resend)
+        with workspace_lock(config):  # two sends at once would both read "not yet sent"
+            result = send_stage(config, edition, os.environ, dry_run=dry_run, resend=resend)
         if result.eml is not None:
             click.echo(f"Edition {result.edition}: {result.subject!r} ({result.size:,} bytes) "
                        f"written to {result.eml}")
             return
         delivery = result.delivery
         assert delivery is not None
+        if delivery.held:
+            click.secho(f"Held back: {', '.join(delivery.held)}: an earlier `digest send` was "
+                        "cut off after handing them the message, which may have arrived. "
+                        "`digest send --resend` sends to everyone again.", fg="yellow", err=True)
         if not delivery.sent and not delivery.refused:
             click.echo(f"Edition {result.edition} was already sent to "
                        f"{len(delivery.already)} recipient(s): nothing sent (--resend sends "

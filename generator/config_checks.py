@@ -25,6 +25,14 @@ def check_values(config: Config) -> list[str]:
             problems.append(f"{dotted}: must be between {low:g} and {high:g}, got {shown}")
 
     e = config.email
+    for item in dataclasses.fields(e):
+        values = getattr(e, item.name)
+        for value in values if isinstance(values, tuple) else (values,):
+            if isinstance(value, str) and any(c in value for c in "\r\n\0"):
+                # A line break in a header value would start a header (or a message) of its own.
+                problems.append(f"email.{item.metadata.get('key', item.name)}: must be one line "
+                                f"(no CR, LF or NUL), got {value!r}")
+                break
     if e.enabled:
         if e.security not in ("starttls", "ssl", "none"):
             problems.append(f"email.security: expected \"starttls\", \"ssl\" or \"none\", got "
@@ -33,7 +41,7 @@ def check_values(config: Config) -> list[str]:
             problems.append("email.smtp_host: required when email.to is set")
         if not e.sender:
             problems.append("email.from: required when email.to is set")
-        bad = [a for a in (*e.to, e.sender) if a and ("@" not in a or any(c in a for c in "\r\n,;"))]
+        bad = [a for a in (*e.to, e.sender) if a and ("@" not in a or any(c in a for c in ",;"))]
         if bad:
             problems.append(f"email: not an email address: {', '.join(repr(a) for a in bad)}")
         within("email.smtp_port", e.smtp_port, 1, 65535)

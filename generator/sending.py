@@ -1,13 +1,15 @@
 """The send stage: mail a published edition as a newsletter (`digest send`).
 
 It reads the edition's record, the one its pages and the feed were built from (no second
-pipeline), and the HTML part must pass the same liveness check as the site's pages.
+pipeline), and the HTML part must pass the same liveness check as the site's pages. Each reader
+gets a message of their own (their address alone in To: the list is shown to nobody).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from email.message import EmailMessage
 from pathlib import Path
 
 from .cache import Cache
@@ -15,7 +17,7 @@ from .config import Config
 from .edition.history import History
 from .errors import UsageError
 from .publish.inert import live_in_fragment
-from .publish.mail import Delivery, send, write_eml
+from .publish.mail import Delivery, recipients, send, write_eml
 from .publish.newsletter import as_message, newsletter
 
 
@@ -45,10 +47,18 @@ def send_stage(config: Config, edition: str | None, environ: Mapping[str, str], 
     problems = live_in_fragment(letter.html)
     if problems:  # never, by construction: the same check as every page of the site
         raise UsageError(f"the newsletter's HTML would carry live markup: {problems[0]}")
-    message = as_message(letter, settings, list(settings.to) or ["reader@example.invalid"])
     cache = Cache(config.cache_dir)
     if dry_run:
+        message = as_message(letter, settings, (recipients(settings.to) or
+                                                ["reader@example.invalid"])[0])
         path = write_eml(cache, record.edition, message)
         return SendResult(record.edition, letter.subject, None, path, len(message.as_bytes()))
-    delivery = send(message, settings, cache, record.edition, environ, resend=resend)
-    return SendResult(record.edition, letter.subject, delivery, None, len(message.as_bytes()))
+    sizes: list[int] = []
+
+    def compose(address: str) -> EmailMessage:
+        message = as_message(letter, settings, address)
+        sizes.append(len(message.as_bytes()))
+        return message
+
+    delivery = send(compose, settings, cache, record.edition, environ, resend=resend)
+    return SendResult(record.edition, letter.subject, delivery, None, max(sizes, default=0))

@@ -47,8 +47,10 @@ def make_services(config: Config, environ: Mapping[str, str]) -> Services:
     # Kept in the workspace, so that one command after another keeps arXiv's spacing too.
     limiter = RateLimiter(config.arxiv.delay_seconds, Cache(config.cache_dir).rate_limit_path,
                           key=urlparse(config.arxiv.api_url).hostname or "arxiv")
-    api_key = environ.get(config.llm.api_key_env) or DEFAULT_API_KEY
-    register_secret(api_key)  # redacted, by value, from every message, answer and log line
+    api_key = environ.get(config.llm.api_key_env, "")
+    if api_key:
+        register_secret(api_key)  # redacted, in any encoding, from every message, answer and log
+    api_key = api_key or DEFAULT_API_KEY
     base_url = llm_base_url(config, environ)
     return Services(
         arxiv=ArxivSource(session, config.arxiv.api_url, limiter),

@@ -9,9 +9,13 @@ Bearer sk-…"), and a model may repeat it. Error messages and answers end up in
 
 from __future__ import annotations
 
+import base64
+import html
+import json
 import logging
 import re
-from urllib.parse import urlsplit, urlunsplit
+import threading
+from urllib.parse import quote, quote_plus, urlsplit, urlunsplit
 
 _URL_RE = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>()\[\]{}]+")
 REDACTED = "[redacted]"
@@ -26,29 +30,89 @@ _CREDENTIAL_RES = (
                r"[\"']?\s*[:=]\s*[\"']?)[^\s'\",;&}]+"),
     re.compile(r"(?i)(\b[a-z][a-z0-9+.\-]*://)[^/\s@'\"<>]+@"),
 )
-# Values too short to be told apart from ordinary words are not redacted by value (a key of
-# "local" would blank that word in every answer); the patterns above still catch them.
-_MIN_SECRET_CHARS = 8
+# Values shorter than this are redacted only as whole words (a password of "local" must not
+# blank "locale"); longer ones wherever they appear.
+_WORD_CHARS = 8
+_BASE64_CORE_CHARS = 8  # a secret's base64 inside a longer blob, at any byte offset
 _secrets: set[str] = set()
+_pattern: re.Pattern[str] | None = None
+_lock = threading.Lock()
 
 
 def register_secret(value: str) -> None:
-    """Redact `value` wherever it appears from now on (the API key, read from the environment).
+    """Redact `value` wherever it appears from now on, in every encoding a server or a model
+    may echo it in: as is, URL-encoded, JSON- or HTML-escaped, base64 (alone or inside a blob).
 
     Process-wide on purpose: a key echoed in an error body can surface through any message,
     log line or answer, and each must be cleaned without knowing which client it came from.
     """
-    if len(value) >= _MIN_SECRET_CHARS:
-        _secrets.add(value)
+    if value:
+        _add(_spellings(value))
+
+
+def register_login(user: str, password: str) -> None:
+    """A login's password, its user and the blobs a server may quote back: SMTP AUTH PLAIN
+    (`\\0user\\0pw`, base64) and HTTP Basic (`user:pw`, base64).
+
+    The user name alone is redacted from `_WORD_CHARS` characters on (an address, an id): a
+    short one is a word ("digest"), and blanking it would garble every message that uses it."""
+    register_secret(password)
+    if len(user) >= _WORD_CHARS:
+        register_secret(user)
+    if password:
+        blobs = (f"\0{user}\0{password}", f"{user}\0{user}\0{password}", f"{user}:{password}")
+        _add({form for blob in blobs for form in _base64_forms(blob.encode())})
+
+
+def _add(forms: set[str]) -> None:
+    global _pattern
+    with _lock:
+        if forms - _secrets:
+            _secrets.update(forms)
+            alternatives = []
+            for form in sorted(_secrets, key=len, reverse=True):
+                escaped = re.escape(form)
+                alternatives.append(escaped if len(form) >= _WORD_CHARS
+                                    else rf"(?<![\w-]){escaped}(?![\w-])")
+            _pattern = re.compile("|".join(alternatives))
+
+
+def _spellings(value: str) -> set[str]:
+    forms = {value, html.escape(value), html.escape(value, quote=False),
+             json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1],
+             quote_plus(value, safe="")}
+    encoded = quote(value, safe="")
+    forms |= {encoded, re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)}
+    forms |= _base64_forms(value.encode())
+    return {form for form in forms if form}
+
+
+def _base64_forms(data: bytes) -> set[str]:
+    """`data` in base64 as a whole (with and without padding), and the part of its encoding
+    that is the same wherever it sits in a longer blob (each of the three byte offsets)."""
+    whole = base64.b64encode(data).decode()
+    forms = {whole, whole.rstrip("=")}
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + data).decode()
+        start = -(-8 * offset // 6)  # the first character made of `data`'s bits alone
+        end = (8 * (offset + len(data))) // 6  # the last whole one
+        core = encoded[start:end]
+        if len(core) >= _BASE64_CORE_CHARS:
+            forms.add(core)
+    return forms | {form.translate(_URLSAFE) for form in forms}
+
+
+_URLSAFE = str.maketrans("+/", "-_")
 
 
 def redact_secrets(text: str) -> str:
-    """`text` with every known secret value and every credential-shaped string replaced."""
-    for secret in sorted(_secrets, key=len, reverse=True):
-        if secret in text:
-            text = text.replace(secret, REDACTED)
-    for pattern in _CREDENTIAL_RES:
-        text = pattern.sub(lambda m: (m.group(1) or "") + REDACTED, text)
+    """`text` with every known secret (in any spelling) and every credential-shaped string
+    replaced."""
+    pattern = _pattern
+    if pattern is not None:
+        text = pattern.sub(REDACTED, text)
+    for credential in _CREDENTIAL_RES:
+        text = credential.sub(lambda m: (m.group(1) or "") + REDACTED, text)
     return text
 
 

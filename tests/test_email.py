@@ -6,16 +6,12 @@ without either; a server that is down, refuses the login, or refuses one recipie
 
 from __future__ import annotations
 
-import datetime
 import email
 import email.policy
-import ipaddress
 import json
-import socket
 from collections.abc import Iterator
 from email.message import EmailMessage
 from pathlib import Path
-from typing import Any
 
 import html5lib
 import pytest
@@ -27,99 +23,11 @@ from tests.browser import launch_chromium
 from tests.conftest import write_config
 from tests.servers.arxiv import ArxivServer
 from tests.servers.sglang import Answer, SglangServer, realistic_responder, structured_answer
+from tests.servers.smtp import Smtp, free_port
 
 EDITION = "2026-12-02"
 SITE = "https://digest.example.org/research/"
 TO = ["ada@example.org", "bo@example.org"]
-
-
-class Inbox:
-    """An aiosmtpd handler that keeps what it accepts and refuses the addresses in `refuse`."""
-
-    def __init__(self) -> None:
-        self.messages: list[tuple[str, list[str], bytes]] = []
-        self.refuse: set[str] = set()
-
-    async def handle_RCPT(self, server: Any, session: Any, envelope: Any, address: str,
-                          rcpt_options: Any) -> str:
-        if address in self.refuse:
-            return "550 5.1.1 mailbox unavailable"
-        envelope.rcpt_tos.append(address)
-        return "250 OK"
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
-        self.messages.append((envelope.mail_from, list(envelope.rcpt_tos), envelope.content))
-        return "250 Message accepted for delivery"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def certificate(folder: Path) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 (and its key)."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(days=1))
-            .not_valid_after(now + datetime.timedelta(days=2))
-            .add_extension(x509.SubjectAlternativeName(
-                [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .sign(key, hashes.SHA256()))
-    cert_path, key_path = folder / "cert.pem", folder / "key.pem"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                           serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
-    return cert_path, key_path
-
-
-class Smtp:
-    """aiosmtpd on 127.0.0.1: plain, or STARTTLS with AUTH (login "digest", password "s3cret!")."""
-
-    def __init__(self, folder: Path, *, tls: bool) -> None:
-        import ssl
-
-        from aiosmtpd.controller import Controller
-        from aiosmtpd.smtp import AuthResult
-
-        self.inbox = Inbox()
-        self.port = free_port()
-        self.logins: list[tuple[bytes, bytes]] = []
-        kwargs: dict[str, Any] = {}
-        self.cert: Path | None = None
-        if tls:
-            self.cert, key = certificate(folder)
-            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-            context.load_cert_chain(self.cert, key)
-
-            def authenticate(server: Any, session: Any, envelope: Any, mechanism: str,
-                             data: Any) -> AuthResult:
-                self.logins.append((data.login, data.password))
-                ok = (data.login, data.password) == (b"digest", b"s3cret!")
-                # handled=False: aiosmtpd answers a failure with 535 (True: it says nothing).
-                return AuthResult(success=ok, handled=ok)
-
-            kwargs = {"tls_context": context, "require_starttls": True,
-                      "authenticator": authenticate, "auth_required": True}
-        self.controller = Controller(self.inbox, hostname="127.0.0.1", port=self.port, **kwargs)
-
-    def __enter__(self) -> Smtp:
-        self.controller.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.controller.stop()
 
 
 def email_config(config: Path, port: int, *, tls: bool, to: list[str] = TO) -> None:
@@ -193,8 +101,10 @@ def test_the_edition_arrives_once_with_both_parts_over_starttls_and_auth(
         result = run("send", "--config", str(built), env=env)
         assert result.exit_code == 0, result.output
         assert f"sent to {len(TO)} recipient(s)" in result.output
-        ((sender, rcpts, raw),) = smtp.inbox.messages
-        assert sender == "digest@example.org" and rcpts == TO
+        # One message per reader, each addressed to that reader alone, over one login.
+        assert [(sender, rcpts) for sender, rcpts, _ in smtp.inbox.messages] == [
+            ("digest@example.org", [address]) for address in TO]
+        raw = smtp.inbox.messages[0][2]
         assert smtp.logins == [(b"digest", b"s3cret!")]
         message, text, html = parts(raw)
         record = json.loads((built.parent / "site_src" / "editions" / EDITION
@@ -203,6 +113,7 @@ def test_the_edition_arrives_once_with_both_parts_over_starttls_and_auth(
         assert message["Subject"] == f"Test Digest · {EDITION}"
         assert message["List-Unsubscribe"] == "<mailto:digest@example.org?subject=unsubscribe>"
         assert message["Message-ID"].endswith("@digest.example.org>")
+        assert message["To"] == TO[0]
         assert pick["name"] in text and pick["name"] in html
         assert f"{SITE}editions/{EDITION}/research-map.html" in text
         assert f'href="{SITE}editions/{EDITION}/papers/' in html
@@ -210,9 +121,9 @@ def test_the_edition_arrives_once_with_both_parts_over_starttls_and_auth(
         # Sent once: a second run sends nothing and says so; --resend sends again.
         again = run("send", "--config", str(built), env=env)
         assert again.exit_code == 0 and "nothing sent" in again.output
-        assert len(smtp.inbox.messages) == 1
-        assert run("send", "--config", str(built), "--resend", env=env).exit_code == 0
         assert len(smtp.inbox.messages) == 2
+        assert run("send", "--config", str(built), "--resend", env=env).exit_code == 0
+        assert len(smtp.inbox.messages) == 4
     sent = json.loads((built.parent / ".cache" / "editions" / EDITION / "sent.json").read_text())
     assert [r["to"] for r in sent["recipients"]] == TO * 2
 
@@ -247,7 +158,7 @@ def test_a_server_that_is_down_or_refuses_the_login_is_one_line_and_exit_1(
         email_config(built, smtp.port, tls=True)
         env = {**tls_env, "DIGEST_SMTP_PASSWORD": "wrong", "SSL_CERT_FILE": str(smtp.cert)}
         refused = run("send", "--config", str(built), env=env)
-        assert refused.exit_code == 1 and "refused the login for digest: 535" in refused.output
+        assert refused.exit_code == 1 and "refused the login of the user in DIGEST_SMTP_USER: 535" in refused.output
         assert "wrong" not in refused.output
         untrusted = run("send", "--config", str(built), env=tls_env)  # no SSL_CERT_FILE
         assert untrusted.exit_code == 1 and "TLS connection to 127.0.0.1" in untrusted.output

@@ -1,30 +1,37 @@
-"""Sending the newsletter over SMTP, once: what went to whom is kept with the edition.
+"""Sending the newsletter over SMTP exactly once per recipient, as a mail queue would.
 
-The record lives in the workspace's cache (`editions/<name>/sent.json`), never on the site:
-addresses are not published. A recipient the server refused, or a run that failed before it
-reached one, is not recorded, so the next `digest send` completes the delivery and sends
-nobody the same edition twice (`--resend` does, on purpose).
+What went to whom is kept with the edition (`editions/<name>/sent.json` in the workspace's
+cache, never on the site: addresses are not published), keyed by the edition and the address,
+never by anything derived from settings that may change. Each recipient gets two marks: *sending*,
+written before the message is handed to the server, and *sent*, written the moment the server
+accepts it. A recipient left at *sending* (a kill between DATA and the server's reply, a record
+that could not be written) may have the message: the next run holds it back and names it,
+and `--resend` is the way to send again. A recipient the server refused is marked so and
+retried by the next run. The caller holds the workspace lock, so two runs never interleave.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 import smtplib
 import socket
 import ssl
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.message import EmailMessage
 from pathlib import Path
-from typing import Any
 
-from ..cache import Cache, atomic_write_bytes, read_json, write_json
+from ..cache import Cache, atomic_write_bytes, write_json
 from ..config import EmailSettings
 from ..errors import DigestError
-from ..urls import register_secret
+from ..urls import register_login
 
 log = logging.getLogger(__name__)
+
+SENDING, SENT, REFUSED = "sending", "sent", "refused"
 
 
 class EmailError(DigestError):
@@ -37,28 +44,69 @@ class EmailError(DigestError):
 class Delivery:
     sent: tuple[str, ...]  # delivered now
     already: tuple[str, ...]  # delivered by an earlier run (left out)
-    refused: dict[str, str]  # address -> the server's answer
+    refused: dict[str, str]  # address -> the server's answer, in our words
+    held: tuple[str, ...] = ()  # may have been delivered by an interrupted run: not re-sent
 
 
 def sent_path(cache: Cache, edition: str) -> Path:
     return cache.root / "editions" / edition / "sent.json"
 
 
-def already_sent(cache: Cache, edition: str, message_id: str) -> list[str]:
-    data = read_json(sent_path(cache, edition))
-    if not isinstance(data, dict) or data.get("message_id") != message_id:
-        return []
-    return [str(r["to"]) for r in data.get("recipients", ()) if isinstance(r, dict)]
+def recipients(addresses: Sequence[str]) -> list[str]:
+    """`addresses` without repeats (case-insensitive, as mail systems compare them)."""
+    seen: set[str] = set()
+    kept = []
+    for address in addresses:
+        if address.lower() not in seen:
+            seen.add(address.lower())
+            kept.append(address)
+    return kept
 
 
-def _record(cache: Cache, edition: str, message_id: str, delivered: list[str]) -> None:
-    data = read_json(sent_path(cache, edition))
-    kept: list[dict[str, Any]] = []
-    if isinstance(data, dict) and data.get("message_id") == message_id:
-        kept = [r for r in data.get("recipients", ()) if isinstance(r, dict)]
-    now = datetime.now(UTC).isoformat(timespec="seconds")
-    kept += [{"to": address, "at": now} for address in delivered]
-    write_json(sent_path(cache, edition), {"message_id": message_id, "recipients": kept})
+class SendRecord:
+    """The per-recipient marks of one edition's newsletter, rewritten atomically at each mark."""
+
+    def __init__(self, path: Path, edition: str) -> None:
+        self.path, self.edition = path, edition
+        self.entries: list[dict[str, str]] = []
+        try:
+            raw = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return
+        except OSError as err:
+            raise EmailError(self._unreadable(err.strerror or str(err))) from err
+        try:
+            data = json.loads(raw)
+        except ValueError as err:
+            raise EmailError(self._unreadable("not valid JSON")) from err
+        listed = data.get("recipients") if isinstance(data, dict) else None
+        if not isinstance(listed, list):
+            raise EmailError(self._unreadable("no list of recipients"))
+        # Records of earlier releases carry no state: every entry in them was delivered.
+        self.entries = [{"to": str(r["to"]), "state": str(r.get("state", SENT)),
+                         "at": str(r.get("at", ""))}
+                        for r in listed if isinstance(r, dict) and r.get("to")]
+
+    def _unreadable(self, why: str) -> str:
+        return (f"the send record {self.path} cannot be read ({why}); nothing was sent. Fix it, "
+                "or remove it to send to every recipient again")
+
+    def state(self, address: str) -> str:
+        """The last mark for `address` ("" if none)."""
+        for entry in reversed(self.entries):
+            if entry["to"].lower() == address.lower():
+                return entry["state"]
+        return ""
+
+    def mark(self, address: str, state: str) -> None:
+        """Record `state` for `address` now; OSError if the record cannot be written."""
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        if self.entries and self.entries[-1]["to"].lower() == address.lower() \
+                and self.entries[-1]["state"] == SENDING:
+            self.entries[-1] = {"to": address, "state": state, "at": now}
+        else:
+            self.entries.append({"to": address, "state": state, "at": now})
+        write_json(self.path, {"edition": self.edition, "recipients": self.entries})
 
 
 def write_eml(cache: Cache, edition: str, message: EmailMessage) -> Path:
@@ -69,45 +117,95 @@ def write_eml(cache: Cache, edition: str, message: EmailMessage) -> Path:
     return path
 
 
-def send(message: EmailMessage, settings: EmailSettings, cache: Cache, edition: str,
-         environ: Mapping[str, str], *, resend: bool = False) -> Delivery:
-    """Send to every address of `[email] to` not yet reached (all with `resend`)."""
-    message_id = str(message["Message-ID"])
-    done = [] if resend else already_sent(cache, edition, message_id)
-    pending = [a for a in settings.to if a not in done]
+def send(compose: Callable[[str], EmailMessage], settings: EmailSettings, cache: Cache,
+         edition: str, environ: Mapping[str, str], *, resend: bool = False) -> Delivery:
+    """Send `compose(address)` to every address of `[email] to` not yet reached (all with
+    `resend`), one message each, so that each acceptance is known and recorded."""
+    record = SendRecord(sent_path(cache, edition), edition)
+    addresses = recipients(settings.to)
+    done = [] if resend else [a for a in addresses if record.state(a) == SENT]
+    held = [] if resend else [a for a in addresses if record.state(a) == SENDING]
+    pending = [a for a in addresses if a not in done and a not in held]
     if not pending:
-        return Delivery((), tuple(done), {})
+        return Delivery((), tuple(done), {}, tuple(held))
     where = f"{settings.smtp_host}:{settings.smtp_port}"
     user = environ.get(settings.username_env, "") if settings.username_env else ""
     password = environ.get(settings.password_env, "") if settings.password_env else ""
     if settings.password_env and not password:
         raise EmailError(f"the SMTP password is not set: export {settings.password_env} "
                          f"(named by [email] password_env) before `digest send`")
-    if password:
-        register_secret(password)  # never in a message, a page, a record or a log
+    register_login(user, password)  # never in a message, a page, a record or a log
+    delivered: list[str] = []
+    refused: dict[str, str] = {}
     try:
-        refused = _deliver(message, settings, pending, user, password)
+        with _connect(settings, user, password) as smtp:
+            for address in pending:
+                message = compose(address)
+                _mark(record, address, SENDING, delivered)
+                try:
+                    failures = smtp.send_message(message, from_addr=settings.sender,
+                                                 to_addrs=[address])
+                except smtplib.SMTPRecipientsRefused as err:
+                    failures = err.recipients
+                except smtplib.SMTPDataError as err:  # the message refused for this address
+                    failures = {address: (err.smtp_code, err.smtp_error)}
+                if failures:
+                    ((code, text),) = failures.values()
+                    refused[address] = _answer(code, text)
+                    _mark(record, address, REFUSED, delivered)
+                    continue
+                delivered.append(address)
+                _mark(record, address, SENT, delivered)
     except smtplib.SMTPAuthenticationError as err:
-        raise EmailError(f"{where} refused the login for {user or '(no user)'}: "
-                         f"{err.smtp_code} {_said(err.smtp_error)}") from err
-    except smtplib.SMTPRecipientsRefused as err:
-        refused = {a: f"{code} {_said(text)}" for a, (code, text) in err.recipients.items()}
-        raise EmailError(f"{where} refused every recipient: "
-                         + "; ".join(f"{a} ({why})" for a, why in refused.items())) from err
+        _log_said(where, err)
+        raise EmailError(f"{where} refused the login of the user in "
+                         f"{settings.username_env or '(no user)'}: {_answer(err.smtp_code, err.smtp_error)}"
+                         ) from err
     except ssl.SSLError as err:
         raise EmailError(f"the TLS connection to {where} failed: {err.reason or err}") from err
     except smtplib.SMTPNotSupportedError as err:
         raise EmailError(f"{where} does not offer STARTTLS: set [email] security to \"ssl\" "
                          "(port 465) or, on a trusted network only, \"none\"") from err
     except (smtplib.SMTPException, OSError) as err:
-        raise EmailError(f"could not send through {where}: {_cause(err)}") from err
-    delivered = [a for a in pending if a not in refused]
-    _record(cache, edition, message_id, delivered)
-    return Delivery(tuple(delivered), tuple(done), refused)
+        if isinstance(err, smtplib.SMTPResponseException):
+            _log_said(where, err)
+        in_doubt = [a for a in pending if record.state(a) == SENDING]
+        raise EmailError(f"could not send through {where}: {_cause(err)}"
+                         + _so_far(delivered, in_doubt)) from err
+    if refused and not delivered and not done:
+        raise EmailError(f"{where} refused every recipient: "
+                         + "; ".join(f"{a} ({why})" for a, why in refused.items()))
+    return Delivery(tuple(delivered), tuple(done), refused, tuple(held))
 
 
-def _deliver(message: EmailMessage, settings: EmailSettings, to: list[str], user: str,
-             password: str) -> dict[str, str]:
+def _mark(record: SendRecord, address: str, state: str, delivered: list[str]) -> None:
+    try:
+        record.mark(address, state)
+    except OSError as err:
+        why = err.strerror or str(err)
+        went = (f"The newsletter went out to {', '.join(delivered)}" if delivered
+                else "The newsletter went out to nobody")
+        if state == SENDING:  # nothing is in doubt: the message was not handed over
+            raise EmailError(f"the send record {record.path} could not be written ({why}), "
+                               f"so nothing more was sent. {went}.") from err
+        raise EmailError(
+            f"the send record {record.path} could not be written ({why}) after the server "
+            f"{'accepted' if state == SENT else 'refused'} the message for {address}. {went}. "
+            "Running `digest send` again will not send it to them again: the record holds "
+            f"{address} back as possibly sent (`--resend` sends to everyone)") from err
+
+
+def _so_far(delivered: list[str], in_doubt: list[str]) -> str:
+    said = ""
+    if delivered:
+        said += f"; the newsletter went out to {', '.join(delivered)} (recorded)"
+    if in_doubt:
+        said += (f"; {', '.join(in_doubt)} may have received it: the next `digest send` holds "
+                 "them back (`--resend` sends to everyone)")
+    return said
+
+
+def _connect(settings: EmailSettings, user: str, password: str) -> smtplib.SMTP:
     context = ssl.create_default_context()
     timeout = settings.timeout_seconds
     smtp: smtplib.SMTP
@@ -116,7 +214,7 @@ def _deliver(message: EmailMessage, settings: EmailSettings, to: list[str], user
                                 context=context)
     else:
         smtp = smtplib.SMTP(settings.smtp_host, settings.smtp_port, timeout=timeout)
-    with smtp:
+    try:
         smtp.ehlo()
         if settings.security == "starttls":
             smtp.starttls(context=context)
@@ -129,13 +227,39 @@ def _deliver(message: EmailMessage, settings: EmailSettings, to: list[str], user
                 smtp.auth("PLAIN", smtp.auth_plain)
             else:
                 smtp.login(user, password)
-        refused = smtp.send_message(message, from_addr=settings.sender, to_addrs=to)
-    return {a: f"{code} {_said(text)}" for a, (code, text) in refused.items()}
+    except BaseException:
+        smtp.close()
+        raise
+    return smtp
 
 
-def _said(text: bytes | str) -> str:
+# What SMTP reply codes mean, in our words: the server's own text goes to the log only (a
+# server may quote the AUTH blob, and with it the password, in its reply).
+_CODES = {
+    421: "service not available", 450: "mailbox busy", 451: "local error at the server",
+    452: "insufficient storage", 454: "temporary failure", 500: "command not recognised",
+    501: "syntax error in parameters", 502: "command not implemented",
+    503: "bad sequence of commands", 504: "parameter not implemented",
+    530: "authentication required", 534: "authentication mechanism too weak",
+    535: "authentication failed", 550: "mailbox unavailable", 551: "user not local",
+    552: "storage exceeded", 553: "mailbox name not allowed", 554: "transaction failed",
+}
+_ENHANCED_RE = re.compile(r"^\s*([245]\.\d{1,3}\.\d{1,3})\b")
+
+
+def _answer(code: int, text: bytes | str) -> str:
+    """A reply as code, enhanced status code (`5.1.1`) and meaning, never the server's words."""
     value = text.decode(errors="replace") if isinstance(text, bytes) else str(text)
-    return " ".join(value.split())[:200]
+    enhanced = _ENHANCED_RE.match(value)
+    meaning = _CODES.get(code) or ("temporary failure" if 400 <= code < 500 else
+                                   "permanent failure" if 500 <= code < 600 else "unexpected reply")
+    return f"{code}{' ' + enhanced.group(1) if enhanced else ''} {meaning}"
+
+
+def _log_said(where: str, err: smtplib.SMTPResponseException) -> None:
+    said = err.smtp_error.decode(errors="replace") if isinstance(err.smtp_error, bytes) \
+        else str(err.smtp_error)
+    log.warning("%s answered %s: %s", where, err.smtp_code, " ".join(said.split())[:300])
 
 
 def _cause(err: BaseException) -> str:
@@ -145,6 +269,10 @@ def _cause(err: BaseException) -> str:
         return "timed out"
     if isinstance(err, socket.gaierror):
         return f"unknown host ({err.strerror})"
+    if isinstance(err, smtplib.SMTPServerDisconnected):
+        return "the server closed the connection"
     if isinstance(err, smtplib.SMTPResponseException):
-        return f"{err.smtp_code} {_said(err.smtp_error)}"
-    return f"{type(err).__name__}: {err}"
+        return _answer(err.smtp_code, err.smtp_error)
+    if isinstance(err, OSError):
+        return err.strerror or type(err).__name__
+    return type(err).__name__

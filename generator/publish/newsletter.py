@@ -32,7 +32,8 @@ class Newsletter:
     subject: str
     text: str
     html: str
-    message_id: str
+    site_url: str
+    edition: str
 
 
 def page_url(site_url: str, path: str) -> str:
@@ -40,10 +41,11 @@ def page_url(site_url: str, path: str) -> str:
     return site_url.rstrip("/") + "/" + store.built(path)
 
 
-def message_id(site_url: str, edition: str) -> str:
-    """Stable for a site and an edition, so a resend threads with the first message."""
+def message_id(site_url: str, edition: str, address: str) -> str:
+    """One per edition and reader, stable, so that a resend threads with the first message.
+    Only a header: what was sent is recorded by edition and address (`mail.SendRecord`)."""
     host = urlsplit(site_url).hostname or "research-digest.invalid"
-    digest = hashlib.sha256(f"{site_url.rstrip('/')}\n{edition}".encode()).hexdigest()[:16]
+    digest = hashlib.sha256(f"{edition}\n{address.lower()}".encode()).hexdigest()[:16]
     return f"<digest-{edition}.{digest}@{host}>"
 
 
@@ -132,8 +134,7 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
         f'<div style="max-width:{WIDTH}px;margin:0 auto;padding:16px;background:#ffffff;'
         f'color:{_TEXT};font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;'
         f'font-size:16px;line-height:1.5;overflow-wrap:anywhere">{body}</div></body></html>')
-    return Newsletter(subject, "\n".join(lines) + "\n", document,
-                      message_id(site_url, edition))
+    return Newsletter(subject, "\n".join(lines) + "\n", document, site_url, edition)
 
 
 def _heading(text: str) -> str:
@@ -145,14 +146,15 @@ def _safe_link(value: str) -> bool:
     return value.lower().startswith(("https://", "http://", "mailto:"))
 
 
-def as_message(letter: Newsletter, settings: EmailSettings, to: list[str]) -> EmailMessage:
-    """The MIME message: multipart/alternative, text first (clients show the last they can)."""
+def as_message(letter: Newsletter, settings: EmailSettings, to: str) -> EmailMessage:
+    """The MIME message for one reader: multipart/alternative, text first (clients show the
+    last they can)."""
     message = EmailMessage()
     message["Subject"] = letter.subject
     message["From"] = settings.sender
-    message["To"] = ", ".join(to)
+    message["To"] = to
     message["Date"] = formatdate(localtime=False)
-    message["Message-ID"] = letter.message_id
+    message["Message-ID"] = message_id(letter.site_url, letter.edition, to)
     if _safe_link(settings.unsubscribe):
         message["List-Unsubscribe"] = f"<{settings.unsubscribe}>"
     message.set_content(letter.text)

@@ -1,0 +1,206 @@
+"""`digest send` delivers each reader the edition once, as a mail queue would: two runs at once,
+a record that cannot be written after delivery, a changed site address, repeated addresses, and
+a server that quotes the login back. Against a real SMTP server (aiosmtpd) on 127.0.0.1, over
+the golden edition's record (no build needed: sending reads the record alone)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from base64 import b64encode
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from click.testing import CliRunner, Result
+
+from generator.cli import cli
+from generator.urls import redact_text
+from tests.servers.smtp import Inbox, Smtp, free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+EDITION = "2026-12-02"
+SITE = "https://digest.example.org/research/"
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
+
+
+def workspace(folder: Path, port: int, to: list[str], auth: str = "") -> Path:
+    """A workspace with the golden edition published and `[email]` pointing at `port`."""
+    edition = folder / "site_src" / "editions" / EDITION
+    edition.mkdir(parents=True)
+    shutil.copy(ROOT / "tests" / "golden" / f"editions__{EDITION}__edition.json",
+                edition / "edition.json")
+    config = folder / "config.toml"
+    config.write_text(f"""[digest]
+title = "Test Digest"
+site_url = "{SITE}"
+
+[email]
+to = {json.dumps(to)}
+from = "Test Digest <digest@example.org>"
+smtp_host = "127.0.0.1"
+smtp_port = {port}
+security = "none"
+timeout_seconds = 5
+{auth}""")
+    return config
+
+
+def record(config: Path) -> list[dict[str, str]]:
+    path = config.parent / ".cache" / "editions" / EDITION / "sent.json"
+    return list(json.loads(path.read_text())["recipients"])
+
+
+def test_two_sends_at_once_mail_each_reader_once(tmp_path: Path) -> None:
+    """The second run is refused by the workspace lock while the first waits on a slow server."""
+    entered, release = threading.Event(), threading.Event()
+
+    def slow(rcpts: list[str]) -> None:
+        entered.set()
+        release.wait(60)
+
+    with Smtp(tmp_path, tls=False) as smtp:
+        smtp.inbox.on_data = slow
+        config = workspace(tmp_path / "ws", smtp.port, ["ada@example.org", "bo@example.org"])
+        first = subprocess.Popen([sys.executable, "-m", "generator", "send", "--config",
+                                  str(config)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        try:
+            assert entered.wait(60), "the first send never reached the server"
+            second = run("send", "--config", str(config))
+            assert second.exit_code == 1
+            assert "another digest run is using this workspace" in second.output
+        finally:
+            smtp.inbox.on_data = None
+            release.set()
+            output, _ = first.communicate(timeout=60)
+        assert first.returncode == 0, output.decode()
+        # One message per reader, each with its own address alone in To.
+        assert sorted(rcpts for _, rcpts, _ in smtp.inbox.messages) == [["ada@example.org"],
+                                                                       ["bo@example.org"]]
+        assert b"bo@example.org" not in smtp.inbox.messages[0][2]
+        again = run("send", "--config", str(config))
+        assert again.exit_code == 0 and "nothing sent" in again.output
+        assert len(smtp.inbox.messages) == 2
+
+
+def test_a_record_that_cannot_be_written_after_delivery_never_resends(tmp_path: Path) -> None:
+    """The server accepts the first message, then the record's folder cannot be written: the
+    run says who got it, and the next run holds that reader back instead of mailing them again."""
+    with Smtp(tmp_path, tls=False) as smtp:
+        config = workspace(tmp_path / "ws", smtp.port, ["ada@example.org", "bo@example.org"])
+        folder = config.parent / ".cache" / "editions" / EDITION
+        away = folder.with_name("away")
+
+        def break_the_record(rcpts: list[str]) -> None:
+            smtp.inbox.on_data = None
+            folder.rename(away)
+            folder.write_text("")  # a file where the folder was: no write can succeed
+
+        smtp.inbox.on_data = break_the_record
+        failed = run("send", "--config", str(config))
+        assert failed.exit_code == 1
+        assert "The newsletter went out to ada@example.org." in failed.output
+        assert "will not send it to them again" in failed.output
+        assert "ada@example.org back as possibly sent" in failed.output
+        assert [rcpts for _, rcpts, _ in smtp.inbox.messages] == [["ada@example.org"]]
+        folder.unlink()
+        away.rename(folder)
+
+        again = run("send", "--config", str(config))
+        assert again.exit_code == 0, again.output
+        assert "Held back: ada@example.org" in again.output and "--resend" in again.output
+        assert [rcpts for _, rcpts, _ in smtp.inbox.messages] == [["ada@example.org"],
+                                                                   ["bo@example.org"]]
+        assert [(r["to"], r["state"]) for r in record(config)] == [
+            ("ada@example.org", "sending"), ("bo@example.org", "sent")]
+        assert run("send", "--config", str(config), "--resend").exit_code == 0
+        assert len(smtp.inbox.messages) == 4
+
+
+def test_a_changed_site_address_or_a_repeated_address_sends_nobody_twice(tmp_path: Path) -> None:
+    with Smtp(tmp_path, tls=False) as smtp:
+        config = workspace(tmp_path / "ws", smtp.port,
+                           ["ada@example.org", "ADA@Example.org", "bo@example.org",
+                            "ada@example.org"])
+        assert run("send", "--config", str(config)).exit_code == 0
+        assert sorted(rcpts for _, rcpts, _ in smtp.inbox.messages) == [["ada@example.org"],
+                                                                       ["bo@example.org"]]
+        moved = run("send", "--config", str(config),
+                    env={"DIGEST_SITE_URL": "https://elsewhere.example.org/"})
+        assert moved.exit_code == 0 and "nothing sent" in moved.output
+        assert len(smtp.inbox.messages) == 2 and len(record(config)) == 2
+        # A record written by the release before (keyed by a Message-ID, no state) counts too.
+        path = config.parent / ".cache" / "editions" / EDITION / "sent.json"
+        path.write_text(json.dumps({"message_id": "<digest-x@old.example>", "recipients": [
+            {"to": "ada@example.org", "at": "2026-12-02T08:00:00+00:00"}]}))
+        upgraded = run("send", "--config", str(config))
+        assert upgraded.exit_code == 0 and "(1 had it already)" in upgraded.output
+        assert [rcpts for _, rcpts, _ in smtp.inbox.messages][2:] == [["bo@example.org"]]
+        # A record that cannot be read stops the run: it never means "send to everyone".
+        path.write_text("{not json")
+        unreadable = run("send", "--config", str(config))
+        assert unreadable.exit_code == 1 and "cannot be read" in unreadable.output
+        assert len(smtp.inbox.messages) == 3
+
+
+class EchoingAuth(Inbox):
+    """A server that quotes the AUTH PLAIN blob, and the password in it, in its 535 reply."""
+
+    async def handle_AUTH(self, server: Any, session: Any, envelope: Any, args: list[str]
+                          ) -> str:
+        from base64 import b64decode
+
+        blob = args[1] if len(args) > 1 else ""
+        password = b64decode(blob).split(b"\0")[-1].decode()
+        return f"535 5.7.8 credentials {blob} rejected (password {password})"
+
+
+def test_a_server_that_quotes_the_login_back_prints_no_part_of_it(tmp_path: Path) -> None:
+    from aiosmtpd.controller import Controller
+    from aiosmtpd.smtp import AuthResult
+
+    port = free_port()
+    controller = Controller(EchoingAuth(), hostname="127.0.0.1", port=port,
+                            auth_require_tls=False,
+                            authenticator=lambda *a: AuthResult(success=False))
+    controller.start()
+    try:
+        config = workspace(tmp_path / "ws", port, ["ada@example.org"],
+                           'username_env = "DIGEST_SMTP_USER"\n'
+                           'password_env = "DIGEST_SMTP_PASSWORD"\n')
+        password = "pw7Chr!"  # seven characters: short secrets are secrets too
+        result = run("send", "--config", str(config),
+                     env={"DIGEST_SMTP_USER": "mailer", "DIGEST_SMTP_PASSWORD": password})
+    finally:
+        controller.stop()
+    assert result.exit_code == 1
+    assert "refused the login of the user in DIGEST_SMTP_USER: 535 5.7.8 authentication " \
+        "failed" in result.output
+    blob = b64encode(f"\0mailer\0{password}".encode()).decode()
+    for secret in (password, blob, blob.rstrip("="), b64encode(password.encode()).decode()):
+        assert secret not in result.output
+    # Whatever else echoes it, in any encoding, is redacted by value from now on.
+    for shown in (f"key {password}.", f"?p={quote(password)}", f"?p={quote(password).lower()}",
+                  f"blob={blob}", json.dumps(f"AUTH {blob}")):
+        assert password not in redact_text(shown) and blob not in redact_text(shown)
+
+
+@pytest.mark.parametrize("key, value", [("unsubscribe", "https://x.example/u\r\nBcc: all@x"),
+                                        ("subject", "{title}\nBcc: all@x")])
+def test_a_line_break_in_an_email_setting_is_a_config_error_naming_the_key(
+        tmp_path: Path, key: str, value: str) -> None:
+    config = workspace(tmp_path / "ws", free_port(), ["ada@example.org"])
+    config.write_text(config.read_text() + f"{key} = {json.dumps(value)}\n")
+    result = run("send", "--config", str(config))
+    assert result.exit_code == 2
+    assert f"email.{key}: must be one line" in result.output
+    assert "Traceback" not in result.output
