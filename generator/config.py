@@ -53,7 +53,8 @@ class LlmSettings:
     base_url: str = "http://localhost:30000/v1"
     model: str = "deepseek-ai/DeepSeek-V4-Flash"
     api_key_env: str = "SGLANG_API_KEY"
-    timeout_seconds: float = 600.0
+    timeout_seconds: float = 600.0  # a whole completion, whatever the server sends meanwhile
+    stall_seconds: float = 120.0  # a streamed answer with no new token for this long is cut
     max_retries: int = 2
     # Prompts in flight at once; 0: as many as the server runs (its /server_info), else all.
     max_concurrency: int = 0

@@ -79,6 +79,7 @@ def check_values(config: Config) -> list[str]:
     if not llm.model.strip():
         problems.append("llm.model: must not be empty")
     within("llm.timeout_seconds", llm.timeout_seconds, 1, 86_400)
+    within("llm.stall_seconds", llm.stall_seconds, 1, 86_400)
     within("llm.max_retries", llm.max_retries, 0, 20)
     within("llm.max_concurrency", llm.max_concurrency, 0, 1024)
     within("llm.context_tokens", llm.context_tokens, 0, 100_000_000)

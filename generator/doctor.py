@@ -225,10 +225,13 @@ def check_thinking(config: Config, chat: ChatModel) -> Check:
     try:
         completion = chat.complete(request)
     except LlmRequestError as err:
+        # Doctor speaks to the operator on their terminal: the server's own words help here.
+        said = f" (it said: {err.detail})" if err.detail else ""
         if err.status == 400:
-            return Check("thinking", "warning", f"the server refused the thinking request: {err}",
+            return Check("thinking", "warning",
+                         f"the server refused the thinking request: {err}{said}",
                          "set [llm] thinking_extra_body to how this server turns thinking on")
-        return Check("thinking", "problem", f"a one-line request failed: {err}")
+        return Check("thinking", "problem", f"a one-line request failed: {err}{said}")
     except openai.OpenAIError as err:
         return Check("thinking", "problem", f"a one-line request failed: {err}")
     if completion.reasoning and not completion.reasoning_leaked:

@@ -52,10 +52,15 @@ class ServerNotAnsweringError(ServerUnavailableError):
 
 
 class LlmRequestError(DigestError):
-    """One completion failed; the edition reports it and goes on."""
+    """One completion failed; the edition reports it and goes on.
 
-    def __init__(self, message: str, *, status: int | None = None) -> None:
+    ``str(err)`` is our summary (status, kind of failure, server), the only text published
+    about it; `detail` is what the server said, redacted, for the local log and for code that
+    reads a cause from it (a context refusal's numbers, a refused response_format)."""
+
+    def __init__(self, message: str, *, status: int | None = None, detail: str = "") -> None:
         self.status = status
+        self.detail = detail
         super().__init__(message)
 
 

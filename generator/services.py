@@ -63,6 +63,7 @@ def make_services(config: Config, environ: Mapping[str, str]) -> Services:
             timeout=config.llm.timeout_seconds,
             max_retries=config.llm.max_retries,
             stream=config.llm.stream,
+            stall=config.llm.stall_seconds,
         ),
         probe=ServerProbe(session, base_url, api_key),
         cache=Cache(config.cache_dir),

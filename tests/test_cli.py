@@ -169,7 +169,8 @@ def test_a_failed_prompt_is_reported_and_the_rerun_sends_only_it(
     assert "1 prompt(s) failed: memory-management" in result.output
     edition_dir = workspace.parent / "site_src" / "editions" / EDITION
     page = (edition_dir / "memory-management.md").read_text()
-    assert '!!! failure "This prompt failed"' in page and "CUDA out of memory" in page
+    assert '!!! failure "This prompt failed"' in page and "HTTP 500 from" in page
+    assert "internal server error" in page and "CUDA" not in page  # our words, not the server's
     assert "1 prompt(s) failed" in (edition_dir / "index.md").read_text()
     assert (workspace.parent / "site" / "index.html").is_file()  # the rest was published
 

@@ -158,7 +158,8 @@ def test_a_server_that_is_down_or_refuses_the_login_is_one_line_and_exit_1(
         email_config(built, smtp.port, tls=True)
         env = {**tls_env, "DIGEST_SMTP_PASSWORD": "wrong", "SSL_CERT_FILE": str(smtp.cert)}
         refused = run("send", "--config", str(built), env=env)
-        assert refused.exit_code == 1 and "refused the login of the user in DIGEST_SMTP_USER: 535" in refused.output
+        assert refused.exit_code == 1
+        assert "refused the login of the user in DIGEST_SMTP_USER: 535" in refused.output
         assert "wrong" not in refused.output
         untrusted = run("send", "--config", str(built), env=tls_env)  # no SSL_CERT_FILE
         assert untrusted.exit_code == 1 and "TLS connection to 127.0.0.1" in untrusted.output

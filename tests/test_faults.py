@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import io
+import json
 import re
+from base64 import b64encode, urlsafe_b64encode
+from urllib.parse import quote
 from pathlib import Path
 
 import markdown
@@ -20,7 +23,8 @@ from generator.publish.sanitize import sanitize_html
 from tests.edition_fixture import one_paper_edition
 from tests.htmlcheck import live_problems
 from tests.servers.arxiv import ArxivServer, PdfResponse
-from tests.servers.sglang import Answer, SglangServer
+from tests.conftest import write_config
+from tests.servers.sglang import Answer, Fault, SglangServer, task_of, thinking_of
 
 ROOT = Path(__file__).resolve().parents[1]
 EDITION = "2026-12-02"
@@ -135,6 +139,47 @@ def test_the_api_key_never_reaches_a_file_or_the_log(
     for path in workspace.parent.rglob("*"):
         if path.is_file():
             assert key.encode() not in path.read_bytes(), path
+
+
+def test_streams_that_never_end_fail_their_prompts_and_the_build_ends(
+        tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer) -> None:
+    """A token every half second (the research map) or only keep-alive comments (thinking on)
+    against `timeout_seconds = 5`: both prompts fail in our words, the rest is published."""
+    workspace = write_config(tmp_path / "ws", arxiv_server, sglang_server, "timeout_seconds = 5")
+    sglang_server.state.endless = lambda body: (
+        "keepalive" if thinking_of(body) else
+        "trickle" if "research map" in task_of(body) else "")
+    result = build(workspace)
+    assert result.exit_code == 1
+    edition = workspace.parent / "site_src" / "editions" / EDITION
+    for page in ("research-map.md", "thinking.md"):
+        text = (edition / page).read_text()
+        assert "was not complete within \\[llm\\] timeout\\_seconds (5 s)" in text, page
+    assert "2 prompt(s) failed" in (edition / "index.md").read_text()
+    assert (workspace.parent / "site" / "index.html").is_file()
+
+
+def test_a_key_echoed_in_any_encoding_reaches_no_file(
+        workspace: Path, sglang_server: SglangServer) -> None:
+    """A 401 whose body quotes the key URL-encoded and in base64 (and a model that repeats it):
+    the edition says what failed in our words, and no file holds the key in any spelling."""
+    key = "sk/test+4f9a1c0e=7b2d:secret"
+    encoded = (quote(key, safe=""), quote(key, safe="").lower(), b64encode(key.encode()).decode(),
+               urlsafe_b64encode(key.encode()).decode(), json.dumps(key)[1:-1])
+    sglang_server.state.responder = lambda body: (
+        Fault(401, f"invalid key: {encoded[0]} / {encoded[2]}") if thinking_of(body)
+        else Answer(f"Paper 1 says the key is {encoded[1]} or {encoded[3]}."))
+    result = CliRunner(env={"SGLANG_API_KEY": key}).invoke(
+        cli, ["-vv", "build", "--config", str(workspace), "--edition", EDITION])
+    assert result.exit_code == 1
+    thinking = (workspace.parent / "site_src" / "editions" / EDITION / "thinking.md").read_text()
+    assert "HTTP 401" in thinking and "refused the API key" in thinking
+    spellings = [key, *encoded]
+    assert not any(s in result.output for s in spellings)
+    for path in workspace.parent.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert not any(s.encode() in data for s in spellings), path
 
 
 # Nothing lost ----------------------------------------------------------------------------------

@@ -86,12 +86,39 @@ def test_empty_answer_is_an_error(sglang_server: SglangServer) -> None:
         client(sglang_server).complete(request())
 
 
-def test_flat_error_bodies_give_the_servers_message(sglang_server: SglangServer) -> None:
+def test_an_error_is_told_in_our_words_and_the_servers_go_to_the_log(
+        sglang_server: SglangServer, caplog: pytest.LogCaptureFixture) -> None:
     sglang_server.state.faults.append(Fault(
         400, "This model's maximum context length is 32768 tokens. However, you requested 40000."))
-    with pytest.raises(LlmRequestError, match=r"HTTP 400 .*maximum context length is 32768") as info:
+    with pytest.raises(LlmRequestError) as info:
         client(sglang_server).complete(request())
-    assert info.value.status == 400
+    assert str(info.value) == (f"HTTP 400 from {sglang_server.base_url}: the prompt and its "
+                               "answer are longer than the model's context of 32,768 tokens")
+    assert info.value.status == 400 and "you requested 40000" in info.value.detail
+    assert "you requested 40000" in caplog.text  # the local log has the server's words
+
+
+@pytest.mark.parametrize("server", ["llama-cpp-python-0.3.36", "litellm-1.108.7-over-llama-cpp-python"])
+def test_a_refused_response_format_is_recognised_in_the_real_bodies(fixtures: Path,
+                                                                     server: str) -> None:
+    """llama-cpp-python answers json_schema with a 500 whose message is a validation error, a
+    traceback frame and `POST /v1/chat/completions` (LiteLLM wraps the same): the refusal is
+    found in the body, not in its last line."""
+    from generator.synthesis.server_errors import body_text, describe, detail, format_refusal
+
+    folder = fixtures / "servers" / server
+    recorded = json.loads(next(folder.glob("03a_*__500.json")).read_text())["response"]
+    said = detail(body_text(json.loads(recorded["body"]["text"]), ""))
+    assert "Input should be 'text' or 'json_object'" in said
+    assert "/opt/llama" not in said and "POST /v1/chat/completions" not in said
+    assert format_refusal(500, said)
+    assert describe(500, said) == ("the server does not accept this way of asking for JSON "
+                                   "(response_format)")
+    context = json.loads(next(folder.glob("07a_*__400.json")).read_text())["response"]
+    said = detail(body_text(json.loads(context["body"]["text"]), ""))
+    assert not format_refusal(400, said)
+    assert describe(400, said).endswith("the model's context of 8,192 tokens")
+    assert describe(500, "the GPU caught fire") == "internal server error"
 
 
 def test_unserved_model_lists_the_served_ones(sglang_server: SglangServer) -> None:
@@ -142,6 +169,24 @@ def test_a_stalled_answer_times_out_and_is_retried(sglang_server: SglangServer) 
         stalled.complete(request())
     retried = ChatClient(sglang_server.base_url, MODEL, "k", timeout=1.0, max_retries=1)
     assert retried.complete(request()).content == "Fine now."
+
+
+@pytest.mark.parametrize("endless, said", [
+    ("trickle", "was not complete within [llm] timeout_seconds (2 s); it was cut after"),
+    ("keepalive", "was not complete within [llm] timeout_seconds (2 s); it was cut after 0 "),
+    ("stall", "stalled: no new token for 1 s ([llm] stall_seconds); it was cut after 7 ")])
+def test_a_stream_that_never_ends_is_cut_at_its_deadline(sglang_server: SglangServer,
+                                                         endless: str, said: str) -> None:
+    """Tokens every half second, or only keep-alive comments: each read is quick, so only a
+    deadline for the whole answer ends it; tokens that stop once begun are a stall."""
+    sglang_server.state.endless = lambda body: endless
+    chat = ChatClient(sglang_server.base_url, MODEL, "k", timeout=2, max_retries=0,
+                      stall=1 if endless == "stall" else 120)
+    with pytest.raises(LlmRequestError) as info:
+        chat.complete(request())
+    assert said in str(info.value)
+    sglang_server.state.endless = lambda body: ""
+    assert chat.complete(request()).ok  # the next answer on the same client is not cut
 
 
 def test_connection_refused_during_a_restart_is_retried() -> None:

@@ -148,7 +148,9 @@ def send(compose: Callable[[str], EmailMessage], settings: EmailSettings, cache:
                 except smtplib.SMTPRecipientsRefused as err:
                     failures = err.recipients
                 except smtplib.SMTPDataError as err:  # the message refused for this address
-                    failures = {address: (err.smtp_code, err.smtp_error)}
+                    said = err.smtp_error
+                    failures = {address: (err.smtp_code, said if isinstance(said, bytes)
+                                          else str(said).encode())}
                 if failures:
                     ((code, text),) = failures.values()
                     refused[address] = _answer(code, text)

@@ -19,7 +19,7 @@ from ..errors import LlmRequestError
 from ..kinds import schema_for
 from ..ports import ChatModel
 from .llm_client import StreamEvents
-from .planning import context_from_error
+from .server_errors import format_refusal
 from .structured import InvalidAnswer, parse_answer
 
 log = logging.getLogger(__name__)
@@ -51,17 +51,9 @@ class StructuredFormats:
             self.learnt = kind
 
 
-_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "grammar")
-
-
 def format_refused(err: LlmRequestError) -> bool:
     """Whether the server refused how the JSON was asked for (not the prompt or its length)."""
-    message = str(err).lower()
-    if context_from_error(message):
-        return False
-    if err.status in (400, 422):
-        return True
-    return err.status == 500 and any(word in message for word in _FORMAT_WORDS)
+    return format_refusal(err.status, err.detail or str(err))
 
 
 def ask_for_json(client: ChatModel, request: PromptRequest, events: StreamEvents,

@@ -21,7 +21,9 @@ from ..chat_models import Completion, PromptRequest, Usage
 from ..errors import LlmRequestError, ServerNotAnsweringError, ServerUnavailableError
 from ..safe_text import clean
 from ..urls import redact_secrets, redact_url
+from .deadline import STALLED, Watch, Watchdog
 from .planning import context_from_error
+from .server_errors import body_text, describe, detail
 
 log = logging.getLogger(__name__)
 
@@ -41,37 +43,6 @@ def split_reasoning(content: str, reasoning: str) -> tuple[str, str]:
     return content.strip(), reasoning.strip()
 
 
-def error_message(err: openai.APIStatusError) -> str:
-    """The server's own message (SGLang's flat body, OpenAI's nested one, or the raw text),
-    summarised: it reaches pages and records, so one line, no server internals."""
-    body = err.body
-    if isinstance(body, dict):
-        nested = body.get("error")
-        if isinstance(nested, dict) and nested.get("message"):
-            return summarise(str(nested["message"]))
-        if body.get("message"):
-            return summarise(str(body["message"]))
-        if isinstance(nested, str):
-            return summarise(nested)
-    return summarise(err.message)
-
-
-_PATH_RE = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.@+-]+){2,}\.py\b(?:\", line \d+)?")
-_TRACEBACK_RE = re.compile(r"^\s*(Traceback \(most recent call last\)|File \")")
-
-
-def summarise(message: str, limit: int = 300) -> str:
-    """A server's error message as one line: its last meaningful line when it is a traceback
-    (the exception, not the frames), source paths left out, at most `limit` characters."""
-    lines = [line.strip() for line in message.splitlines() if line.strip()]
-    meaningful = [line for line in lines if not _TRACEBACK_RE.match(line)]
-    if len(meaningful) < len(lines) and meaningful:
-        meaningful = meaningful[-1:]  # a traceback: the exception line says what went wrong
-    text = " ".join(meaningful or lines)
-    text = _PATH_RE.sub("…", text)
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
-
-
 class ChatClient:
     """Chat completions against one model on one server."""
 
@@ -84,13 +55,16 @@ class ChatClient:
         timeout: float = 600.0,
         max_retries: int = 2,
         stream: bool = True,
+        stall: float = 120.0,
     ) -> None:
         self.base_url = redact_url(base_url)  # for messages; the client alone has the real one
         self.model = model
         self.stream = stream
         self.max_retries = max_retries
         self._url, self._api_key = base_url, api_key
-        self._timeout, self._retries = timeout, max_retries
+        self._timeout, self._retries, self._stall = timeout, max_retries, stall
+        self._watchdog = Watchdog()  # bounds each streamed answer as a whole
+        self._logged: set[str] = set()  # server messages already logged (once each)
 
     @cached_property
     def _client(self) -> openai.OpenAI:
@@ -111,9 +85,10 @@ class ChatClient:
                 f"the LLM server at {self.base_url} did not answer ({_cause(err)})."
             ) from err
         except openai.APIStatusError as err:
+            said = self._said(err)
             raise ServerUnavailableError(
                 f"the LLM server at {self.base_url} answered HTTP {err.status_code} to "
-                f"GET /models: {error_message(err)}"
+                f"GET /models: {describe(err.status_code, said)}"
             ) from err
         return [m.id for m in page.data]
 
@@ -144,26 +119,29 @@ class ChatClient:
     def _complete_once(self, request: PromptRequest, events: StreamEvents) -> Completion:
         import openai
 
-        started = time.perf_counter()
+        started, opened = time.perf_counter(), time.monotonic()
         try:
             if self.stream:
-                answer = self._streamed(request, started, events)
+                answer = self._streamed(request, started, opened, events)
             else:
                 answer = self._whole(request)
         except openai.APIStatusError as err:
+            said = self._said(err)
             raise LlmRequestError(
-                f"HTTP {err.status_code} from {self.base_url}: {error_message(err)}",
-                status=err.status_code,
-            ) from err
+                f"HTTP {err.status_code} from {self.base_url}: {describe(err.status_code, said)}",
+                status=err.status_code, detail=said) from err
         except openai.APIConnectionError as err:
             raise LlmRequestError(f"no answer from {self.base_url} ({_cause(err)})") from err
         except openai.APIError as err:
             # An error event inside a streamed 200 (llama-cpp-python refuses a too-long prompt
             # this way): read as the refusal it is, a context one included, not a cut stream.
-            message = summarise(err.message)
+            said = detail(err.message)
+            log.warning("the server at %s refused a request in its stream: %s", self.base_url,
+                        said)
+            status = 400 if context_from_error(said) else 500
             raise LlmRequestError(
-                f"the server at {self.base_url} refused the request in its stream: {message}",
-                status=400 if context_from_error(message) else 500) from err
+                f"the server at {self.base_url} refused the request in its stream: "
+                f"{describe(status, said)}", status=status, detail=said) from err
         latency = time.perf_counter() - started
         if not answer.finish_reason:
             # A stream that just stops (no finish reason, no [DONE]) is a cut answer, not a
@@ -188,6 +166,14 @@ class ChatClient:
             ttft_s=None if answer.ttft is None else round(answer.ttft, 3),
             reasoning_leaked=bool(reasoning) and not answer.reasoning,
         )
+
+    def _said(self, err: openai.APIStatusError) -> str:
+        """What the server said, for the log (once per distinct text) and the error's detail."""
+        said = detail(body_text(err.body, err.message))
+        if said not in self._logged:
+            self._logged.add(said)
+            log.warning("%s answered HTTP %s: %s", self.base_url, err.status_code, said)
+        return said
 
     def _create(self, request: PromptRequest, stream: bool) -> Any:
         """POST /chat/completions through the openai client (its retries, errors and stream
@@ -224,43 +210,64 @@ class ChatClient:
             ttft=None,
         )
 
-    def _streamed(self, request: PromptRequest, started: float, events: StreamEvents) -> _Answer:
+    def _streamed(self, request: PromptRequest, started: float, opened: float,
+                  events: StreamEvents) -> _Answer:
         import openai
 
         stream = self._create(request, stream=True)
         content: list[str] = []
         reasoning: list[str] = []
         finish, model, usage, ttft, pieces = "", "", Usage(), None, 0
-        try:
-            for chunk in stream:
-                model = chunk.model or model
-                if chunk.usage is not None:
-                    usage = _usage(chunk.usage)
-                if not chunk.choices:
-                    continue
-                choice = chunk.choices[0]
-                delta = choice.delta
-                extra = delta.model_extra or {}
-                text = delta.content or ""
-                thought = str(extra.get("reasoning_content") or extra.get("reasoning") or "")
-                if (text or thought) and ttft is None:
-                    ttft = time.perf_counter() - started
-                    events.first_token()
-                if text or thought:
-                    pieces += 1
-                    events.progress(pieces)
-                content.append(text)
-                reasoning.append(thought)
-                finish = choice.finish_reason or finish
-        except openai.APIError:
-            raise
-        except Exception as err:  # the transport's own errors when a stream breaks off midway
-            raise LlmRequestError(
-                f"the answer from {self.base_url} broke off midway ({type(err).__name__}: {err})"
-            ) from err
-        finally:
-            stream.close()
+        with self._watchdog.watch(stream.response, self._timeout, self._stall, opened) as watch:
+            try:
+                for chunk in stream:
+                    model = chunk.model or model
+                    if chunk.usage is not None:
+                        usage = _usage(chunk.usage)
+                    watch.check(time.monotonic())
+                    if watch.fired:
+                        break
+                    if not chunk.choices:
+                        continue
+                    choice = chunk.choices[0]
+                    delta = choice.delta
+                    extra = delta.model_extra or {}
+                    text = delta.content or ""
+                    thought = str(extra.get("reasoning_content") or extra.get("reasoning") or "")
+                    if (text or thought) and ttft is None:
+                        ttft = time.perf_counter() - started
+                        events.first_token()
+                    if text or thought:
+                        pieces += 1
+                        watch.token()
+                        events.progress(pieces)
+                    content.append(text)
+                    reasoning.append(thought)
+                    finish = choice.finish_reason or finish
+            except Exception as err:  # the transport's own errors when a stream breaks off
+                if watch.fired:
+                    raise self._cut(watch, content, reasoning) from err
+                if isinstance(err, openai.APIError):
+                    raise
+                raise LlmRequestError(f"the answer from {self.base_url} broke off midway "
+                                      f"({type(err).__name__}: {err})") from err
+            finally:
+                stream.close()
+        if watch.fired:
+            raise self._cut(watch, content, reasoning)
         return _Answer("".join(content), "".join(reasoning), finish, usage, model, ttft)
+
+    def _cut(self, watch: Watch, content: list[str], reasoning: list[str]) -> LlmRequestError:
+        """The error for a stream the watchdog cut: a stall is a sign of overload (a server
+        that stopped generating for this request), a deadline is not."""
+        got = sum(map(len, content)) + sum(map(len, reasoning))
+        if watch.fired == STALLED:
+            return LlmRequestError(
+                f"the answer from {self.base_url} stalled: no new token for {watch.stall_s:g} s "
+                f"([llm] stall_seconds); it was cut after {got:,} characters")
+        return LlmRequestError(
+            f"the answer from {self.base_url} was not complete within [llm] timeout_seconds "
+            f"({self._timeout:g} s); it was cut after {got:,} characters")
 
 
 class IncompleteAnswerError(LlmRequestError):

@@ -182,7 +182,7 @@ def run_batch(
 
 
 OVERLOAD_RETRIES = 5  # times a request that met overload is sent again, fewer at a time
-_OVERLOAD_RE = re.compile(r"HTTP (?:429|50[0234])\b|ended early|broke off midway")
+_OVERLOAD_RE = re.compile(r"HTTP (?:429|50[0234])\b|ended early|broke off midway|stalled:")
 
 
 def _overloaded(completion: Completion) -> bool:
@@ -327,7 +327,7 @@ def _complete(client: ChatModel, cache: Cache, request: PromptRequest, key: str,
         else:
             completion = client.complete(request, events)
     except LlmRequestError as err:
-        refusal = refusal_from_error(str(err)) if err.status == 400 else None
+        refusal = refusal_from_error(err.detail or str(err)) if err.status == 400 else None
         # A follow-up (an evidence check) is not rebuilt from the plan: it is not cut.
         cuttable = refusal and shrink and cuts < MAX_CUTS and request.kind != "evidence"
         smaller = shrink(request, refusal) if cuttable and refusal and shrink else None

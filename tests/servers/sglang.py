@@ -204,6 +204,10 @@ class SglangState:
     # The next `cut_streams` streamed answers end cleanly after a few chunks: no finish
     # reason, no usage, no [DONE] (a proxy or server that gave up without an error).
     cut_streams: int = 0
+    # A stream that never ends, by request: "trickle" sends a token every 0.5 s and no finish
+    # reason, "keepalive" only `: keep-alive` comments after the 200, "stall" one token and
+    # then only comments (each for at most 60 s, or until the client goes away).
+    endless: Callable[[dict[str, Any]], str] = lambda body: ""
     in_flight: int = 0
     max_in_flight: int = 0
     # When each answer was complete, taken before its last chunk is sent: whatever a client
@@ -467,6 +471,10 @@ class _Handler(BaseHTTPRequestHandler):
 
         send({"role": "assistant", "content": ""})
         state = self.server.state
+        endless = state.endless(self._body)
+        if endless:
+            self._endless(endless, send)
+            return
         if state.prefill_delay_s:
             time.sleep(state.prefill_delay_s)
         deadline = time.monotonic() + 10  # bounded: a test that waits in vain fails, never hangs
@@ -502,6 +510,21 @@ class _Handler(BaseHTTPRequestHandler):
             send({}, with_usage=usage)
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
+
+    def _endless(self, how: str, send: Callable[..., None]) -> None:
+        until = time.monotonic() + 60
+        try:
+            if how == "stall":
+                send({"content": "A start"})
+            while time.monotonic() < until:
+                time.sleep(0.5)
+                if how == "trickle":
+                    send({"content": "and "})
+                else:
+                    self.wfile.write(b": keep-alive\n\n")
+                    self.wfile.flush()
+        except OSError:  # the client cut the stream: what a deadline is for
+            pass
 
     def _error(self, status: int, message: str, error_type: str) -> None:
         self._json(status, {"object": "error", "message": message, "type": error_type,

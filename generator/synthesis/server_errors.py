@@ -1,0 +1,102 @@
+"""A server's error, read as a person would, and told in our own words.
+
+What the digest publishes about a failed request (an edition page, `edition.json`, the feed,
+the mail) is a short summary in the project's words: the HTTP status, the kind of failure and
+the server. The server's own text can quote the API key (URL-encoded, base64, …), name files
+on the server or echo the prompt; it goes to the local log only, redacted, and is kept on the
+error as `detail` for what reads it to decide (a context refusal's numbers, a refused format).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..urls import redact_text
+from .planning import refusal_from_error
+
+_PATH_RE = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.@+-]+){2,}\.py\b(?:\", line \d+)?")
+_FRAME_RE = re.compile(r"^\s*(Traceback \(most recent call last\)|File \")")
+# A frame's source line follows its `File "…"` line, indented further.
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "grammar")
+
+_STATUS_WORDS = {
+    400: "the server refused the request as invalid",
+    401: "the server refused the API key (set the environment variable named by [llm] "
+         "api_key_env)",
+    403: "the server refused access to this model",
+    404: "not found (check [llm] base_url and [llm] model)",
+    408: "the server timed out waiting for the request",
+    413: "the request is too large for the server",
+    422: "the server refused the request as invalid",
+    429: "too many requests: the server is overloaded or rate-limited",
+    500: "internal server error",
+    502: "bad gateway: the server behind the proxy did not answer",
+    503: "the server is overloaded or still starting",
+    504: "gateway timeout: the server behind the proxy took too long",
+}
+
+
+def body_text(body: Any, fallback: str) -> str:
+    """The message a server put in its error body: OpenAI's nested `error.message`, SGLang's
+    flat `message`, FastAPI's `detail` (a string or a list of validation errors), else the
+    raw text."""
+    if isinstance(body, dict):
+        nested = body.get("error")
+        for value in ((nested or {}).get("message") if isinstance(nested, dict) else nested,
+                      body.get("message"), body.get("detail")):
+            if isinstance(value, str) and value.strip():
+                return value
+            if isinstance(value, list) and value:
+                return "; ".join(str(item.get("msg", item)) if isinstance(item, dict)
+                                 else str(item) for item in value)
+    return fallback
+
+
+def detail(text: str, limit: int = 600) -> str:
+    """A server's message as one line for the log and for reading its cause: every line that
+    says something (a validation error, the exception line), the frames of a traceback and
+    source paths left out, secrets redacted."""
+    lines = text.splitlines()
+    kept: list[str] = []
+    in_frame = False
+    for line in lines:
+        if not line.strip():
+            in_frame = False
+            continue
+        if _FRAME_RE.match(line):
+            in_frame = line.lstrip().startswith("File")
+            continue
+        if in_frame and line.startswith("    "):  # the source line a frame shows
+            in_frame = False
+            continue
+        in_frame = False
+        kept.append(line.strip())
+    said = _PATH_RE.sub("…", " ".join(kept or [line.strip() for line in lines if line.strip()]))
+    said = redact_text(said)
+    return said if len(said) <= limit else said[:limit - 1].rstrip() + "…"
+
+
+def format_refusal(status: int | None, said: str) -> bool:
+    """Whether the server refused how the JSON was asked for (not the prompt or its length):
+    a 400 or 422 that is not about the context, or a 500 that names the format (llama-cpp-python
+    reports its validation error as a 500, and LiteLLM passes it on)."""
+    if refusal_from_error(said):
+        return False
+    if status in (400, 422):
+        return True
+    lowered = said.lower()
+    return status == 500 and any(word in lowered for word in _FORMAT_WORDS)
+
+
+def describe(status: int, said: str) -> str:
+    """What an HTTP error means, in our words."""
+    refusal = refusal_from_error(said)
+    if refusal is not None:
+        return (f"the prompt and its answer are longer than the model's context of "
+                f"{refusal.context:,} tokens")
+    if status in (400, 422, 500) and format_refusal(status, said) and any(
+            word in said.lower() for word in _FORMAT_WORDS):
+        return "the server does not accept this way of asking for JSON (response_format)"
+    return _STATUS_WORDS.get(status) or (
+        "the server refused the request" if 400 <= status < 500 else "the server failed")
