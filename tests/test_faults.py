@@ -6,8 +6,8 @@ import io
 import json
 import re
 from base64 import b64encode, urlsafe_b64encode
-from urllib.parse import quote
 from pathlib import Path
+from urllib.parse import quote
 
 import markdown
 import yaml
@@ -20,10 +20,10 @@ from pypdf import PdfWriter
 from generator.cli import cli
 from generator.edition.render import make_environment, render_edition
 from generator.publish.sanitize import sanitize_html
+from tests.conftest import write_config
 from tests.edition_fixture import one_paper_edition
 from tests.htmlcheck import live_problems
 from tests.servers.arxiv import ArxivServer, PdfResponse
-from tests.conftest import write_config
 from tests.servers.sglang import Answer, Fault, SglangServer, task_of, thinking_of
 
 ROOT = Path(__file__).resolve().parents[1]
