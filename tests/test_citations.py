@@ -149,6 +149,7 @@ def test_citations_end_to_end(workspace: Path, sglang_server: SglangServer) -> N
     assert "## Cited in" in paper and "[Research map](../research-map.md)" in paper
     # Read by name (edition/names.py), never "Papers 1, 2 and 3", in the paper's "Cited in".
     names = json.loads((edition / "edition.json").read_text())["names"]
+    assert not any(name.endswith("…") for name in names.values())  # whole titles, never cut
     assert f"{names['1']}, {names['2']} and {names['3']} test software" in paper
     assert "Papers 1, 2 and 3" not in paper
     assert "No synthesis page of this edition cites" not in paper
@@ -156,20 +157,52 @@ def test_citations_end_to_end(workspace: Path, sglang_server: SglangServer) -> N
 
 
 def test_a_paper_is_named_as_a_reader_knows_it() -> None:
-    """The brief's name where the paper's own title or abstract uses it, else the title cut at
-    its colon, else its first words; two papers never share a name."""
+    """The name its own title gives, else the brief's name where the title carries it, else
+    the whole title, never cut; two papers never share a name."""
     from generator.edition.names import name_citations, short_name
 
-    assert short_name("Efficient Memory Management for LLM Serving", "We build PagedAttention.",
+    assert short_name("Efficient Memory Management for LLM Serving with PagedAttention",
                       "PagedAttention") == "PagedAttention"
-    # A name the paper never uses is not taken (checked like any claim).
-    assert short_name("FlashDecoding: Faster Long-Context Inference", "", "TurboServe") == \
+    # A name the title does not carry is not taken (an abstract that mentions it is not enough).
+    assert short_name("Efficient Memory Management for LLM Serving", "PagedAttention") == \
+        "Efficient Memory Management for LLM Serving"
+    assert short_name("FlashDecoding: Faster Long-Context Inference", "TurboServe") == \
         "FlashDecoding"
-    assert short_name("A Very Long Title Without Any Colon In It", "", "") == "A Very Long Title Without…"
+    assert short_name("A Very Long Title Without Any Colon In It", "") == \
+        "A Very Long Title Without Any Colon In It"
     names = {1: "FlashDecoding", 8: "Chunked Prefill", 9: "Tail Latency"}
     assert name_citations("Paper 1 shows it; Papers 9, 8 agree. Paper 12 does not exist.",
                           names) == ("FlashDecoding shows it; Tail Latency and Chunked Prefill "
                                      "agree. Paper 12 does not exist.")
+
+
+def test_a_name_belongs_to_its_own_paper() -> None:
+    """FastKV's brief names the system it beats (PagedAttention), which paper 2 is: FastKV is
+    FastKV and PagedAttention is paper 2's. A title that reads as a citation, or a name two
+    titles give, is never a name that could be taken for another paper."""
+    from generator.edition.names import name_citations, paper_names
+
+    def item(n: int, title: str) -> NumberedPaper:
+        return NumberedPaper(n, Paper(f"2612.9000{n}v1", title, ("A. Author",), "2026-12-01",
+                                      "2026-12-01", "An abstract.", ("cs.LG",), "", None),
+                             FullText("not_requested"), 0)
+
+    papers = [item(1, "Serving KV Caches Twice as Fast as PagedAttention"),
+              item(2, "Efficient Memory Management for LLM Serving with PagedAttention"),
+              item(3, "Paper 1"),
+              item(4, "Speculative Decoding: A Survey"), item(5, "Speculative Decoding: Revisited")]
+    names = paper_names(papers, {1: "PagedAttention", 2: "PagedAttention", 3: "Paper 1"})
+    assert names == {1: "Serving KV Caches Twice as Fast as PagedAttention",
+                     2: "Efficient Memory Management for LLM Serving with PagedAttention",
+                     3: "arXiv 2612.90003v1",
+                     4: "Speculative Decoding: A Survey", 5: "Speculative Decoding: Revisited"}
+    fastkv = [item(1, "FastKV: Serving KV Caches Twice as Fast"), papers[1]]
+    names = paper_names(fastkv, {1: "PagedAttention", 2: "PagedAttention"})
+    assert names == {1: "FastKV", 2: "PagedAttention"}
+    assert name_citations("Paper 1 is twice as fast as the baseline.", names) == (
+        "FastKV is twice as fast as the baseline.")
+    assert name_citations("Paper 3 agrees.", {3: "arXiv 2612.90003v1"}) == \
+        "arXiv 2612.90003v1 agrees."
 
 
 def test_citations_link_the_papers_names() -> None:

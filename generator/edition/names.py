@@ -1,14 +1,18 @@
 """Papers by name: "PagedAttention", not "Paper 6", wherever the digest shows a synthesis.
 
 "Paper N" is the bundle's numbering: it means nothing outside the bundle and changes between
-editions. Each paper gets the short name it uses for its system or method (from its brief,
-kept only where the paper's own title or abstract uses it: checked like any claim), else its
-title cut at the colon, else its first words.
+editions. A paper's short name comes only from its own title: the system or method name the
+title gives ("FastKV: …"), or the name its brief uses where the title itself carries it and no
+other paper's title does (a paper that merely compares against PagedAttention is never named
+"PagedAttention"). Otherwise its name is its whole title, never a title cut short. A name is
+never a word of the bundle's own ("Paper 3"), and no two papers share one, so a citation of a
+paper always reads as that paper.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from ..claims import CITE_RE
@@ -20,22 +24,36 @@ _SQUASH_RE = re.compile(r"[\W_]+")
 # A citation and the name or title a model may give right after it, in parentheses.
 _CITE_GIVEN_RE = re.compile(CITE_RE.pattern + r"(?:\s*\((?P<given>[^()\n]{2,150})\))?")
 _TITLE_WORDS = 5
-_GENERIC = {"", "none", "n/a", "na", "unknown", "the paper", "this paper", "paper", "method",
-            "system", "framework", "approach", "model"}
+_GENERIC = {"", "none", "n/a", "na", "unknown", "the paper", "this paper", "paper", "papers",
+            "method", "system", "framework", "approach", "model", "abstract", "full text",
+            "excerpt", "bundle", "title", "authors"}
 
 
-def short_name(title: str, abstract: str = "", brief_name: str = "") -> str:
-    """The name a reader recognises the paper by."""
-    name = " ".join(brief_name.split()).strip(" .,:;\"'“”")
-    if (2 <= len(name) <= MAX_NAME_CHARS and name.lower() not in _GENERIC
-            and _uses(f"{title}\n{abstract}", name)):
-        return name
+def title_name(title: str) -> str:
+    """The system or method name a title gives before its colon ("FastKV: …"), or ""."""
     title = " ".join(title.split())
     head = title.split(":", 1)[0].strip() if ":" in title else ""
-    if head and len(head) <= MAX_NAME_CHARS and len(head.split()) <= _TITLE_WORDS:
-        return head
-    words = title.split()
-    return " ".join(words[:_TITLE_WORDS]) + ("…" if len(words) > _TITLE_WORDS else "")
+    return head if _usable(head) and len(head.split()) <= _TITLE_WORDS else ""
+
+
+def short_name(title: str, brief_name: str = "", other_titles: Sequence[str] = ()) -> str:
+    """The name a reader recognises the paper by: its title's own name, else the brief's name
+    where this title carries it and no other title does, else the whole title."""
+    whole = " ".join(title.split())
+    named = title_name(whole)
+    if named:
+        return named
+    name = " ".join(brief_name.split()).strip(" .,:;\"'“”")
+    if (_usable(name) and _uses(whole, name)
+            and not any(_uses(other, name) for other in other_titles)):
+        return name
+    return whole
+
+
+def _usable(name: str) -> bool:
+    """Short enough to be a name, and not a word of the bundle's own ("Paper 3", "Abstract")."""
+    return (2 <= len(name) <= MAX_NAME_CHARS and name.lower() not in _GENERIC
+            and not CITE_RE.search(name))
 
 
 def _squashed(text: str) -> str:
@@ -50,20 +68,31 @@ def _restates(given: str, name: str) -> bool:
 
 
 def _uses(text: str, name: str) -> bool:
-    return _squashed(name) in _squashed(text)
+    return bool(_squashed(name)) and _squashed(name) in _squashed(text)
 
 
 def paper_names(papers: Sequence[NumberedPaper], brief_names: Mapping[int, str]
                 ) -> dict[int, str]:
-    """A distinct short name for each paper of the bundle, by number."""
-    names: dict[int, str] = {}
+    """A distinct name for each paper of the bundle, by number. Papers that would share a name
+    are each named by their whole title (and arXiv id, where the titles are the same too); a
+    title that reads as a citation ("Paper 1") names its paper by arXiv id."""
+    titles = {item.number: " ".join(item.paper.title.split()) for item in papers}
+    names = {}
     for item in papers:
-        name = short_name(item.paper.title, item.paper.abstract, brief_names.get(item.number, ""))
-        if name.lower() in {n.lower() for n in names.values()}:
-            name = short_name(item.paper.title)  # two papers, one method name: their titles
-        if name.lower() in {n.lower() for n in names.values()}:
-            name = f"{name} ({item.paper.arxiv_id})"
-        names[item.number] = name
+        others = [t for n, t in titles.items() if n != item.number]
+        names[item.number] = short_name(titles[item.number],
+                                        brief_names.get(item.number, ""), others)
+    shared = Counter(name.lower() for name in names.values())
+    for item in papers:
+        if shared[names[item.number].lower()] > 1:
+            names[item.number] = titles[item.number]
+    shared = Counter(name.lower() for name in names.values())
+    for item in papers:
+        name = names[item.number]
+        if CITE_RE.search(name) or name.lower() in _GENERIC:  # a title such as "Paper 1"
+            names[item.number] = f"arXiv {item.paper.arxiv_id}"
+        elif shared[name.lower()] > 1:  # two papers of the same title
+            names[item.number] = f"{name} (arXiv {item.paper.arxiv_id})"
     return names
 
 
