@@ -6,6 +6,7 @@ data and back, so the cache and edition.json share one format.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -49,6 +50,18 @@ class Usage:
     cached_tokens: int | None = None
     reasoning_tokens: int | None = None
 
+    def __post_init__(self) -> None:
+        # A server's counts are untrusted numbers: a negative, fractional, NaN or absurd one
+        # (10^30) is not a count, and a part larger than its whole is not either. Unknown.
+        for name in ("prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens"):
+            object.__setattr__(self, name, _count(getattr(self, name)))
+        if None not in (self.cached_tokens, self.prompt_tokens) \
+                and self.cached_tokens > self.prompt_tokens:  # type: ignore[operator]
+            object.__setattr__(self, "cached_tokens", None)
+        if None not in (self.reasoning_tokens, self.completion_tokens) \
+                and self.reasoning_tokens > self.completion_tokens:  # type: ignore[operator]
+            object.__setattr__(self, "reasoning_tokens", None)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "prompt_tokens": self.prompt_tokens,
@@ -65,6 +78,19 @@ class Usage:
             cached_tokens=data.get("cached_tokens"),
             reasoning_tokens=data.get("reasoning_tokens"),
         )
+
+
+MAX_TOKENS = 100_000_000  # more than any model's context and answer: beyond it, not a count
+
+
+def _count(value: object) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float):
+        if not math.isfinite(value) or not value.is_integer():
+            return None
+        value = int(value)
+    return value if 0 <= value <= MAX_TOKENS else None
 
 
 # The error of an evidence check that did not fit the model's context even with the bundle

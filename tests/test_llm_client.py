@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from generator.cache import Cache
-from generator.chat_models import Message, PromptRequest
+from generator.chat_models import Message, PromptRequest, Usage
 from generator.config import load_config
 from generator.doctor import launch_advice
 from generator.errors import LlmRequestError, ServerNotAnsweringError, ServerUnavailableError
@@ -78,6 +78,19 @@ def test_truncated_answer_is_marked(sglang_server: SglangServer) -> None:
     sglang_server.state.responder = lambda body: Answer("Cut off mid", finish_reason="length")
     completion = client(sglang_server).complete(request())
     assert completion.truncated and completion.content == "Cut off mid"
+
+
+@pytest.mark.parametrize("reported", [-7, float("nan"), 10**30, 12.5])
+def test_an_impossible_token_count_is_unknown(sglang_server: SglangServer,
+                                              reported: float) -> None:
+    """A count that cannot be one is shown as unknown, never drawn as a bar."""
+    sglang_server.state.responder = lambda body: Answer("An answer.", completion_tokens=reported)  # type: ignore[arg-type]
+    for stream in (True, False):
+        chat = ChatClient(sglang_server.base_url, MODEL, "k", timeout=10, max_retries=0,
+                          stream=stream)
+        usage = chat.complete(request()).usage
+        assert usage.completion_tokens is None and usage.prompt_tokens is not None
+    assert Usage(prompt_tokens=10, cached_tokens=11).cached_tokens is None  # a part > its whole
 
 
 def test_empty_answer_is_an_error(sglang_server: SglangServer) -> None:

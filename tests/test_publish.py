@@ -346,3 +346,35 @@ def test_the_404_page_works_on_a_project_site_under_a_sub_path(
     finally:
         server.shutdown()
     assert failed == []
+
+
+def test_the_site_is_rebuilt_when_anything_mkdocs_reads_changes(tmp_path: Path) -> None:
+    """Not only the Markdown and mkdocs.yml: the theme's custom_dir, hooks and an INHERIT base
+    (a changed override must not leave the old site in place after `digest build`)."""
+    from generator.publish.freshness import fingerprint
+
+    docs = tmp_path / "site_src"
+    docs.mkdir()
+    (docs / "index.md").write_text("# Home\n")
+    (tmp_path / "overrides" / "partials").mkdir(parents=True)
+    (tmp_path / "base.yml").write_text("hooks: [hooks/extra.py]\n")
+    (tmp_path / "hooks").mkdir()
+    (tmp_path / "hooks" / "extra.py").write_text("x = 1\n")
+    config = tmp_path / "mkdocs.yml"
+    config.write_text("INHERIT: base.yml\ntheme:\n  name: material\n  custom_dir: overrides\n"
+                      "hooks:\n  - hooks/main.py\nmarkdown_extensions:\n  - pymdownx.emoji:\n"
+                      "      emoji_index: !!python/name:material.extensions.emoji.twemoji\n")
+    (tmp_path / "hooks" / "main.py").write_text("def on_page_markdown(md, **kw):\n    return md\n")
+    footer = tmp_path / "overrides" / "partials" / "footer.html"
+    footer.write_text("<footer>one</footer>")
+    seen = {fingerprint(docs, config, "Site")}
+    assert fingerprint(docs, config, "Site") in seen  # nothing changed: the same
+    for path, text in ((footer, "<footer>two</footer>"),
+                       (tmp_path / "overrides" / "main.html", "{% extends 'base.html' %}"),
+                       (tmp_path / "hooks" / "main.py", "# changed\n"),
+                       (tmp_path / "hooks" / "extra.py", "x = 2\n"),
+                       (docs / "index.md", "# Home, changed\n")):
+        path.write_text(text)
+        changed = fingerprint(docs, config, "Site")
+        assert changed not in seen, path
+        seen.add(changed)

@@ -11,6 +11,8 @@ import hashlib
 from importlib import metadata
 from pathlib import Path
 
+import yaml
+
 from .. import __version__
 
 SITE_MARKER = ".digest-site"  # left in every site `digest site` builds
@@ -18,15 +20,58 @@ _PACKAGES = ("mkdocs", "mkdocs-material", "pymdown-extensions")
 
 
 def fingerprint(docs_dir: Path, config_file: Path, site_name: str) -> str:
-    """A digest of everything a site build reads: the Markdown, mkdocs.yml, versions."""
+    """A digest of everything a site build reads: the Markdown, mkdocs.yml and every file it
+    names (the theme's custom_dir, hooks, an INHERIT base), versions."""
     digest = hashlib.sha256()
     for part in (__version__, site_name, *(_version(p) for p in _PACKAGES)):
         digest.update(part.encode() + b"\0")
-    digest.update(config_file.read_bytes() if config_file.is_file() else b"")
-    for path in sorted(p for p in docs_dir.rglob("*") if p.is_file()):
-        digest.update(path.relative_to(docs_dir).as_posix().encode() + b"\0")
+    inputs = [(docs_dir, p) for p in docs_dir.rglob("*") if p.is_file()]
+    inputs += [(config_file.parent, p) for p in config_inputs(config_file)]
+    for root, path in sorted(inputs, key=lambda item: (str(item[0]), str(item[1]))):
+        digest.update(_relative(path, root).encode() + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
+
+
+def config_inputs(config_file: Path, _seen: frozenset[Path] = frozenset()) -> list[Path]:
+    """mkdocs.yml and the files it makes MkDocs read: the theme's `custom_dir` (every file),
+    `hooks`, and an `INHERIT` base with what that names in turn."""
+    if not config_file.is_file() or config_file.resolve() in _seen:
+        return []
+    files = [config_file]
+    try:
+        data = yaml.load(config_file.read_text(encoding="utf-8"), Loader=_TagBlindLoader)
+    except (yaml.YAMLError, UnicodeDecodeError):  # MkDocs will say what is wrong with it
+        return files
+    if not isinstance(data, dict):
+        return files
+    base = config_file.parent
+    theme = data.get("theme")
+    custom = theme.get("custom_dir") if isinstance(theme, dict) else None
+    if isinstance(custom, str) and (base / custom).is_dir():
+        files += [p for p in (base / custom).rglob("*") if p.is_file()]
+    hooks = data.get("hooks")
+    for hook in hooks if isinstance(hooks, list) else ():
+        if isinstance(hook, str) and (base / hook).is_file():
+            files.append(base / hook)
+    inherit = data.get("INHERIT")
+    if isinstance(inherit, str):
+        files += config_inputs(base / inherit, _seen | {config_file.resolve()})
+    return files
+
+
+class _TagBlindLoader(yaml.SafeLoader):
+    """Reads mkdocs.yml's structure whatever tags it uses (`!ENV`, `!!python/name:`)."""
+
+
+_TagBlindLoader.add_multi_constructor("", lambda loader, suffix, node: None)
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:  # a file outside the config's folder (an absolute custom_dir)
+        return path.resolve().as_posix()
 
 
 def _version(package: str) -> str:
