@@ -114,6 +114,8 @@ class Completion:
     error: str = ""  # non-empty: the prompt failed and `content` is empty
     from_cache: bool = False
     reasoning_leaked: bool = False  # the reasoning came inside the answer as <think> text
+    # The failure was a sign of overload (LlmRequestError.overload): a run's, not recorded.
+    overloaded: bool = field(default=False, compare=False)
 
     @property
     def ok(self) -> bool:

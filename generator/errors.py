@@ -58,9 +58,14 @@ class LlmRequestError(DigestError):
     about it; `detail` is what the server said, redacted, for the local log and for code that
     reads a cause from it (a context refusal's numbers, a refused response_format)."""
 
-    def __init__(self, message: str, *, status: int | None = None, detail: str = "") -> None:
+    def __init__(self, message: str, *, status: int | None = None, detail: str = "",
+                 overload: bool = False) -> None:
         self.status = status
         self.detail = detail
+        # A sign the server has more than it can hold (429, 503, a connection closed without
+        # a response, a stream cut), judged from the response, never from a message's words:
+        # sent again once fewer are in flight.
+        self.overload = overload
         super().__init__(message)
 
 

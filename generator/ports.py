@@ -39,8 +39,8 @@ class ChatModel(Protocol):
     model: str
     base_url: str  # as it may be shown: no credentials
 
-    def complete(self, request: PromptRequest, events: StreamEvents | None = None
-                 ) -> Completion: ...
+    def complete(self, request: PromptRequest, events: StreamEvents | None = None, *,
+                 retry: bool = True) -> Completion: ...
 
     def check_ready(self) -> None: ...
 

@@ -74,7 +74,8 @@ class MockModel:
     def check_ready(self) -> None:
         """Always ready."""
 
-    def complete(self, request: PromptRequest, events: StreamEvents | None = None) -> Completion:
+    def complete(self, request: PromptRequest, events: StreamEvents | None = None, *,
+                 retry: bool = True) -> Completion:
         with self._lock:
             self.asked.append(request)
         body = {"model": self.model, "max_tokens": request.max_tokens,
@@ -83,7 +84,8 @@ class MockModel:
         answer = self.responder(body)
         if isinstance(answer, Fault):
             raise LlmRequestError(f"HTTP {answer.status} from {self.base_url}: {answer.message}",
-                                  status=answer.status)
+                                  status=answer.status, detail=answer.message,
+                                  overload=answer.status in (429, 502, 503, 504))
         if events is not None:
             events.first_token()
         prompt = sum(len(m.content) for m in request.messages) // 4

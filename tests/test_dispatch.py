@@ -118,3 +118,26 @@ def test_a_server_that_says_nothing_gets_more_while_it_keeps_up_and_half_when_it
     for _ in range(3):
         width.answered(ok=False, overloaded=True)
     assert width.width == 1  # never under one
+
+
+def test_the_width_remembered_is_one_the_server_was_seen_to_hold() -> None:
+    """A server that drops whatever is beyond two in flight: three were sent, the third met
+    overload; what is remembered is two (held, every one answered), not the widest reached."""
+    width = AdaptiveWidth(start=2)
+    first, second = width.sent(), width.sent()
+    width.answered(ok=True, overloaded=False, ticket=first)  # two in flight, answered whole
+    third, fourth = width.sent(), width.sent()  # the width grew to three: three in flight
+    width.answered(ok=False, overloaded=True, ticket=fourth)  # dropped
+    width.answered(ok=True, overloaded=False, ticket=third)
+    width.answered(ok=True, overloaded=False, ticket=second)
+    assert width.settled == 2
+    # Nothing answered whole: one, never the start or the widest reached.
+    nothing = AdaptiveWidth(start=4)
+    nothing.answered(ok=False, overloaded=True, ticket=nothing.sent())
+    assert nothing.settled == 1
+    # A server that kept up with everything: what was in flight at once.
+    kept = AdaptiveWidth(start=2)
+    tickets = [kept.sent() for _ in range(5)]
+    for ticket in tickets:
+        kept.answered(ok=True, overloaded=False, ticket=ticket)
+    assert kept.settled == 5

@@ -60,7 +60,7 @@ def config_inputs(config_file: Path, _seen: frozenset[Path] = frozenset()) -> li
     return files
 
 
-class _TagBlindLoader(yaml.SafeLoader):
+class _TagBlindLoader(yaml.SafeLoader):  # type: ignore[misc]
     """Reads mkdocs.yml's structure whatever tags it uses (`!ENV`, `!!python/name:`)."""
 
 

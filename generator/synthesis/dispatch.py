@@ -137,17 +137,25 @@ class Dispatcher:
 class AdaptiveWidth:
     """How many prompts a server that did not say its limits gets at once: additive increase,
     multiplicative decrease. `UNKNOWN_START` at first, one more for each answer that comes back
-    whole, half as many (never under one) after a sign of overload (429, a 5xx, a cut stream),
-    and never again as many as showed it: a server that cuts streams when another request
-    waits (llama-cpp-python) backs the digest off before every request fails. The batch
-    runner sends a request that met overload again (OVERLOAD_RETRIES)."""
+    whole, half as many (never under one) after a sign of overload (429, 503, a dropped
+    connection, a cut stream), and never again as many as showed it: a server that cuts
+    streams when another request waits (llama-cpp-python) backs the digest off before every
+    request fails. The batch runner sends a request that met overload again
+    (OVERLOAD_RETRIES) once the width has narrowed.
+
+    What it remembers for the next run (`settled`) is only what the server was seen to hold:
+    the most requests in flight at once of which none met overload."""
 
     def __init__(self, start: int | None = None) -> None:
         self._width = max(1, start or UNKNOWN_START)
         self.used = False  # set by the batch runner when the server did not state its limits
-        self._backed_off_to: int | None = None
         self._ceiling: int | None = None
-        self.peak = 0  # the most prompts the run had at once (set by the batch runner)
+        self._overloads = 0
+        self._next = 0
+        self._open: set[int] = set()  # tickets in flight
+        self._groups: list[frozenset[int]] = []  # what was in flight at each send, undecided
+        self._held_by: dict[int, bool] = {}  # ticket -> answered without a sign of overload
+        self._held = 0  # the most in flight at once, every one of them held
         self._lock = threading.Lock()
 
     @property
@@ -157,21 +165,46 @@ class AdaptiveWidth:
 
     @property
     def settled(self) -> int:
-        """What to start at next time: the width after the last back-off, else the widest
-        reached (a server that never showed overload kept up with it)."""
+        """What to start at next time: what the server was seen to hold, never above the
+        width that showed overload; where it was seen to hold nothing, one."""
         with self._lock:
-            return min(self._backed_off_to or self._width, self.peak or self._width)
+            if self._held:
+                return min(self._held, self._ceiling or self._held)
+            return 1 if self._overloads else self._width
 
-    def answered(self, ok: bool, overloaded: bool) -> None:
+    def sent(self) -> int:
+        """A request goes out: its ticket, handed back to `answered`."""
         with self._lock:
+            ticket = self._next
+            self._next += 1
+            self._open.add(ticket)
+            self._groups.append(frozenset(self._open))
+            return ticket
+
+    def answered(self, ok: bool, overloaded: bool, ticket: int | None = None) -> None:
+        with self._lock:
+            if ticket is not None:
+                self._open.discard(ticket)
+                self._held_by[ticket] = not overloaded
+                self._settle_groups()
             if overloaded:
                 # Never again as wide as what showed overload: a server with one slot that
                 # cuts a stream when another request waits (llama-cpp-python) stays at one.
+                self._overloads += 1
                 self._ceiling = max(1, min(self._ceiling or self._width, self._width - 1))
                 self._width = max(1, self._width // 2)
-                self._backed_off_to = self._width
             elif ok and (self._ceiling is None or self._width < self._ceiling):
                 self._width += 1
+
+    def _settle_groups(self) -> None:
+        """Credit each group of requests that were in flight together once all are answered."""
+        undecided = []
+        for group in self._groups:
+            if any(member not in self._held_by for member in group):
+                undecided.append(group)
+            elif all(self._held_by[member] for member in group):
+                self._held = max(self._held, len(group))
+        self._groups = undecided
 
 
 def concurrency(configured: int, server_info: dict[str, Any] | None, prompts: int,

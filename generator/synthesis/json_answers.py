@@ -57,7 +57,7 @@ def format_refused(err: LlmRequestError) -> bool:
 
 
 def ask_for_json(client: ChatModel, request: PromptRequest, events: StreamEvents,
-                formats: StructuredFormats) -> Completion:
+                formats: StructuredFormats, *, retry: bool = True) -> Completion:
     """A JSON answer that matches the request's schema: constrained by the server where it can,
     else asked for in words (the schema is in the task either way), and asked once more if the
     answer does not parse or validate. The completion's content is the validated JSON."""
@@ -66,7 +66,7 @@ def ask_for_json(client: ChatModel, request: PromptRequest, events: StreamEvents
     for kind in formats.tries():
         attempt = with_format(request, kind)
         try:
-            completion = client.complete(attempt, events)
+            completion = client.complete(attempt, events, retry=retry)
         except LlmRequestError as err:
             if not kind or not format_refused(err):
                 raise
@@ -82,11 +82,11 @@ def ask_for_json(client: ChatModel, request: PromptRequest, events: StreamEvents
         data = parse_answer(completion.content, schema)
     except InvalidAnswer as err:
         log.warning("%s: %s; asking once more", request.name, err)
-        retry = replace(request, messages=(*request.messages,
+        corrected = replace(request, messages=(*request.messages,
                                            Message("assistant", completion.content[:4000]),
                                            Message("user", f"That answer was invalid: {err}. "
                                                    "Reply with the corrected JSON object only.")))
-        completion = client.complete(retry, events)
+        completion = client.complete(corrected, events, retry=retry)
         try:
             data = parse_answer(completion.content, schema)
         except InvalidAnswer as again:

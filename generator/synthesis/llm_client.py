@@ -74,6 +74,11 @@ class ChatClient:
         return openai.OpenAI(base_url=self._url, api_key=self._api_key, timeout=self._timeout,
                              max_retries=self._retries)
 
+    @cached_property
+    def _client_once(self) -> openai.OpenAI:
+        """The same client without its own retries (`complete(retry=False)`)."""
+        return self._client.with_options(max_retries=0)
+
     def served_models(self) -> list[str]:
         """The ids of the models the server serves; ServerUnavailableError if it does not answer."""
         import openai
@@ -101,37 +106,45 @@ class ChatClient:
                 f"it serves: {', '.join(models)}. Set [llm] model in config.toml."
             )
 
-    def complete(self, request: PromptRequest, events: StreamEvents | None = None) -> Completion:
+    def complete(self, request: PromptRequest, events: StreamEvents | None = None, *,
+                 retry: bool = True) -> Completion:
         """Run one request; LlmRequestError if the server fails or returns no answer.
 
         Streamed (the default), so that the time to first token is known, progress can be shown
-        and a caller can release requests that wait for this one's prefill (`events`).
+        and a caller can release requests that wait for this one's prefill (`events`). With
+        `retry` false, a sign of overload is raised at once, not retried at the same width:
+        the caller narrows first (a one-slot server cuts every retry sent beside another).
         """
-        for attempt in range(self.max_retries + 1):
+        retries = self.max_retries if retry else 0
+        for attempt in range(retries + 1):
             try:
-                return self._complete_once(request, events or StreamEvents())
+                return self._complete_once(request, events or StreamEvents(), retry)
             except IncompleteAnswerError as err:
-                if attempt == self.max_retries:
+                if attempt == retries:
                     raise
-                log.warning("%s; asking again (%d of %d)", err, attempt + 1, self.max_retries)
+                log.warning("%s; asking again (%d of %d)", err, attempt + 1, retries)
         raise AssertionError("unreachable")
 
-    def _complete_once(self, request: PromptRequest, events: StreamEvents) -> Completion:
+    def _complete_once(self, request: PromptRequest, events: StreamEvents,
+                       retry: bool) -> Completion:
         import openai
 
         started, opened = time.perf_counter(), time.monotonic()
+        client = self._client if retry else self._client_once
         try:
             if self.stream:
-                answer = self._streamed(request, started, opened, events)
+                answer = self._streamed(client, request, started, opened, events)
             else:
-                answer = self._whole(request)
+                answer = self._whole(client, request)
         except openai.APIStatusError as err:
             said = self._said(err)
             raise LlmRequestError(
                 f"HTTP {err.status_code} from {self.base_url}: {describe(err.status_code, said)}",
-                status=err.status_code, detail=said) from err
+                status=err.status_code, detail=said,
+                overload=err.status_code in OVERLOAD_STATUSES) from err
         except openai.APIConnectionError as err:
-            raise LlmRequestError(f"no answer from {self.base_url} ({_cause(err)})") from err
+            raise LlmRequestError(f"no answer from {self.base_url} ({_cause(err)})",
+                                  overload=_dropped(err)) from err
         except openai.APIError as err:
             # An error event inside a streamed 200 (llama-cpp-python refuses a too-long prompt
             # this way): read as the refusal it is, a context one included, not a cut stream.
@@ -148,7 +161,8 @@ class ChatClient:
             # short one: it must never be cached as if it were whole.
             raise IncompleteAnswerError(
                 f"the answer from {self.base_url} stopped after {len(answer.content):,} "
-                "characters without a finish reason (the connection ended early)")
+                "characters without a finish reason (the connection ended early)",
+                overload=True)
         # Model output is untrusted text: no control or bidi-override characters go further.
         # A model may repeat a key it saw in a prompt or an error: answers are kept and shown.
         content, reasoning = split_reasoning(redact_secrets(clean(answer.content)),
@@ -175,7 +189,7 @@ class ChatClient:
             log.warning("%s answered HTTP %s: %s", self.base_url, err.status_code, said)
         return said
 
-    def _create(self, request: PromptRequest, stream: bool) -> Any:
+    def _create(self, client: openai.OpenAI, request: PromptRequest, stream: bool) -> Any:
         """POST /chat/completions through the openai client (its retries, errors and stream
         parsing), with the body as we built it: `chat.completions.create` would walk every
         message through its type transform first, which costs more CPU than the request's one
@@ -192,11 +206,11 @@ class ChatClient:
         }
         if stream:
             body.update(stream=True, stream_options={"include_usage": True})
-        return self._client.post("/chat/completions", cast_to=ChatCompletion, body=body,
-                                 stream=stream, stream_cls=openai.Stream[ChatCompletionChunk])
+        return client.post("/chat/completions", cast_to=ChatCompletion, body=body,
+                           stream=stream, stream_cls=openai.Stream[ChatCompletionChunk])
 
-    def _whole(self, request: PromptRequest) -> _Answer:
-        response = self._create(request, stream=False)
+    def _whole(self, client: openai.OpenAI, request: PromptRequest) -> _Answer:
+        response = self._create(client, request, stream=False)
         if not response.choices:
             raise LlmRequestError(f"the server at {self.base_url} returned no choices")
         choice = response.choices[0]
@@ -210,11 +224,11 @@ class ChatClient:
             ttft=None,
         )
 
-    def _streamed(self, request: PromptRequest, started: float, opened: float,
-                  events: StreamEvents) -> _Answer:
+    def _streamed(self, client: openai.OpenAI, request: PromptRequest, started: float,
+                  opened: float, events: StreamEvents) -> _Answer:
         import openai
 
-        stream = self._create(request, stream=True)
+        stream = self._create(client, request, stream=True)
         content: list[str] = []
         reasoning: list[str] = []
         finish, model, usage, ttft, pieces = "", "", Usage(), None, 0
@@ -250,7 +264,7 @@ class ChatClient:
                 if isinstance(err, openai.APIError):
                     raise
                 raise LlmRequestError(f"the answer from {self.base_url} broke off midway "
-                                      f"({type(err).__name__}: {err})") from err
+                                      f"({type(err).__name__}: {err})", overload=True) from err
             finally:
                 stream.close()
         if watch.fired:
@@ -264,7 +278,7 @@ class ChatClient:
         if watch.fired == STALLED:
             return LlmRequestError(
                 f"the answer from {self.base_url} stalled: no new token for {watch.stall_s:g} s "
-                f"([llm] stall_seconds); it was cut after {got:,} characters")
+                f"([llm] stall_seconds); it was cut after {got:,} characters", overload=True)
         return LlmRequestError(
             f"the answer from {self.base_url} was not complete within [llm] timeout_seconds "
             f"({self._timeout:g} s); it was cut after {got:,} characters")
@@ -308,6 +322,27 @@ def _usage(usage: Any) -> Usage:
         cached_tokens=cached,
         reasoning_tokens=reasoning,
     )
+
+
+# Statuses that say "too much at once", not "this request is wrong": 500 is not among them
+# (llama-cpp-python answers an invalid response_format with a 500).
+OVERLOAD_STATUSES = (429, 502, 503, 504)
+
+
+def _dropped(err: openai.APIConnectionError) -> bool:
+    """A connection the server closed or reset without a response (a full accept queue, a
+    server past its capacity), not one it refused (down) or a timeout."""
+    import openai
+
+    if isinstance(err, openai.APITimeoutError):
+        return False
+    seen: BaseException | None = err.__cause__
+    while seen is not None:
+        if isinstance(seen, ConnectionRefusedError | TimeoutError) or type(seen).__name__ in (
+                "ConnectError", "ConnectTimeout"):
+            return False
+        seen = seen.__cause__ or seen.__context__
+    return True
 
 
 def _cause(err: openai.APIConnectionError) -> str:

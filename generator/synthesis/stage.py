@@ -8,7 +8,6 @@ A prompt that fails is recorded with its error and the others go on.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from collections import defaultdict
@@ -128,22 +127,24 @@ def run_batch(
 
         pool = _Pool(limit)
         overloads: dict[int, int] = defaultdict(int)  # request index -> times sent again
-        in_flight = _Counter()
         log.info("sending %d prompt(s), up to %d at a time", len(todo), pool.limit(len(todo)))
 
         def work(index: int) -> None:
             request = run.requests[index]
             observer.started(request)
             events = _Events(request, observer, lambda: dispatcher.prefilled(index))
+            ticket = adaptive.sent() if adaptive is not None else None
             try:
-                with in_flight:
-                    completion, sent = _complete(client, cache, request, run.keys[index],
-                                                 events, shrink, formats=formats)
+                # Where the width is ours to find, a sign of overload comes back at once and
+                # is sent again below, fewer at a time, never by the client itself.
+                completion, sent = _complete(client, cache, request, run.keys[index],
+                                             events, shrink, formats=formats,
+                                             retry=adaptive is None)
             finally:  # a lead that failed before its first token must not hold the others
                 dispatcher.prefilled(index)
             if adaptive is not None:
                 overloaded = _overloaded(completion)
-                adaptive.answered(completion.ok, overloaded)
+                adaptive.answered(completion.ok, overloaded, ticket)
                 if overloaded and overloads[index] < OVERLOAD_RETRIES:
                     # A sign to back off, not yet a failure: sent again, fewer at a time.
                     overloads[index] += 1
@@ -174,20 +175,18 @@ def run_batch(
                     dispatcher.finished()
 
         pool.run(len(todo), worker)
-        if adaptive is not None:  # never more next time than were ever at once this time
-            adaptive.peak = in_flight.peak
         cache.sync()  # the answers written above, to disk at once
     requests_, results = run.ordered()
     return _result(client, requests_, results, bundle_chars, bundle_tokens, started)
 
 
 OVERLOAD_RETRIES = 5  # times a request that met overload is sent again, fewer at a time
-_OVERLOAD_RE = re.compile(r"HTTP (?:429|50[0234])\b|ended early|broke off midway|stalled:")
 
 
 def _overloaded(completion: Completion) -> bool:
-    """Whether a failed request says the server is overloaded (not that the prompt is wrong)."""
-    return not completion.ok and bool(_OVERLOAD_RE.search(completion.error))
+    """Whether a failed request met an overloaded server (judged from the response when it
+    failed: a status, a dropped connection, a cut stream), not a prompt the server refused."""
+    return not completion.ok and completion.overloaded
 
 
 class _Pool:
@@ -245,23 +244,6 @@ class _Pool:
                 waited += 1
 
 
-class _Counter:
-    """Requests in flight now, and the most there were at once."""
-
-    def __init__(self) -> None:
-        self.now = self.peak = 0
-        self._lock = threading.Lock()
-
-    def __enter__(self) -> None:
-        with self._lock:
-            self.now += 1
-            self.peak = max(self.peak, self.now)
-
-    def __exit__(self, *exc: object) -> None:
-        with self._lock:
-            self.now -= 1
-
-
 class _Run:
     """The requests of one synthesis run, growing as answers bring follow-ups (thread-safe)."""
 
@@ -317,15 +299,17 @@ class _Run:
 
 def _complete(client: ChatModel, cache: Cache, request: PromptRequest, key: str,
               events: StreamEvents, shrink: Shrink | None, cuts: int = 0, *,
-              formats: StructuredFormats | None = None) -> tuple[Completion, PromptRequest]:
+              formats: StructuredFormats | None = None,
+              retry: bool = True) -> tuple[Completion, PromptRequest]:
     """One request, and the request as last sent: if the server refuses it for its length,
     again with shorter excerpts (each cut sized by the server's own count, each smaller than
     the last, at most three)."""
     try:
         if request.kind in structured():
-            completion = ask_for_json(client, request, events, formats or StructuredFormats())
+            completion = ask_for_json(client, request, events, formats or StructuredFormats(),
+                                      retry=retry)
         else:
-            completion = client.complete(request, events)
+            completion = client.complete(request, events, retry=retry)
     except LlmRequestError as err:
         refusal = refusal_from_error(err.detail or str(err)) if err.status == 400 else None
         # A follow-up (an evidence check) is not rebuilt from the plan: it is not cut.
@@ -341,12 +325,12 @@ def _complete(client: ChatModel, cache: Cache, request: PromptRequest, key: str,
             # The observer (the CLI's progress) and the edition report it; logged once, quietly.
             log.info("prompt %s failed: %s", request.name, err)
             return Completion(name=request.name, model=client.model,
-                              error=redact_text(str(err))), request
+                              error=redact_text(str(err)), overloaded=err.overload), request
         assert refusal is not None
         log.warning("prompt %s was too long for a %d-token context; retrying with shorter "
                     "excerpts", request.name, refusal.context)
         return _complete(client, cache, smaller, completion_key(client.model, smaller), events,
-                         shrink, cuts + 1, formats=formats)
+                         shrink, cuts + 1, formats=formats, retry=retry)
     cache.put_completion(key, completion)
     return completion, request
 
