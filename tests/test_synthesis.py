@@ -152,12 +152,14 @@ def test_the_bundle_is_cut_to_fit_a_small_context(big_workspace: Path,
     assert sglang_server.state.model_requests == models
 
 
-@pytest.mark.parametrize("in_stream", [False, True], ids=["http-400", "in-stream"])
+@pytest.mark.parametrize("in_stream", ["", "event", "empty", "stop"],
+                         ids=["http-400", "error-event", "empty-200", "stop-200"])
 def test_a_context_refusal_is_retried_once_with_a_smaller_bundle(
-    big_workspace: Path, sglang_server: SglangServer, in_stream: bool
+    big_workspace: Path, sglang_server: SglangServer, in_stream: str
 ) -> None:
-    # In-stream: refused inside a streamed 200, as llama-cpp-python does; once read as a cut
-    # stream (asked again three times, then "connection ended early").
+    # In-stream: refused inside a streamed 200 with an error event; or, as llama-cpp-python
+    # does (recorded), a 200 with no event at all, or through LiteLLM one `stop` chunk: both
+    # asked again unstreamed, where the server says why.
     sglang_server.state.refuse_in_stream = in_stream
     workspace = big_workspace
     # The config claims a large context, so nothing is cut up front; the server refuses.
@@ -166,7 +168,8 @@ def test_a_context_refusal_is_retried_once_with_a_smaller_bundle(
     sglang_server.state.enforce_context = True
     result = build(workspace)
     assert result.exit_code == 0, result.output
-    assert len(sglang_server.state.chat_requests) == 12  # each refused once, then answered
+    # Each refused once, then answered (an empty 200 is asked again unstreamed to learn why).
+    assert len(sglang_server.state.chat_requests) == (18 if in_stream in ("empty", "stop") else 12)
     data = record(workspace)
     assert "refused" in data["bundle"]["note"]
     sent = len(sglang_server.state.chat_requests)

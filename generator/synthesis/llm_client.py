@@ -134,6 +134,15 @@ class ChatClient:
         try:
             if self.stream:
                 answer = self._streamed(client, request, started, opened, events)
+                if not answer.begun:
+                    # No answer begun in a streamed 200: llama-cpp-python refuses a prompt over
+                    # its context so (no event, then the connection closes), and LiteLLM passes
+                    # that on as a lone `stop`. Unstreamed, the same request gets the server's
+                    # reason (a 400 naming the context), or the answer. (A stream cut after
+                    # its role chunk is a cut, and is judged as one.)
+                    log.info("an empty stream from %s for %s; asking once without streaming",
+                             self.base_url, request.name)
+                    answer = self._whole(client, request)
             else:
                 answer = self._whole(client, request)
         except openai.APIStatusError as err:
@@ -231,7 +240,7 @@ class ChatClient:
         stream = self._create(client, request, stream=True)
         content: list[str] = []
         reasoning: list[str] = []
-        finish, model, usage, ttft, pieces = "", "", Usage(), None, 0
+        finish, model, usage, ttft, pieces, begun = "", "", Usage(), None, 0, False
         with self._watchdog.watch(stream.response, self._timeout, self._stall, opened) as watch:
             try:
                 for chunk in stream:
@@ -248,6 +257,7 @@ class ChatClient:
                     extra = delta.model_extra or {}
                     text = delta.content or ""
                     thought = str(extra.get("reasoning_content") or extra.get("reasoning") or "")
+                    begun = begun or bool(delta.role or text or thought)
                     if (text or thought) and ttft is None:
                         ttft = time.perf_counter() - started
                         events.first_token()
@@ -269,7 +279,8 @@ class ChatClient:
                 stream.close()
         if watch.fired:
             raise self._cut(watch, content, reasoning)
-        return _Answer("".join(content), "".join(reasoning), finish, usage, model, ttft)
+        return _Answer("".join(content), "".join(reasoning), finish, usage, model, ttft,
+                       begun)
 
     def _cut(self, watch: Watch, content: list[str], reasoning: list[str]) -> LlmRequestError:
         """The error for a stream the watchdog cut: a stall is a sign of overload (a server
@@ -306,6 +317,7 @@ class _Answer:
     usage: Usage
     model: str
     ttft: float | None
+    begun: bool = True  # a stream that began an answer (a role or text delta), not empty
 
 
 def _usage(usage: Any) -> Usage:

@@ -194,8 +194,10 @@ class SglangState:
     starting_until: float = 0.0  # time.monotonic() before which the server is still loading
     plain_openai: bool = False  # only the plain OpenAI endpoints (vLLM, llama.cpp, hosted APIs)
     enforce_context: bool = False  # refuse prompt + max_tokens beyond max_model_len, as SGLang does
-    # Refuse it inside a streamed 200 instead, as llama-cpp-python does: an error event.
-    refuse_in_stream: bool = False
+    # Refuse it inside a streamed 200 instead: "event", an error event; "empty", a 200 with
+    # no event at all, then the connection closed (llama-cpp-python, recorded); "stop", one
+    # `finish_reason: stop` chunk and [DONE] (LiteLLM passing that on, recorded).
+    refuse_in_stream: str = ""
     prefill_delay_s: float = 0.0  # sleep before the first streamed token
     # Hold every first token until this many requests have arrived (0: do not hold): a
     # client that waits for a first token before sending more would then never get one.
@@ -204,6 +206,17 @@ class SglangState:
     # The next `cut_streams` streamed answers end cleanly after a few chunks: no finish
     # reason, no usage, no [DONE] (a proxy or server that gave up without an error).
     cut_streams: int = 0
+    # What a cut stream ends with after its last token (None: the connection just closes),
+    # as recorded: llama-cpp-python `[DONE]` with no finish reason, LiteLLM a made-up `stop`.
+    cut_ending: list[str] | None = None
+    # The recorded (status, body) of the server's refusal of json_schema, and of a prompt over
+    # its context (None: SGLang's flat bodies).
+    format_refusal_body: tuple[int, bytes] | None = None
+    recorded_kind: str = ""
+    # Connections beyond this many chats in flight are closed without a response (0: never),
+    # as a server past its capacity or a full accept queue does.
+    drop_beyond: int = 0
+    dropped: int = 0
     # A stream that never ends, by request: "trickle" sends a token every 0.5 s and no finish
     # reason, "keepalive" only `: keep-alive` comments after the 200, "stall" one token and
     # then only comments (each for at most 60 s, or until the client goes away).
@@ -243,10 +256,18 @@ class SglangState:
     def like(self, kind: str) -> SglangState:
         """Behave as a server of `kind` does, with the defaults each is launched with."""
         self.kind = kind
-        if kind == "llama-cpp-python":  # 0.3.x: one slot, no usage in streams, json_object only
+        if kind in ("llama-cpp-python", "litellm"):
+            # llama-cpp-python 0.3.36 (recorded): one slot that interrupts a stream for a
+            # waiter, no usage in streams, json_object only; LiteLLM 1.108.7 in front of it
+            # passes its refusals on in its own words, turns a cut into `stop`, makes usage up.
+            from .recorded import cut_ending, format_refusal
+
+            self.recorded_kind = kind
             self.accepted_formats = ("text", "json_object")
-            self.refuse_in_stream = True
-            self.stream_usage = False
+            self.format_refusal_body = format_refusal(kind)
+            self.cut_ending = cut_ending(kind)
+            self.refuse_in_stream = "empty" if kind == "llama-cpp-python" else "stop"
+            self.stream_usage = kind == "litellm"
             self.slots = 1
             self.hold_first_for_waiter = True
             self.cache_report = False
@@ -273,7 +294,7 @@ class _Handler(BaseHTTPRequestHandler):
                 state.model_requests += 1
         sglang = state.kind == "sglang" and not state.plain_openai
         if (self.path == "/server_info" and not sglang) or (self.path == "/health" and (
-                state.plain_openai or state.kind == "llama-cpp-python")):
+                state.plain_openai or state.kind in ("llama-cpp-python", "litellm"))):
             self._error(404, "Not Found", "NotFoundError")
         elif self.path == "/props" and state.kind == "llama.cpp":
             self._json(200, {"default_generation_settings": {"n_ctx": state.max_model_len},
@@ -317,9 +338,14 @@ class _Handler(BaseHTTPRequestHandler):
             state.authorizations.append(self.headers.get("Authorization", ""))
             state.chat_requests.append(body)
             state.arrivals.append((time.monotonic(), body))
-            fault = state.faults.pop(0) if state.faults else None
-            state.in_flight += 1
+            drop = bool(state.drop_beyond) and state.in_flight >= state.drop_beyond
+            state.dropped += drop
+            fault = None if drop or not state.faults else state.faults.pop(0)
+            state.in_flight += not drop
             state.max_in_flight = max(state.max_in_flight, state.in_flight)
+        if drop:  # past its capacity: the connection closes with no response at all
+            self.close_connection = True
+            return
         try:
             if state.slots:
                 with state.slot_lock:
@@ -384,6 +410,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(400, "response_format json_schema is not supported", "BadRequestError")
             return
         kind = (body.get("response_format") or {}).get("type")
+        if kind and state.accepted_formats is not None and kind not in state.accepted_formats \
+                and state.format_refusal_body is not None:
+            self._raw(*state.format_refusal_body)
+            return
         if kind and state.accepted_formats is not None and kind not in state.accepted_formats:
             self._error(state.format_refusal_status, "1 validation error for request: "
                         "response_format.type: Input should be 'text' or 'json_object'",
@@ -408,10 +438,23 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.end_headers()
-            error = {"message": f"Requested tokens ({prompt_tokens}) exceed context window of "
-                                f"{state.max_model_len}", "type": "internal_server_error"}
-            self.wfile.write(f"data: {json.dumps({'error': error})}\n\n".encode())
-            self.wfile.flush()
+            self.close_connection = True
+            if state.refuse_in_stream == "event":
+                error = {"message": f"Requested tokens ({prompt_tokens}) exceed context window "
+                                    f"of {state.max_model_len}", "type": "internal_server_error"}
+                self.wfile.write(f"data: {json.dumps({'error': error})}\n\n".encode())
+            elif state.refuse_in_stream == "stop":
+                chunk = {"id": "chatcmpl-x", "object": "chat.completion.chunk", "created": 0,
+                         "model": body["model"],
+                         "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode())
+            self.wfile.flush()  # "empty": no event at all, and the connection closes
+            return
+        if state.enforce_context and wanted > state.max_model_len and state.recorded_kind:
+            from .recorded import context_refusal
+
+            self._raw(*context_refusal(state.recorded_kind, state.max_model_len, prompt_tokens,
+                                       int(body.get("max_tokens") or 0)))
             return
         if state.enforce_context and wanted > state.max_model_len:
             self._error(400, "Requested token count exceeds the model's maximum context length "
@@ -495,10 +538,12 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(0.005)
         for index, piece in enumerate(_pieces(answer.content)):
             if cut and index == 3:
+                self._cut_ending()
                 return
             if state.slots and state.waiting and index >= 1:  # interrupted for the waiter
                 with state.lock:
                     state.cut_count += 1
+                self._cut_ending()
                 return
             send({"content": piece})
             if state.slots:
@@ -525,6 +570,19 @@ class _Handler(BaseHTTPRequestHandler):
                     self.wfile.flush()
         except OSError:  # the client cut the stream: what a deadline is for
             pass
+
+    def _cut_ending(self) -> None:
+        """The end of a cut stream as the server recorded it (else none: the socket closes)."""
+        for event in self.server.state.cut_ending or ():
+            self.wfile.write(f"data: {event}\n\n".encode())
+        self.wfile.flush()
+
+    def _raw(self, status: int, data: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def _error(self, status: int, message: str, error_type: str) -> None:
         self._json(status, {"object": "error", "message": message, "type": error_type,
