@@ -38,24 +38,33 @@ def _current_umask() -> int:
 _UMASK = _current_umask()  # read once: os.umask can only be read by setting it
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True,
+                       private: bool = False) -> None:
     """Write `data` to `path` so that readers see either the old file or the whole new one.
 
     `durable` syncs the file to disk before the rename; a caller that writes many files in a
     row may skip it and sync once at the end (`Cache.sync`): a crash in between can then leave
-    a file empty, which a reader treats as missing, never as a wrong answer."""
+    a file empty, which a reader treats as missing, never as a wrong answer. `private` keeps
+    the file to its owner (0600) and syncs the folder too, so that the rename itself survives
+    a power loss (a record of what was done, such as what mail went out)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         # mkstemp makes the file 0600: give it the mode a plain open() would (0666 less the
         # umask), so that a web server running as another user can serve the pages.
-        os.fchmod(fd, 0o666 & ~_UMASK)
+        os.fchmod(fd, 0o600 if private else 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            if durable:
+            if durable or private:
                 os.fsync(handle.fileno())
         os.replace(tmp, path)
+        if private:
+            folder = os.open(path.parent, os.O_RDONLY)
+            try:
+                os.fsync(folder)
+            finally:
+                os.close(folder)
     except BaseException as err:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

@@ -312,7 +312,11 @@ def remove(config_path: str, edition: str) -> None:
 @click.option("--dry-run", is_flag=True,
               help="Write the message as an .eml file (and print its path) instead of sending.")
 @click.option("--resend", is_flag=True, help="Send again to everyone, even those already sent.")
-def send(config_path: str, edition: str | None, dry_run: bool, resend: bool) -> None:
+@click.option("--resend-held", is_flag=True,
+              help="Also send to the readers held back because an interrupted run may have "
+                   "reached them.")
+def send(config_path: str, edition: str | None, dry_run: bool, resend: bool,
+         resend_held: bool) -> None:
     """Mail a published edition (default: the latest) as a newsletter, once.
 
     Sends to [email] to through [email] smtp_host, one message per reader; what went to whom
@@ -328,22 +332,24 @@ def send(config_path: str, edition: str | None, dry_run: bool, resend: bool) -> 
     with user_errors():
         config = load_config(config_path, os.environ)
         with workspace_lock(config):  # two sends at once would both read "not yet sent"
-            result = send_stage(config, edition, os.environ, dry_run=dry_run, resend=resend)
+            result = send_stage(config, edition, os.environ, dry_run=dry_run, resend=resend,
+                                resend_held=resend_held)
         if result.eml is not None:
             click.echo(f"Edition {result.edition}: {result.subject!r} ({result.size:,} bytes) "
                        f"written to {result.eml}")
             return
         delivery = result.delivery
         assert delivery is not None
-        if delivery.held:
+        if delivery.held:  # exit 1 below: a reader may lack the edition until someone decides
             click.secho(f"Held back: {', '.join(delivery.held)}: an earlier `digest send` was "
                         "cut off after handing them the message, which may have arrived. "
-                        "`digest send --resend` sends to everyone again.", fg="yellow", err=True)
+                        "`digest send --resend-held` sends it to them again.",
+                        fg="yellow", err=True)
         if not delivery.sent and not delivery.refused:
             click.echo(f"Edition {result.edition} was already sent to "
                        f"{len(delivery.already)} recipient(s): nothing sent (--resend sends "
                        "it again).")
-            return
+            sys.exit(1 if delivery.held else 0)
         click.echo(f"Edition {result.edition}: {result.subject!r} sent to "
                    f"{len(delivery.sent)} recipient(s)"
                    + (f" ({len(delivery.already)} had it already)" if delivery.already else "")
@@ -352,6 +358,7 @@ def send(config_path: str, edition: str | None, dry_run: bool, resend: bool) -> 
             click.secho("refused: " + "; ".join(f"{a} ({why})" for a, why in
                                                 delivery.refused.items())
                         + ". Run `digest send` again to retry them.", fg="red", err=True)
+        if delivery.refused or delivery.held:
             sys.exit(1)
 
 

@@ -7,6 +7,7 @@ dotted key; all problems are reported together.
 from __future__ import annotations
 
 import dataclasses
+import unicodedata
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
@@ -28,10 +29,12 @@ def check_values(config: Config) -> list[str]:
     for item in dataclasses.fields(e):
         values = getattr(e, item.name)
         for value in values if isinstance(values, tuple) else (values,):
-            if isinstance(value, str) and any(c in value for c in "\r\n\0"):
-                # A line break in a header value would start a header (or a message) of its own.
+            if isinstance(value, str) and any(
+                    unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in value):
+                # A line break in a header value would start a header (or a message) of its
+                # own; the email package refuses every kind of one (and control characters).
                 problems.append(f"email.{item.metadata.get('key', item.name)}: must be one line "
-                                f"(no CR, LF or NUL), got {value!r}")
+                                f"(no line break or control character), got {value!r}")
                 break
     if e.enabled:
         if e.security not in ("starttls", "ssl", "none"):

@@ -226,7 +226,7 @@ def check_thinking(config: Config, chat: ChatModel) -> Check:
         completion = chat.complete(request)
     except LlmRequestError as err:
         # Doctor speaks to the operator on their terminal: the server's own words help here.
-        said = f" (it said: {err.detail})" if err.detail else ""
+        said = f" (it said: {err.detail[:300]})" if err.detail else ""
         if err.status == 400:
             return Check("thinking", "warning",
                          f"the server refused the thinking request: {err}{said}",

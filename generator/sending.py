@@ -31,7 +31,8 @@ class SendResult:
 
 
 def send_stage(config: Config, edition: str | None, environ: Mapping[str, str], *,
-               dry_run: bool = False, resend: bool = False) -> SendResult:
+               dry_run: bool = False, resend: bool = False,
+               resend_held: bool = False) -> SendResult:
     settings = config.email
     if not settings.enabled and not dry_run:
         raise UsageError("no recipients: set [email] to (and smtp_host, from) in config.toml "
@@ -60,5 +61,6 @@ def send_stage(config: Config, edition: str | None, environ: Mapping[str, str], 
         sizes.append(len(message.as_bytes()))
         return message
 
-    delivery = send(compose, settings, cache, record.edition, environ, resend=resend)
+    delivery = send(compose, settings, cache, record.edition, environ, resend=resend,
+                    resend_held=resend_held)
     return SendResult(record.edition, letter.subject, delivery, None, max(sizes, default=0))

@@ -170,6 +170,11 @@ def test_a_paper_is_named_as_a_reader_knows_it() -> None:
         "FlashDecoding"
     assert short_name("A Very Long Title Without Any Colon In It", "") == \
         "A Very Long Title Without Any Colon In It"
+    # A colon that separates no name, a head that names no system, a piece of a word.
+    assert short_name("Efficient 2:4 Sparse LLMs") == "Efficient 2:4 Sparse LLMs"
+    assert short_name("Position: KV Caches Are Enough") == "Position: KV Caches Are Enough"
+    assert short_name("Scaling Transformer Inference on GPUs", "GPU") == \
+        "Scaling Transformer Inference on GPUs"
     names = {1: "FlashDecoding", 8: "Chunked Prefill", 9: "Tail Latency"}
     assert name_citations("Paper 1 shows it; Papers 9, 8 agree. Paper 12 does not exist.",
                           names) == ("FlashDecoding shows it; Tail Latency and Chunked Prefill "

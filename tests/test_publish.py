@@ -357,11 +357,14 @@ def test_the_site_is_rebuilt_when_anything_mkdocs_reads_changes(tmp_path: Path) 
     docs.mkdir()
     (docs / "index.md").write_text("# Home\n")
     (tmp_path / "overrides" / "partials").mkdir(parents=True)
-    (tmp_path / "base.yml").write_text("hooks: [hooks/extra.py]\n")
+    # A base elsewhere: its paths resolve against the inheriting config's folder, as MkDocs
+    # merges it.
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "base.yml").write_text("hooks: [hooks/extra.py]\n")
     (tmp_path / "hooks").mkdir()
     (tmp_path / "hooks" / "extra.py").write_text("x = 1\n")
     config = tmp_path / "mkdocs.yml"
-    config.write_text("INHERIT: base.yml\ntheme:\n  name: material\n  custom_dir: overrides\n"
+    config.write_text("INHERIT: shared/base.yml\ntheme:\n  name: material\n  custom_dir: overrides\n"
                       "hooks:\n  - hooks/main.py\nmarkdown_extensions:\n  - pymdownx.emoji:\n"
                       "      emoji_index: !!python/name:material.extensions.emoji.twemoji\n")
     (tmp_path / "hooks" / "main.py").write_text("def on_page_markdown(md, **kw):\n    return md\n")

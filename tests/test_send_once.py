@@ -116,20 +116,25 @@ def test_a_record_that_cannot_be_written_after_delivery_never_resends(tmp_path: 
         away.rename(folder)
 
         again = run("send", "--config", str(config))
-        assert again.exit_code == 0, again.output
-        assert "Held back: ada@example.org" in again.output and "--resend" in again.output
+        assert again.exit_code == 1, again.output  # a reader may lack it: someone decides
+        assert "Held back: ada@example.org" in again.output and "--resend-held" in again.output
         assert [rcpts for _, rcpts, _ in smtp.inbox.messages] == [["ada@example.org"],
                                                                    ["bo@example.org"]]
         assert [(r["to"], r["state"]) for r in record(config)] == [
             ("ada@example.org", "sending"), ("bo@example.org", "sent")]
+        assert (config.parent / ".cache" / "editions" / EDITION / "sent.json").stat(
+            ).st_mode & 0o077 == 0  # addresses are the owner's alone
+        decided = run("send", "--config", str(config), "--resend-held")
+        assert decided.exit_code == 0, decided.output
+        assert [rcpts for _, rcpts, _ in smtp.inbox.messages][2:] == [["ada@example.org"]]
         assert run("send", "--config", str(config), "--resend").exit_code == 0
-        assert len(smtp.inbox.messages) == 4
+        assert len(smtp.inbox.messages) == 5
 
 
 def test_a_changed_site_address_or_a_repeated_address_sends_nobody_twice(tmp_path: Path) -> None:
     with Smtp(tmp_path, tls=False) as smtp:
         config = workspace(tmp_path / "ws", smtp.port,
-                           ["ada@example.org", "ADA@Example.org", "bo@example.org",
+                           ["Ada <ada@example.org>", "ADA@Example.org", " bo@example.org",
                             "ada@example.org"])
         assert run("send", "--config", str(config)).exit_code == 0
         assert sorted(rcpts for _, rcpts, _ in smtp.inbox.messages) == [["ada@example.org"],
@@ -137,6 +142,12 @@ def test_a_changed_site_address_or_a_repeated_address_sends_nobody_twice(tmp_pat
         moved = run("send", "--config", str(config),
                     env={"DIGEST_SITE_URL": "https://elsewhere.example.org/"})
         assert moved.exit_code == 0 and "nothing sent" in moved.output
+        # The same mailboxes written otherwise are the same readers.
+        config.write_text(config.read_text().replace(
+            '["Ada <ada@example.org>", "ADA@Example.org", " bo@example.org", "ada@example.org"]',
+            '["Ada Lovelace <ada@example.org>", "bo@example.org"]'))
+        renamed = run("send", "--config", str(config))
+        assert renamed.exit_code == 0 and "nothing sent" in renamed.output
         assert len(smtp.inbox.messages) == 2 and len(record(config)) == 2
         # A record written by the release before (keyed by a Message-ID, no state) counts too.
         path = config.parent / ".cache" / "editions" / EDITION / "sent.json"
@@ -195,7 +206,8 @@ def test_a_server_that_quotes_the_login_back_prints_no_part_of_it(tmp_path: Path
 
 
 @pytest.mark.parametrize("key, value", [("unsubscribe", "https://x.example/u\r\nBcc: all@x"),
-                                        ("subject", "{title}\nBcc: all@x")])
+                                        ("subject", "{title}\nBcc: all@x"),
+                                        ("unsubscribe", "mailto:d@x.org\u2028Bcc: all@x")])
 def test_a_line_break_in_an_email_setting_is_a_config_error_naming_the_key(
         tmp_path: Path, key: str, value: str) -> None:
     config = workspace(tmp_path / "ws", free_port(), ["ada@example.org"])
@@ -204,3 +216,22 @@ def test_a_line_break_in_an_email_setting_is_a_config_error_naming_the_key(
     assert result.exit_code == 2
     assert f"email.{key}: must be one line" in result.output
     assert "Traceback" not in result.output
+
+
+class RefusesTheSender(Inbox):
+    """A server that will not take mail from our sender (a relay not set up for it)."""
+
+    async def handle_MAIL(self, server: Any, session: Any, envelope: Any, address: str,
+                          mail_options: Any) -> str:
+        return "553 5.7.1 sender not allowed"
+
+
+def test_a_failure_before_the_message_is_handed_over_holds_nobody_back(tmp_path: Path) -> None:
+    with Smtp(tmp_path, tls=False, handler=RefusesTheSender()) as smtp:
+        config = workspace(tmp_path / "ws", smtp.port, ["ada@example.org", "bo@example.org"])
+        result = run("send", "--config", str(config))
+        assert result.exit_code == 1
+        assert "553 5.7.1 mailbox name not allowed" in result.output
+        assert "may have received it" not in result.output
+        again = run("send", "--config", str(config))
+        assert "Held back" not in again.output and smtp.inbox.messages == []

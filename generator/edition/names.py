@@ -26,13 +26,18 @@ _CITE_GIVEN_RE = re.compile(CITE_RE.pattern + r"(?:\s*\((?P<given>[^()\n]{2,150}
 _TITLE_WORDS = 5
 _GENERIC = {"", "none", "n/a", "na", "unknown", "the paper", "this paper", "paper", "papers",
             "method", "system", "framework", "approach", "model", "abstract", "full text",
-            "excerpt", "bundle", "title", "authors"}
+            "excerpt", "bundle", "title", "authors",
+            # Heads a title has that name no system ("Position: …", "A Survey: …").
+            "position", "position paper", "survey", "a survey", "review", "a review",
+            "tutorial", "perspective", "technical report", "re", "note", "a note", "editorial",
+            "overview", "an overview", "preprint", "erratum", "comment", "reply"}
 
 
 def title_name(title: str) -> str:
-    """The system or method name a title gives before its colon ("FastKV: …"), or ""."""
+    """The system or method name a title gives before its colon ("FastKV: …"), or "" (a
+    colon inside a word or figure, "2:4 Sparsity", is no separator)."""
     title = " ".join(title.split())
-    head = title.split(":", 1)[0].strip() if ":" in title else ""
+    head = title.split(": ", 1)[0].strip() if ": " in title else ""
     return head if _usable(head) and len(head.split()) <= _TITLE_WORDS else ""
 
 
@@ -68,7 +73,12 @@ def _restates(given: str, name: str) -> bool:
 
 
 def _uses(text: str, name: str) -> bool:
-    return bool(_squashed(name)) and _squashed(name) in _squashed(text)
+    """Whether `name` is a run of whole words of `text` ("Flash-Decoding" and "Flash
+    Decoding" alike), not a piece of one ("GPU" is not in "GPUs")."""
+    target = _squashed(name)
+    words = [_squashed(word) for word in text.split()]
+    return bool(target) and any("".join(words[i:j]) == target for i in range(len(words))
+                                for j in range(i + 1, min(len(words), i + 8) + 1))
 
 
 def paper_names(papers: Sequence[NumberedPaper], brief_names: Mapping[int, str]

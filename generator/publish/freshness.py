@@ -33,9 +33,11 @@ def fingerprint(docs_dir: Path, config_file: Path, site_name: str) -> str:
     return digest.hexdigest()
 
 
-def config_inputs(config_file: Path, _seen: frozenset[Path] = frozenset()) -> list[Path]:
+def config_inputs(config_file: Path, _seen: frozenset[Path] = frozenset(),
+                  _base: Path | None = None) -> list[Path]:
     """mkdocs.yml and the files it makes MkDocs read: the theme's `custom_dir` (every file),
-    `hooks`, and an `INHERIT` base with what that names in turn."""
+    `hooks`, and an `INHERIT` base with what that names in turn. MkDocs merges a base into the
+    config that inherits it, so every path resolves against the first config's folder."""
     if not config_file.is_file() or config_file.resolve() in _seen:
         return []
     files = [config_file]
@@ -45,7 +47,7 @@ def config_inputs(config_file: Path, _seen: frozenset[Path] = frozenset()) -> li
         return files
     if not isinstance(data, dict):
         return files
-    base = config_file.parent
+    base = _base or config_file.parent
     theme = data.get("theme")
     custom = theme.get("custom_dir") if isinstance(theme, dict) else None
     if isinstance(custom, str) and (base / custom).is_dir():
@@ -56,7 +58,8 @@ def config_inputs(config_file: Path, _seen: frozenset[Path] = frozenset()) -> li
             files.append(base / hook)
     inherit = data.get("INHERIT")
     if isinstance(inherit, str):
-        files += config_inputs(base / inherit, _seen | {config_file.resolve()})
+        files += config_inputs(config_file.parent / inherit, _seen | {config_file.resolve()},
+                               base)
     return files
 
 

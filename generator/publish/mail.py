@@ -12,6 +12,8 @@ retried by the next run. The caller holds the workspace lock, so two runs never 
 
 from __future__ import annotations
 
+import email.generator
+import io
 import json
 import logging
 import re
@@ -22,12 +24,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.message import EmailMessage
+from email.utils import parseaddr
 from pathlib import Path
 
-from ..cache import Cache, atomic_write_bytes, write_json
+from ..cache import Cache, atomic_write_bytes
 from ..config import EmailSettings
 from ..errors import DigestError
-from ..urls import register_login
+from ..urls import redact_text, register_login
 
 log = logging.getLogger(__name__)
 
@@ -52,13 +55,19 @@ def sent_path(cache: Cache, edition: str) -> Path:
     return cache.root / "editions" / edition / "sent.json"
 
 
+def mailbox(address: str) -> str:
+    """The mailbox an address delivers to, as the record keys it: "Ada <ADA@x.org>" and
+    " ada@x.org" are one reader."""
+    return (parseaddr(address)[1] or address).strip().lower()
+
+
 def recipients(addresses: Sequence[str]) -> list[str]:
-    """`addresses` without repeats (case-insensitive, as mail systems compare them)."""
+    """`addresses` without repeats (by mailbox, case-insensitive, as mail systems compare)."""
     seen: set[str] = set()
     kept = []
     for address in addresses:
-        if address.lower() not in seen:
-            seen.add(address.lower())
+        if mailbox(address) not in seen:
+            seen.add(mailbox(address))
             kept.append(address)
     return kept
 
@@ -92,21 +101,23 @@ class SendRecord:
                 "or remove it to send to every recipient again")
 
     def state(self, address: str) -> str:
-        """The last mark for `address` ("" if none)."""
+        """The last mark for `address`'s mailbox ("" if none)."""
         for entry in reversed(self.entries):
-            if entry["to"].lower() == address.lower():
+            if mailbox(entry["to"]) == mailbox(address):
                 return entry["state"]
         return ""
 
     def mark(self, address: str, state: str) -> None:
-        """Record `state` for `address` now; OSError if the record cannot be written."""
+        """Record `state` for `address` now, durably; OSError if it cannot be written."""
         now = datetime.now(UTC).isoformat(timespec="seconds")
-        if self.entries and self.entries[-1]["to"].lower() == address.lower() \
+        if self.entries and mailbox(self.entries[-1]["to"]) == mailbox(address) \
                 and self.entries[-1]["state"] == SENDING:
             self.entries[-1] = {"to": address, "state": state, "at": now}
         else:
             self.entries.append({"to": address, "state": state, "at": now})
-        write_json(self.path, {"edition": self.edition, "recipients": self.entries})
+        data = {"edition": self.edition, "recipients": self.entries}
+        atomic_write_bytes(self.path, (json.dumps(data, indent=2, ensure_ascii=False)
+                                       + "\n").encode(), private=True)
 
 
 def write_eml(cache: Cache, edition: str, message: EmailMessage) -> Path:
@@ -118,13 +129,15 @@ def write_eml(cache: Cache, edition: str, message: EmailMessage) -> Path:
 
 
 def send(compose: Callable[[str], EmailMessage], settings: EmailSettings, cache: Cache,
-         edition: str, environ: Mapping[str, str], *, resend: bool = False) -> Delivery:
+         edition: str, environ: Mapping[str, str], *, resend: bool = False,
+         resend_held: bool = False) -> Delivery:
     """Send `compose(address)` to every address of `[email] to` not yet reached (all with
-    `resend`), one message each, so that each acceptance is known and recorded."""
+    `resend`; with `resend_held`, also those an interrupted run may have reached), one message
+    each, so that each acceptance is known and recorded."""
     record = SendRecord(sent_path(cache, edition), edition)
     addresses = recipients(settings.to)
     done = [] if resend else [a for a in addresses if record.state(a) == SENT]
-    held = [] if resend else [a for a in addresses if record.state(a) == SENDING]
+    held = [] if resend or resend_held else [a for a in addresses if record.state(a) == SENDING]
     pending = [a for a in addresses if a not in done and a not in held]
     if not pending:
         return Delivery((), tuple(done), {}, tuple(held))
@@ -138,46 +151,89 @@ def send(compose: Callable[[str], EmailMessage], settings: EmailSettings, cache:
     delivered: list[str] = []
     refused: dict[str, str] = {}
     try:
-        with _connect(settings, user, password) as smtp:
-            for address in pending:
-                message = compose(address)
-                _mark(record, address, SENDING, delivered)
-                try:
-                    failures = smtp.send_message(message, from_addr=settings.sender,
-                                                 to_addrs=[address])
-                except smtplib.SMTPRecipientsRefused as err:
-                    failures = err.recipients
-                except smtplib.SMTPDataError as err:  # the message refused for this address
-                    said = err.smtp_error
-                    failures = {address: (err.smtp_code, said if isinstance(said, bytes)
-                                          else str(said).encode())}
-                if failures:
-                    ((code, text),) = failures.values()
-                    refused[address] = _answer(code, text)
-                    _mark(record, address, REFUSED, delivered)
-                    continue
-                delivered.append(address)
-                _mark(record, address, SENT, delivered)
+        smtp = _connect(settings, user, password)
     except smtplib.SMTPAuthenticationError as err:
         _log_said(where, err)
         raise EmailError(f"{where} refused the login of the user in "
-                         f"{settings.username_env or '(no user)'}: {_answer(err.smtp_code, err.smtp_error)}"
-                         ) from err
+                         f"{settings.username_env or '(no user)'}: "
+                         f"{_answer(err.smtp_code, err.smtp_error)}") from err
     except ssl.SSLError as err:
         raise EmailError(f"the TLS connection to {where} failed: {err.reason or err}") from err
     except smtplib.SMTPNotSupportedError as err:
         raise EmailError(f"{where} does not offer STARTTLS: set [email] security to \"ssl\" "
                          "(port 465) or, on a trusted network only, \"none\"") from err
     except (smtplib.SMTPException, OSError) as err:
+        raise EmailError(f"could not send through {where}: {_cause(err)}") from err
+    try:
+        with smtp:
+            for address in pending:
+                why = _hand_over(smtp, where, settings, compose(address), address, record,
+                                 delivered)
+                if why:
+                    refused[address] = why
+    except (smtplib.SMTPException, OSError) as err:
         if isinstance(err, smtplib.SMTPResponseException):
             _log_said(where, err)
         in_doubt = [a for a in pending if record.state(a) == SENDING]
         raise EmailError(f"could not send through {where}: {_cause(err)}"
-                         + _so_far(delivered, in_doubt)) from err
+                         + _so_far(delivered, in_doubt + held)) from err
     if refused and not delivered and not done:
         raise EmailError(f"{where} refused every recipient: "
-                         + "; ".join(f"{a} ({why})" for a, why in refused.items()))
+                         + "; ".join(f"{a} ({why})" for a, why in refused.items())
+                         + _so_far([], held))
     return Delivery(tuple(delivered), tuple(done), refused, tuple(held))
+
+
+def _hand_over(smtp: smtplib.SMTP, where: str, settings: EmailSettings, message: EmailMessage,
+               address: str, record: SendRecord, delivered: list[str]) -> str:
+    """One message to one reader, step by step, so that only a failure after the message
+    itself was handed over leaves the reader in doubt (marked *sending*). Returns why the
+    server refused the reader ("" once accepted); a failure of the whole session raises."""
+    sender, to = parseaddr(settings.sender)[1] or settings.sender, mailbox(address)
+    data, options = _flatten(smtp, message, sender, to)
+    if data is None:
+        _mark(record, address, REFUSED, delivered)
+        return "the server does not take international addresses (no SMTPUTF8)"
+    smtp.ehlo_or_helo_if_needed()
+    code, said = smtp.mail(sender, options)
+    if code != 250:
+        smtp.rset()
+        raise smtplib.SMTPSenderRefused(code, said, sender)
+    code, said = smtp.rcpt(to)
+    if code not in (250, 251):
+        smtp.rset()
+        _mark(record, address, REFUSED, delivered)
+        return _refusal(where, address, code, said)
+    _mark(record, address, SENDING, delivered)  # from here on it may arrive
+    try:
+        code, said = smtp.data(data)
+    except smtplib.SMTPDataError as err:  # DATA itself refused: nothing was handed over
+        smtp.rset()
+        _mark(record, address, REFUSED, delivered)
+        return _refusal(where, address, err.smtp_code, err.smtp_error)
+    if code != 250:
+        smtp.rset()
+        _mark(record, address, REFUSED, delivered)
+        return _refusal(where, address, code, said)
+    delivered.append(address)
+    _mark(record, address, SENT, delivered)
+    return ""
+
+
+def _flatten(smtp: smtplib.SMTP, message: EmailMessage, sender: str, to: str
+             ) -> tuple[bytes | None, list[str]]:
+    """The message's bytes and MAIL options, as smtplib's send_message makes them; None for
+    an international address the server cannot take."""
+    smtp.ehlo_or_helo_if_needed()
+    international = not (sender + to).isascii()
+    if international and not smtp.has_extn("smtputf8"):
+        return None, []
+    with io.BytesIO() as out:
+        policy = (message.policy.clone(utf8=True)  # type: ignore[call-arg]
+                  if international else message.policy)
+        email.generator.BytesGenerator(out, policy=policy).flatten(message, linesep="\r\n")
+        data = out.getvalue()
+    return data, (["SMTPUTF8", "BODY=8BITMIME"] if international else [])
 
 
 def _mark(record: SendRecord, address: str, state: str, delivered: list[str]) -> None:
@@ -261,7 +317,17 @@ def _answer(code: int, text: bytes | str) -> str:
 def _log_said(where: str, err: smtplib.SMTPResponseException) -> None:
     said = err.smtp_error.decode(errors="replace") if isinstance(err.smtp_error, bytes) \
         else str(err.smtp_error)
-    log.warning("%s answered %s: %s", where, err.smtp_code, " ".join(said.split())[:300])
+    # Redacted whole before it is shortened: a secret cut in two would match nothing.
+    log.warning("%s answered %s: %s", where, err.smtp_code,
+                " ".join(redact_text(said).split())[:300])
+
+
+def _refusal(where: str, address: str, code: int, said: bytes | str) -> str:
+    """Why the server refused a reader, in our words; its own words to the log."""
+    text = said.decode(errors="replace") if isinstance(said, bytes) else str(said)
+    log.warning("%s refused the newsletter for %s: %s %s", where, address, code,
+                " ".join(redact_text(text).split())[:300])
+    return _answer(code, said)
 
 
 def _cause(err: BaseException) -> str:

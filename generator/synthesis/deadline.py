@@ -27,6 +27,7 @@ class Watch:
         self.deadline, self.stall_s = deadline, stall_s
         self.last_token: float | None = None
         self.fired = ""  # DEADLINE or STALLED once the stream was cut
+        self.released = False  # let go: its socket may serve another request now
 
     def token(self) -> None:
         self.last_token = time.monotonic()
@@ -39,19 +40,19 @@ class Watch:
     def check(self, now: float) -> None:
         """Cut the stream if it is overdue (also called by the reader between chunks: a
         stream whose socket the watchdog cannot reach is still cut at the next chunk)."""
-        if self.fired or now < self.due():
-            return
-        self.fired = DEADLINE if now >= self.deadline else STALLED
-        if self._sock is not None:
-            try:
-                self._sock.shutdown(socket.SHUT_RDWR)
-            except OSError:  # already closed: the read has ended anyway
-                pass
+        with self._dog.lock:  # never after `release`: the socket may be another request's
+            if self.released or self.fired or now < self.due():
+                return
+            self.fired = DEADLINE if now >= self.deadline else STALLED
+            if self._sock is not None:
+                try:
+                    self._sock.shutdown(socket.SHUT_RDWR)
+                except OSError:  # already closed: the read has ended anyway
+                    pass
 
-    def __enter__(self) -> Watch:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
+    def release(self) -> None:
+        """Stop watching, before the stream is closed (its connection may go back to the
+        pool and serve another request, whose socket must never be shut down)."""
         self._dog.release(self)
 
 
@@ -60,7 +61,8 @@ class Watchdog:
 
     def __init__(self) -> None:
         self._watches: set[Watch] = set()
-        self._cond = threading.Condition()
+        self.lock = threading.RLock()
+        self._cond = threading.Condition(self.lock)
         self._thread: threading.Thread | None = None
 
     def watch(self, response: Any, timeout_s: float, stall_s: float, started: float) -> Watch:
@@ -80,6 +82,7 @@ class Watchdog:
 
     def release(self, watch: Watch) -> None:
         with self._cond:
+            watch.released = True
             self._watches.discard(watch)
 
     def _run(self) -> None:

@@ -159,7 +159,7 @@ class ChatClient:
             # this way): read as the refusal it is, a context one included, not a cut stream.
             said = detail(err.message)
             log.warning("the server at %s refused a request in its stream: %s", self.base_url,
-                        said)
+                        said[:600])
             status = 400 if context_from_error(said) else 500
             raise LlmRequestError(
                 f"the server at {self.base_url} refused the request in its stream: "
@@ -195,7 +195,7 @@ class ChatClient:
         said = detail(body_text(err.body, err.message))
         if said not in self._logged:
             self._logged.add(said)
-            log.warning("%s answered HTTP %s: %s", self.base_url, err.status_code, said)
+            log.warning("%s answered HTTP %s: %s", self.base_url, err.status_code, said[:600])
         return said
 
     def _create(self, client: openai.OpenAI, request: PromptRequest, stream: bool) -> Any:
@@ -240,44 +240,47 @@ class ChatClient:
         stream = self._create(client, request, stream=True)
         content: list[str] = []
         reasoning: list[str] = []
-        finish, model, usage, ttft, pieces, begun = "", "", Usage(), None, 0, False
-        with self._watchdog.watch(stream.response, self._timeout, self._stall, opened) as watch:
-            try:
-                for chunk in stream:
-                    model = chunk.model or model
-                    if chunk.usage is not None:
-                        usage = _usage(chunk.usage)
-                    watch.check(time.monotonic())
-                    if watch.fired:
-                        break
-                    if not chunk.choices:
-                        continue
-                    choice = chunk.choices[0]
-                    delta = choice.delta
-                    extra = delta.model_extra or {}
-                    text = delta.content or ""
-                    thought = str(extra.get("reasoning_content") or extra.get("reasoning") or "")
-                    begun = begun or bool(delta.role or text or thought)
-                    if (text or thought) and ttft is None:
-                        ttft = time.perf_counter() - started
-                        events.first_token()
-                    if text or thought:
-                        pieces += 1
-                        watch.token()
-                        events.progress(pieces)
-                    content.append(text)
-                    reasoning.append(thought)
-                    finish = choice.finish_reason or finish
-            except Exception as err:  # the transport's own errors when a stream breaks off
+        finish, model, usage, ttft, pieces, begun, cut = "", "", Usage(), None, 0, False, False
+        watch = self._watchdog.watch(stream.response, self._timeout, self._stall, opened)
+        try:
+            for chunk in stream:
+                model = chunk.model or model
+                if chunk.usage is not None:
+                    usage = _usage(chunk.usage)
+                watch.check(time.monotonic())
                 if watch.fired:
-                    raise self._cut(watch, content, reasoning) from err
-                if isinstance(err, openai.APIError):
-                    raise
-                raise LlmRequestError(f"the answer from {self.base_url} broke off midway "
-                                      f"({type(err).__name__}: {err})", overload=True) from err
-            finally:
-                stream.close()
-        if watch.fired:
+                    cut = True
+                    break
+                if not chunk.choices:
+                    continue
+                choice = chunk.choices[0]
+                delta = choice.delta
+                extra = delta.model_extra or {}
+                text = delta.content or ""
+                thought = str(extra.get("reasoning_content") or extra.get("reasoning") or "")
+                begun = begun or bool(delta.role or text or thought)
+                if (text or thought) and ttft is None:
+                    ttft = time.perf_counter() - started
+                    events.first_token()
+                if text or thought:
+                    pieces += 1
+                    watch.token()
+                    events.progress(pieces)
+                content.append(text)
+                reasoning.append(thought)
+                finish = choice.finish_reason or finish
+        except Exception as err:  # the transport's own errors when a stream breaks off
+            if watch.fired:
+                raise self._cut(watch, content, reasoning) from err
+            if isinstance(err, openai.APIError):
+                raise
+            log.info("a stream from %s broke off: %r", self.base_url, err)
+            raise LlmRequestError(f"the answer from {self.base_url} broke off midway "
+                                  f"({_transport_words(err)})", overload=True) from err
+        finally:
+            watch.release()  # before the connection can go back to the pool
+            stream.close()
+        if cut or (watch.fired and not finish):  # cut, not one that ended as it fired
             raise self._cut(watch, content, reasoning)
         return _Answer("".join(content), "".join(reasoning), finish, usage, model, ttft,
                        begun)
@@ -358,9 +361,23 @@ def _dropped(err: openai.APIConnectionError) -> bool:
 
 
 def _cause(err: openai.APIConnectionError) -> str:
+    """What went wrong with the connection, in our words: a transport error's own text can
+    quote what the server sent (a malformed header line), so it goes to the log only."""
     import openai
 
     if isinstance(err, openai.APITimeoutError):
         return "timed out"
     cause = err.__cause__
-    return f"{type(cause).__name__}: {cause}" if cause else "connection failed"
+    log.info("connection error: %r", cause)
+    if not _dropped(err):
+        return "could not connect: is the server running, and is [llm] base_url right?"
+    return f"the connection failed: {_transport_words(cause)}"
+
+
+def _transport_words(error: BaseException | None) -> str:
+    name = type(error).__name__ if error is not None else ""
+    if "RemoteProtocol" in name:
+        return "the server closed it without a complete response"
+    if "Read" in name or "Write" in name:
+        return "the connection broke while reading or sending"
+    return name or "unknown"

@@ -53,10 +53,11 @@ def body_text(body: Any, fallback: str) -> str:
     return fallback
 
 
-def detail(text: str, limit: int = 600) -> str:
-    """A server's message as one line for the log and for reading its cause: every line that
-    says something (a validation error, the exception line), the frames of a traceback and
-    source paths left out, secrets redacted."""
+def detail(text: str, limit: int = 20_000) -> str:
+    """A server's message as one line for reading its cause and for the log (which shortens
+    it): every line that says something (a validation error, the exception line), the frames
+    of a traceback and source paths left out, secrets redacted. Its cause may be anywhere in
+    it (a context refusal after a long validation error), so only a huge one is cut."""
     lines = text.splitlines()
     kept: list[str] = []
     in_frame = False
