@@ -125,6 +125,11 @@ class Completion:
     def truncated(self) -> bool:
         return self.finish_reason == "length"
 
+    @property
+    def cut(self) -> bool:
+        """Kept although it stops mid-sentence: a stream cut behind a proxy (synthesis/cuts.py)."""
+        return self.finish_reason == "cut"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,

@@ -135,9 +135,27 @@ def test_the_width_remembered_is_one_the_server_was_seen_to_hold() -> None:
     nothing = AdaptiveWidth(start=4)
     nothing.answered(ok=False, overloaded=True, ticket=nothing.sent())
     assert nothing.settled == 1
-    # A server that kept up with everything: what was in flight at once.
+    # A server that kept up with everything: the most that were in flight at once.
     kept = AdaptiveWidth(start=2)
-    tickets = [kept.sent() for _ in range(5)]
-    for ticket in tickets:
+    a, b = kept.sent(), kept.sent()
+    kept.answered(ok=True, overloaded=False, ticket=a)  # one more at once from now on
+    c, d = kept.sent(), kept.sent()  # three in flight
+    for ticket in (b, c, d):
         kept.answered(ok=True, overloaded=False, ticket=ticket)
-    assert kept.settled == 5
+    assert kept.settled == 3
+
+
+def test_overload_from_requests_sent_before_a_back_off_narrows_only_once() -> None:
+    """Two requests sent at width four both dropped: one crowd, one back-off (to two, never
+    again above three), not a second one to one."""
+    width = AdaptiveWidth(start=4)
+    tickets = [width.sent() for _ in range(4)]
+    width.answered(ok=False, overloaded=True, ticket=tickets[2])
+    width.answered(ok=False, overloaded=True, ticket=tickets[3])
+    assert width.width == 2
+    width.answered(ok=True, overloaded=False, ticket=tickets[0])
+    width.answered(ok=True, overloaded=False, ticket=tickets[1])
+    assert width.width == 3  # grown back, up to just under what showed overload
+    later = width.sent()
+    width.answered(ok=False, overloaded=True, ticket=later)  # sent after: it does narrow
+    assert width.width == 1

@@ -33,6 +33,11 @@ FOUND = {  # kind -> what doctor reports for it
     "llama-cpp-python": ("tokenizer: /extras/tokenize/count (llama-cpp-python)",
                          "json_object with the schema", "usage: not reported",
                          "the server does not report its context length"),
+    # LiteLLM 1.108.7 in front of llama-cpp-python (recorded): its own refusal words, a cut
+    # passed on as `stop`, usage it makes up, no tokenizer.
+    "litellm": ("tokenizer: none", "json_object with the schema",
+                "usage: reported with each answer",
+                "the server does not report its context length"),
 }
 
 
@@ -51,7 +56,8 @@ def test_doctor_names_what_each_server_kind_does(tmp_path: Path, arxiv_server: A
     assert ("limits: /server_info" in result.output) == (kind == "sglang")
     remembered = json.loads((tmp_path / "ws" / ".cache" / "servers.json").read_text())
     (entry,) = remembered.values()
-    assert entry["found"]["structured"] == ("json_object" if kind == "llama-cpp-python"
+    assert entry["found"]["structured"] == ("json_object" if kind in ("llama-cpp-python",
+                                                                      "litellm")
                                             else "json_schema")
 
 
@@ -71,16 +77,43 @@ def test_a_build_answers_every_prompt_on_each_server_kind(
     assert any(c["kind"] == "evidence" for c in edition["completions"])
     remembered = json.loads((tmp_path / "ws" / ".cache" / "servers.json").read_text())
     (entry,) = remembered.values()
-    if kind == "llama-cpp-python":
-        # The one slot cut the first stream while a second request waited: the run backed
-        # off to one at a time, never went wider again, and remembers it.
+    # No answer is kept cut, whatever the proxy called its end.
+    assert not [c["name"] for c in edition["completions"] if c.get("finish_reason") == "cut"]
+    if kind in ("llama-cpp-python", "litellm"):
+        # The one slot cut the first stream while a second request waited (behind LiteLLM,
+        # passed on as `stop`): the run backed off to one at a time, never went wider again,
+        # and remembers it.
         assert state.cut_count >= 1
         assert entry["found"]["concurrency"] == 1
         assert state.max_in_flight <= 2
-        assert entry["found"]["stream_usage"] is False
+        assert entry["found"]["stream_usage"] is (kind == "litellm")
+    if kind == "llama-cpp-python":
         report = (tmp_path / "ws" / "site_src" / "editions" / EDITION / "run-report.md")
         assert "Token counts: unknown" in report.read_text()
         assert not re.search(r"\b0 \(0%\) came from", report.read_text())
     if kind == "sglang":
         assert "concurrency" not in entry["found"] or entry["found"]["concurrency_source"] in (
             "", "/server_info")
+
+
+def test_a_server_that_drops_connections_past_its_capacity_settles_at_what_it_holds(
+        tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer) -> None:
+    """No /server_info, two at once, and a third connection closed with no response at all:
+    every prompt is answered, and the width remembered is never above the two it holds."""
+    state = sglang_server.state.like("vllm")
+    state.plain_openai = True
+    state.drop_beyond = 2
+    state.responder = realistic_responder
+    config = write_config(tmp_path / "ws", arxiv_server, sglang_server, structured=True,
+                          evidence=True)
+    result = run("build", "--config", str(config), "--edition", EDITION)
+    assert result.exit_code == 0, result.output
+    edition = json.loads((tmp_path / "ws" / "site_src" / "editions" / EDITION
+                          / "edition.json").read_text())
+    assert [c["name"] for c in edition["completions"] if c.get("error")] == []
+    assert state.dropped >= 1 and state.max_in_flight <= 2
+    remembered = json.loads((tmp_path / "ws" / ".cache" / "servers.json").read_text())
+    (entry,) = remembered.values()
+    # Two, or one where the server still counted a finished answer when the next request
+    # came (a client cannot see when a server lets go of a connection): never above two.
+    assert entry["found"]["concurrency"] in (1, 2)

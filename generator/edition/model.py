@@ -201,6 +201,10 @@ class SynthesisPage:
     def truncated(self) -> bool:
         return any(a.completion.truncated for a in self.answers)
 
+    @property
+    def cut(self) -> bool:
+        return any(a.completion.cut for a in self.answers)
+
 
 def _total(values: Iterable[int | None]) -> int | None:
     """The sum of the figures a server reported; None when it reported none of them."""

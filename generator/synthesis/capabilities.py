@@ -68,7 +68,8 @@ class Capabilities:
                    if self.context_tokens else "not stated: set [llm] context_tokens")
         concurrency = (f"{self.concurrency} at once ({self.concurrency_source})"
                        if self.concurrency else "not stated: starts at 2 and grows while "
-                       "answers come back clean, halves on 429/5xx or a cut stream")
+                       "answers come back clean, halves on 429/503, a dropped connection or a cut "
+                       "stream")
         return [
             ("limits", known(self.limits, "/server_info" if self.limits else
                              "not stated (no /server_info)")),

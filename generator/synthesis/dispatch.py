@@ -151,12 +151,13 @@ class AdaptiveWidth:
         self.used = False  # set by the batch runner when the server did not state its limits
         self._ceiling: int | None = None
         self._overloads = 0
+        self._backed_off_at = 0  # tickets from here on were sent after the last back-off
         self._next = 0
         self._open: set[int] = set()  # tickets in flight
         self._groups: list[frozenset[int]] = []  # what was in flight at each send, undecided
         self._held_by: dict[int, bool] = {}  # ticket -> answered without a sign of overload
         self._held = 0  # the most in flight at once, every one of them held
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
 
     @property
     def width(self) -> int:
@@ -173,8 +174,10 @@ class AdaptiveWidth:
             return 1 if self._overloads else self._width
 
     def sent(self) -> int:
-        """A request goes out: its ticket, handed back to `answered`."""
+        """A request goes out, once fewer than `width` are in flight (a worker that took it
+        before the width fell waits here): its ticket, handed back to `answered`."""
         with self._lock:
+            self._lock.wait_for(lambda: len(self._open) < self._width)
             ticket = self._next
             self._next += 1
             self._open.add(ticket)
@@ -188,13 +191,18 @@ class AdaptiveWidth:
                 self._held_by[ticket] = not overloaded
                 self._settle_groups()
             if overloaded:
-                # Never again as wide as what showed overload: a server with one slot that
-                # cuts a stream when another request waits (llama-cpp-python) stays at one.
                 self._overloads += 1
-                self._ceiling = max(1, min(self._ceiling or self._width, self._width - 1))
-                self._width = max(1, self._width // 2)
+                if ticket is None or ticket >= self._backed_off_at:
+                    # Never again as wide as what showed overload: a server with one slot that
+                    # cuts a stream when another request waits (llama-cpp-python) stays at one.
+                    # Requests sent before this back-off met the same crowd: they say nothing
+                    # of the narrower width, so they do not narrow it again.
+                    self._ceiling = max(1, min(self._ceiling or self._width, self._width - 1))
+                    self._width = max(1, self._width // 2)
+                    self._backed_off_at = self._next
             elif ok and (self._ceiling is None or self._width < self._ceiling):
                 self._width += 1
+            self._lock.notify_all()
 
     def _settle_groups(self) -> None:
         """Credit each group of requests that were in flight together once all are answered."""

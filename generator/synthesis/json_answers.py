@@ -18,6 +18,7 @@ from ..chat_models import Completion, Message, PromptRequest
 from ..errors import LlmRequestError
 from ..kinds import schema_for
 from ..ports import ChatModel
+from .cuts import json_cut, suspect_message
 from .llm_client import StreamEvents
 from .server_errors import format_refusal
 from .structured import InvalidAnswer, parse_answer
@@ -57,7 +58,8 @@ def format_refused(err: LlmRequestError) -> bool:
 
 
 def ask_for_json(client: ChatModel, request: PromptRequest, events: StreamEvents,
-                formats: StructuredFormats, *, retry: bool = True) -> Completion:
+                formats: StructuredFormats, *, retry: bool = True,
+                cuts: bool | None = None) -> Completion:
     """A JSON answer that matches the request's schema: constrained by the server where it can,
     else asked for in words (the schema is in the task either way), and asked once more if the
     answer does not parse or validate. The completion's content is the validated JSON."""
@@ -81,6 +83,11 @@ def ask_for_json(client: ChatModel, request: PromptRequest, events: StreamEvents
     try:
         data = parse_answer(completion.content, schema)
     except InvalidAnswer as err:
+        if cuts is False and json_cut(completion, request.max_tokens):
+            # A proxy's `stop` on a stream cut mid-JSON (cuts.py): a sign of overload, sent
+            # again fewer at a time rather than corrected.
+            raise LlmRequestError(suspect_message(client.base_url, request, completion),
+                                  overload=True) from err
         log.warning("%s: %s; asking once more", request.name, err)
         corrected = replace(request, messages=(*request.messages,
                                            Message("assistant", completion.content[:4000]),

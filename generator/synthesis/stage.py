@@ -13,6 +13,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 from ..cache import Cache, completion_key
@@ -21,6 +22,7 @@ from ..errors import LlmRequestError
 from ..kinds import KINDS, structured
 from ..ports import ChatModel
 from ..urls import redact_text
+from .cuts import CUT, SUSPECT_CUT, looks_cut, suspect_message
 from .dispatch import GATE_TIMEOUT_S, AdaptiveWidth, Dispatcher, concurrency, dispatch_plan
 from .json_answers import StructuredFormats, ask_for_json
 from .llm_client import StreamEvents
@@ -127,6 +129,7 @@ def run_batch(
 
         pool = _Pool(limit)
         overloads: dict[int, int] = defaultdict(int)  # request index -> times sent again
+        suspected: set[int] = set()  # requests sent again because their answer looked cut
         log.info("sending %d prompt(s), up to %d at a time", len(todo), pool.limit(len(todo)))
 
         def work(index: int) -> None:
@@ -139,7 +142,13 @@ def run_batch(
                 # is sent again below, fewer at a time, never by the client itself.
                 completion, sent = _complete(client, cache, request, run.keys[index],
                                              events, shrink, formats=formats,
-                                             retry=adaptive is None)
+                                             retry=adaptive is None,
+                                             cuts=None if adaptive is None else
+                                             index in suspected)
+            except BaseException:
+                if adaptive is not None:  # workers waiting for a slot must not wait for ever
+                    adaptive.answered(False, False, ticket)
+                raise
             finally:  # a lead that failed before its first token must not hold the others
                 dispatcher.prefilled(index)
             if adaptive is not None:
@@ -148,6 +157,8 @@ def run_batch(
                 if overloaded and overloads[index] < OVERLOAD_RETRIES:
                     # A sign to back off, not yet a failure: sent again, fewer at a time.
                     overloads[index] += 1
+                    if SUSPECT_CUT in completion.error:
+                        suspected.add(index)
                     log.info("%s met an overloaded server (%s); sending it again, %d at a time",
                              request.name, completion.error, adaptive.width)
                     dispatcher.add([index])
@@ -298,22 +309,26 @@ class _Run:
 
 
 def _complete(client: ChatModel, cache: Cache, request: PromptRequest, key: str,
-              events: StreamEvents, shrink: Shrink | None, cuts: int = 0, *,
-              formats: StructuredFormats | None = None,
-              retry: bool = True) -> tuple[Completion, PromptRequest]:
+              events: StreamEvents, shrink: Shrink | None, shrunk: int = 0, *,
+              formats: StructuredFormats | None = None, retry: bool = True,
+              cuts: bool | None = None) -> tuple[Completion, PromptRequest]:
     """One request, and the request as last sent: if the server refuses it for its length,
     again with shorter excerpts (each cut sized by the server's own count, each smaller than
-    the last, at most three)."""
+    the last, at most three).
+
+    `cuts`: None, answers are taken as the server says they ended; False, a prose answer that
+    stops mid-sentence far below its budget comes back as a sign of overload (to be sent again,
+    fewer at a time); True (it was), it is kept, marked as cut, and not cached (cuts.py)."""
     try:
         if request.kind in structured():
             completion = ask_for_json(client, request, events, formats or StructuredFormats(),
-                                      retry=retry)
+                                      retry=retry, cuts=cuts)
         else:
             completion = client.complete(request, events, retry=retry)
     except LlmRequestError as err:
         refusal = refusal_from_error(err.detail or str(err)) if err.status == 400 else None
         # A follow-up (an evidence check) is not rebuilt from the plan: it is not cut.
-        cuttable = refusal and shrink and cuts < MAX_CUTS and request.kind != "evidence"
+        cuttable = refusal and shrink and shrunk < MAX_CUTS and request.kind != "evidence"
         smaller = shrink(request, refusal) if cuttable and refusal and shrink else None
         if smaller is None and refusal and request.kind == "evidence":
             # A check continues its answer's conversation; where even the cut bundle leaves
@@ -330,7 +345,15 @@ def _complete(client: ChatModel, cache: Cache, request: PromptRequest, key: str,
         log.warning("prompt %s was too long for a %d-token context; retrying with shorter "
                     "excerpts", request.name, refusal.context)
         return _complete(client, cache, smaller, completion_key(client.model, smaller), events,
-                         shrink, cuts + 1, formats=formats, retry=retry)
+                         shrink, shrunk + 1, formats=formats, retry=retry, cuts=cuts)
+    if cuts is not None and looks_cut(request, completion):
+        if not cuts:
+            return Completion(name=request.name, model=client.model, overloaded=True,
+                              error=suspect_message(client.base_url, request, completion)
+                              ), request
+        log.warning("%s still stops mid-sentence far below its budget: kept, marked as cut, "
+                    "and not cached", request.name)
+        return replace(completion, finish_reason=CUT), request
     cache.put_completion(key, completion)
     return completion, request
 

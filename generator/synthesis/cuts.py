@@ -1,0 +1,68 @@
+"""An answer that a proxy called finished when it was cut.
+
+A server that interrupts a stream leaves signs on the wire (no finish reason, no `[DONE]`, an
+error event), which the client reads. A proxy can erase all of them: LiteLLM 1.108.7 passes a
+stream that llama-cpp-python cut on as `finish_reason: "stop"`, with usage it computed from
+what arrived (recorded in ../shared/fixtures/servers/). What is left is the text itself: prose
+that stops mid-sentence far below its token budget. Such an answer is sent again, once fewer
+are in flight; one that still looks cut is kept, marked as cut on its page, and never cached.
+Only for servers that do not state their limits: SGLang neither cuts for a waiter nor hides it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ..chat_models import Completion, PromptRequest
+from ..kinds import structured
+
+SUSPECT_CUT = "stopped mid-sentence"  # in the error of an answer sent again for looking cut
+CUT = "cut"  # the finish reason of an answer kept although it still looked cut
+_BUDGET_SHARE = 0.25  # an answer this far below its max_tokens that stops mid-sentence
+_WHOLE_LINE_RE = re.compile(r"^\s*(?:[-*+] |\d+[.)] |\||#|```|\$\$|>)")
+
+
+def looks_cut(request: PromptRequest, completion: Completion) -> bool:
+    """Whether a prose answer that says it stopped by itself reads as cut off."""
+    if request.kind in structured() or completion.finish_reason != "stop":
+        return False
+    text = completion.content.rstrip()
+    if not text:
+        return False
+    used = completion.usage.completion_tokens
+    if used is None:
+        used = (len(completion.content) + len(completion.reasoning)) // 4
+    if used >= request.max_tokens * _BUDGET_SHARE:
+        return False
+    last = text.splitlines()[-1]
+    if _WHOLE_LINE_RE.match(last):  # a list item, table row, heading or fence needs no stop
+        return False
+    return text[-1].isalnum() or text[-1] in ",;:(-–—"
+
+
+def suspect_message(base_url: str, request: PromptRequest, completion: Completion) -> str:
+    used = completion.usage.completion_tokens
+    size = f"{used:,} tokens" if used is not None else f"{len(completion.content):,} characters"
+    return (f"the answer from {base_url} {SUSPECT_CUT} after {size} of its "
+            f"{request.max_tokens:,}-token budget, as a cut stream does behind a proxy that "
+            "hides the cut")
+
+
+def json_cut(completion: Completion, max_tokens: int) -> bool:
+    """Whether a JSON answer that says it stopped by itself ends before its JSON does (the
+    parser ran out of text, not into a wrong character), far below its budget."""
+    if completion.finish_reason != "stop":
+        return False
+    used = completion.usage.completion_tokens
+    if used is not None and used >= max_tokens * _BUDGET_SHARE:
+        return False
+    text = completion.content.strip()
+    text = text.removeprefix("```json").removeprefix("```").strip()
+    if not text.startswith(("{", "[")):
+        return False
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as err:
+        return err.pos >= len(text.rstrip("`").rstrip()) - 1
+    return False
