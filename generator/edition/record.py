@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..chat_models import PromptKind
+from ..chat_models import UNFIT_CHECK, PromptKind
 from ..config import ThinkingPrompt
 from ..errors import DigestError
 from ..models import paper_slug
@@ -101,6 +101,13 @@ class EditionRecord:
         """The brief's one-line summary of a paper of this edition ("" without one)."""
         brief = (self.data.get("briefs") or {}).get(str(number))
         return str(brief.get("tldr", "")) if isinstance(brief, dict) else ""
+
+    @property
+    def failed_prompts(self) -> int:
+        """Prompts of this edition that failed (a check that did not fit is not a failure)."""
+        return sum(1 for c in self.data.get("completions") or ()
+                   if isinstance(c, dict) and c.get("error")
+                   and not str(c["error"]).startswith(UNFIT_CHECK))
 
     @property
     def interests(self) -> str:
