@@ -168,12 +168,23 @@ def check_context(config: Config, cache: Cache, found: Capabilities,
               "evidence check)")
     if context < needed:
         return Check("context", "problem", detail,
-                     f"start the server with --context-length {suggested_context(needed)}, or "
-                     "lower [arxiv] max_pdf_chars / full_text_papers")
+                     f"start the server with {context_flag(found, suggested_context(needed))}, "
+                     "or lower [arxiv] max_pdf_chars / full_text_papers")
     if context < needed * 1.1:
         return Check("context", "warning", detail + ": little headroom",
-                     f"consider --context-length {suggested_context(needed)}")
+                     f"consider {context_flag(found, suggested_context(needed))}")
     return Check("context", "ok", detail)
+
+
+def context_flag(found: Capabilities, tokens: int) -> str:
+    """How the server found sets its context length, on its own command line."""
+    if found.limits:
+        return f"--context-length {tokens} (SGLang)"
+    return {"vllm": f"--max-model-len {tokens} (vLLM)",
+            "llama.cpp": f"-c {tokens} (llama-server)",
+            "llama-cpp-python": f"--n_ctx {tokens} (llama-cpp-python)"}.get(
+        found.tokenizer or "", f"a context of {tokens} tokens (its own setting for it), and set "
+                               f"[llm] context_tokens = {tokens}")
 
 
 def check_sglang(config: Config, info: dict[str, Any]) -> list[Check]:

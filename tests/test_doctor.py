@@ -153,3 +153,19 @@ def test_doctor_and_server_command_count_as_the_build_does(
     command = CliRunner().invoke(cli, ["server-command", "--config", str(workspace)])
     assert "at its measured token rate" in command.output
     assert int(command.output.strip().rsplit(" ", 1)[1]) >= counted
+
+
+def test_the_context_advice_fits_the_server_kind_found() -> None:
+    """SGLang's --context-length is no use to a llama-cpp-python user."""
+    from generator.doctor import context_flag
+    from generator.synthesis.capabilities import Capabilities
+
+    assert context_flag(Capabilities(limits=True, tokenizer="sglang"), 65536) == (
+        "--context-length 65536 (SGLang)")
+    assert context_flag(Capabilities(limits=False, tokenizer="vllm"), 65536) == (
+        "--max-model-len 65536 (vLLM)")
+    assert context_flag(Capabilities(limits=False, tokenizer="llama.cpp"), 8192) == (
+        "-c 8192 (llama-server)")
+    assert context_flag(Capabilities(limits=False, tokenizer="llama-cpp-python"), 8192) == (
+        "--n_ctx 8192 (llama-cpp-python)")
+    assert "[llm] context_tokens = 8192" in context_flag(Capabilities(tokenizer=""), 8192)
