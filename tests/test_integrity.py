@@ -27,7 +27,7 @@ from generator.chat_models import PromptRequest
 from generator.cli import cli
 from generator.cli_common import write_error
 from generator.edition.render import make_environment, render_edition, write_pages
-from generator.errors import SiteBuildError
+from generator.errors import LlmRequestError, SiteBuildError
 from generator.models import valid_arxiv_id
 from generator.publish.sanitize import lost_text, sanitize_html
 from generator.publish.site import build_site, with_our_plugins
@@ -211,7 +211,7 @@ def test_a_key_echoed_by_the_server_reaches_no_message_or_answer() -> None:
                                 question="", messages=(), max_tokens=50, temperature=0)
         server.state.faults.append(Fault(400, f"bad request; headers were Authorization: "
                                               f"Bearer {KEY}, x-api-key: {KEY}"))
-        with pytest.raises(Exception) as raised:
+        with pytest.raises(LlmRequestError) as raised:
             client.complete(request)
         # Our words are published; the server's (kept for the log) are redacted.
         assert KEY not in str(raised.value) and "Bearer" not in str(raised.value)

@@ -67,7 +67,7 @@ def cut_ending(kind: str) -> list[str]:
     """What the server sends after the last token of a stream its one slot interrupted:
     llama-cpp-python `[DONE]` with no finish reason; LiteLLM a made-up `stop`, then `[DONE]`."""
     events = stream_events(kind, "06b_two_streams_second_after_1s_max200_a_")
-    ending = []
+    ending: list[str] = []
     for event in reversed(events):
         if event != "[DONE]" and '"content"' in event:
             break
