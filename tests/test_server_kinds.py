@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -61,22 +62,29 @@ def test_doctor_names_what_each_server_kind_does(tmp_path: Path, arxiv_server: A
                                             else "json_schema")
 
 
-@pytest.mark.parametrize("kind", list(FOUND))
-def test_a_build_answers_every_prompt_on_each_server_kind(
-        tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer, kind: str) -> None:
-    state = sglang_server.state.like(kind)
-    state.responder = realistic_responder  # answers that cite papers: evidence checks follow
+def build_answering_every_prompt(tmp_path: Path, arxiv_server: ArxivServer,
+                                 sglang_server: SglangServer) -> tuple[dict[str, Any], Any]:
+    """A build with briefs, themes and evidence checks on, each prompt answered: the edition's
+    record, and what the workspace remembers of the server."""
+    sglang_server.state.responder = realistic_responder  # answers that cite: checks follow
     config = write_config(tmp_path / "ws", arxiv_server, sglang_server, structured=True,
                           evidence=True)
     result = run("build", "--config", str(config), "--edition", EDITION)
     assert result.exit_code == 0, result.output
     edition = json.loads((tmp_path / "ws" / "site_src" / "editions" / EDITION
                           / "edition.json").read_text())
-    failed = [c["name"] for c in edition["completions"] if c.get("error")]
-    assert failed == []
+    assert [c["name"] for c in edition["completions"] if c.get("error")] == []
     assert any(c["kind"] == "evidence" for c in edition["completions"])
     remembered = json.loads((tmp_path / "ws" / ".cache" / "servers.json").read_text())
     (entry,) = remembered.values()
+    return edition, entry
+
+
+@pytest.mark.parametrize("kind", list(FOUND))
+def test_a_build_answers_every_prompt_on_each_server_kind(
+        tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer, kind: str) -> None:
+    state = sglang_server.state.like(kind)
+    edition, entry = build_answering_every_prompt(tmp_path, arxiv_server, sglang_server)
     # No answer is kept cut, whatever the proxy called its end.
     assert not [c["name"] for c in edition["completions"] if c.get("finish_reason") == "cut"]
     if kind in ("llama-cpp-python", "litellm"):
@@ -103,17 +111,8 @@ def test_a_server_that_drops_connections_past_its_capacity_settles_at_what_it_ho
     state = sglang_server.state.like("vllm")
     state.plain_openai = True
     state.drop_beyond = 2
-    state.responder = realistic_responder
-    config = write_config(tmp_path / "ws", arxiv_server, sglang_server, structured=True,
-                          evidence=True)
-    result = run("build", "--config", str(config), "--edition", EDITION)
-    assert result.exit_code == 0, result.output
-    edition = json.loads((tmp_path / "ws" / "site_src" / "editions" / EDITION
-                          / "edition.json").read_text())
-    assert [c["name"] for c in edition["completions"] if c.get("error")] == []
+    _, entry = build_answering_every_prompt(tmp_path, arxiv_server, sglang_server)
     assert state.dropped >= 1 and state.max_in_flight <= 2
-    remembered = json.loads((tmp_path / "ws" / ".cache" / "servers.json").read_text())
-    (entry,) = remembered.values()
     # Two, or one where the server still counted a finished answer when the next request
     # came (a client cannot see when a server lets go of a connection): never above two.
     assert entry["found"]["concurrency"] in (1, 2)
