@@ -245,12 +245,12 @@ def _mark(record: SendRecord, address: str, state: str, delivered: list[str]) ->
                 else "The newsletter went out to nobody")
         if state == SENDING:  # nothing is in doubt: the message was not handed over
             raise EmailError(f"the send record {record.path} could not be written ({why}), "
-                               f"so nothing more was sent. {went}.") from err
+                             f"so nothing more was sent. {went}.") from err
         raise EmailError(
             f"the send record {record.path} could not be written ({why}) after the server "
             f"{'accepted' if state == SENT else 'refused'} the message for {address}. {went}. "
             "Running `digest send` again will not send it to them again: the record holds "
-            f"{address} back as possibly sent (`--resend` sends to everyone)") from err
+            f"{address} back as possibly sent (`--resend-held` sends to them)") from err
 
 
 def _so_far(delivered: list[str], in_doubt: list[str]) -> str:
@@ -259,7 +259,7 @@ def _so_far(delivered: list[str], in_doubt: list[str]) -> str:
         said += f"; the newsletter went out to {', '.join(delivered)} (recorded)"
     if in_doubt:
         said += (f"; {', '.join(in_doubt)} may have received it: the next `digest send` holds "
-                 "them back (`--resend` sends to everyone)")
+                 "them back (`--resend-held` sends to them)")
     return said
 
 
