@@ -265,3 +265,38 @@ def test_without_evidence_an_answer_is_linked_and_carries_no_marks() -> None:
     assert linked.count("](papers/") >= 4  # Papers 1 and 2, each cited twice, are links
     assert dict(linker.result.cited) == {1: 2, 2: 2}
     assert {p.number for p in linker.result.problems} == {3}  # no Paper 3 in this bundle
+
+
+def test_a_check_made_alone_carries_only_the_cited_papers_and_says_so() -> None:
+    """Where an answer's conversation does not fit, its check is asked with the cited papers'
+    sections of the bundle (cut alike), a stand-in for the answer and the same claims."""
+    from generator.bundle import build_bundle
+    from generator.chat_models import Message, PromptRequest
+    from generator.config import EvidenceSettings
+    from generator.models import Source
+    from generator.synthesis.evidence import ALONE_TITLE, evidence_requests, standalone_check
+
+    long_text = FullText("ok", "word " * 20_000, 9, 9)
+    bundle = build_bundle([Source(p, long_text) for p in PAPERS])
+    parent = PromptRequest(name="research-map", title="Research map", kind="research_map",
+                           question="", messages=(Message("system", "sys"), Message(
+                               "user", f"{bundle.text}\n---\nWrite a research map.")),
+                           max_tokens=3000, temperature=0.3)
+    answer = Completion(name="research-map", model="m", finish_reason="stop",
+                        content="Paper 2 drafts tokens with a small model. Paper 3 saves memory.")
+    (check,) = evidence_requests(parent, answer, EvidenceSettings(), {1, 2, 3})
+    alone = standalone_check(check, 8_000)
+    assert alone is not None and alone.title == check.title + ALONE_TITLE
+    papers = alone.messages[1].content
+    assert "## Paper 2:" in papers and "## Paper 3:" in papers and "## Paper 1:" not in papers
+    assert alone.messages[-1] == check.messages[-1] and alone.name == check.name
+    assert (sum(len(m.content) for m in alone.messages) / 3 + alone.max_tokens) < 8_000
+    assert standalone_check(alone, 8_000) is None  # never a smaller one of the smaller one
+    assert standalone_check(check, 1_000) is None  # not even the claims fit
+    # The verdicts of such claims say how they were checked.
+    (claim,) = claims_of("Paper 2 drafts tokens with a small model.", {1, 2})
+    batch = Completion(name="e", model="m", finish_reason="stop", content=json.dumps(
+        {"claims": [{"claim": 1, "paper": 2, "quote": "drafts tokens with a small model and "
+                     "verifies them in one pass"}]}))
+    (checked,) = check_claims([claim], [(range(1, 2), batch)], TEXTS, alone={1})
+    assert checked.verdict == "supported" and "checked in a smaller conversation" in checked.note

@@ -257,12 +257,13 @@ def test_a_context_ten_percent_below_the_longest_conversation(
     assert len(state.chat_requests) == sent
 
 
-def test_a_check_that_cannot_fit_is_not_checked_and_the_build_goes_on(
+def test_a_check_whose_conversation_cannot_fit_is_made_in_a_smaller_one(
     tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer
 ) -> None:
     """The config claims a large context, so nothing is cut up front; the server refuses each
     answer, which is cut to fit and answered, but its checks (with room for 12 long quotes)
-    still do not fit: those claims are "not checked", and the build succeeds."""
+    still do not fit their answer's conversation: each is made in a conversation of its own
+    (the cited papers' text and the claims), every claim gets a verdict, and the page says so."""
     state = sglang_server.state
     state.responder = realistic_responder
     state.max_model_len = 12_000
@@ -275,11 +276,17 @@ def test_a_check_that_cannot_fit_is_not_checked_and_the_build_goes_on(
     assert result.exit_code == 0, result.output
     data = record(workspace)
     checks = [c for c in data["completions"] if c["kind"] == "evidence"]
-    assert checks and all(c["error"].startswith("not checked: the answer's conversation")
-                          for c in checks)
-    assert [c["name"] for c in data["completions"] if c["error"] and c["kind"] != "evidence"] == []
+    assert checks and not [c["name"] for c in checks if c["error"]]
+    assert all("(checked in a smaller conversation)" in c["title"] for c in checks)
+    assert [c["name"] for c in data["completions"] if c["error"]] == []
+    alone = [body for body in state.chat_requests
+             if is_evidence(body) and len(body["messages"]) == 4
+             and body["messages"][1]["content"].startswith("# The cited papers")]
+    assert alone and all(state.tokens("".join(str(m["content"]) for m in body["messages"]))
+                         + int(body["max_tokens"]) <= state.max_model_len for body in alone)
     page = (workspace.parent / "site_src" / "editions" / EDITION / "research-map.md").read_text()
-    assert "its check is too long for the model's context" in page
+    assert "checked in a smaller conversation" in page
+    assert "its check is too long for the model's context" not in page
 
 
 def test_a_context_too_small_for_any_excerpt_cuts_the_answers_and_says_so(

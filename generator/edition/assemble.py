@@ -19,7 +19,7 @@ from ..claims import claims_of
 from ..kinds import KINDS, page_stem
 from ..models import Bundle, FetchResult, FullText
 from ..safe_text import md_model
-from ..synthesis.evidence import parse_evidence_name
+from ..synthesis.evidence import ALONE_TITLE, parse_evidence_name
 from ..synthesis.structured import InvalidAnswer, parse_answer
 from .charts import timeline, token_chart
 from .citations import CitationLinker, PageCitations
@@ -189,17 +189,20 @@ def _evidence(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]]
     """Each checked answer's claims with their verdicts, by request name; None when the
     edition asked for no evidence at all ([evidence] off)."""
     batches: dict[str, list[tuple[range, Completion]]] = {}
+    alone: dict[str, set[int]] = {}  # claims checked without their answer's conversation
     for request, completion in pairs:
         parsed = parse_evidence_name(request.name) if request.kind == "evidence" else None
         if parsed:
             batches.setdefault(parsed[0], []).append((parsed[1], completion))
+            if ALONE_TITLE in request.title:
+                alone.setdefault(parsed[0], set()).update(parsed[1])
     if not batches:
         return None
     numbers = {p.number for p in bundle.papers}
     texts = {p.number: PaperText.of(p) for p in bundle.papers}
     return {request.name: check_claims(
                 claims_of(completion.content, numbers, KINDS[request.kind].shift),
-                batches.get(request.name, []), texts)
+                batches.get(request.name, []), texts, alone.get(request.name, ()))
             for request, completion in pairs if KINDS[request.kind].evidence and completion.ok}
 
 

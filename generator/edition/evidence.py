@@ -19,8 +19,8 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from ..chat_models import UNFIT_CHECK, Completion
 from ..claims import FIGURE_RE, Claim, figure_in
@@ -132,7 +132,8 @@ def quote_parts(quote: str) -> list[list[str]]:
 
 
 def check_claims(claims: Sequence[Claim], batches: Sequence[tuple[range, Completion]],
-                 texts: Mapping[int, PaperText]) -> tuple[ClaimCheck, ...]:
+                 texts: Mapping[int, PaperText], alone: Collection[int] = ()
+                 ) -> tuple[ClaimCheck, ...]:
     """A verdict for each claim from the evidence answers, each for a range of claims.
 
     A claim that no batch answered (one that failed, returned invalid JSON, or never ran) is
@@ -151,8 +152,16 @@ def check_claims(claims: Sequence[Claim], batches: Sequence[tuple[range, Complet
         for claim, paper, quote in entries:
             if claim in numbers and claim not in given:
                 given[claim] = (paper, quote)
-    return tuple(_check(c, given.get(c.number), c.number in checked, texts, c.number in unfit)
-                 for c in claims)
+    checks = (_check(c, given.get(c.number), c.number in checked, texts, c.number in unfit)
+              for c in claims)
+    # A claim checked without its answer's conversation (it did not fit the context) says so.
+    return tuple(replace(check, note="; ".join(filter(None, (check.note, ALONE_NOTE))))
+                 if claim.number in alone and claim.number in checked else check
+                 for claim, check in zip(claims, checks, strict=True))
+
+
+ALONE_NOTE = ("checked in a smaller conversation: the answer's did not fit the model's "
+              "context, so the cited papers' text and the claim were asked about alone")
 
 
 def _entries(completion: Completion) -> list[tuple[int, int, str]] | None:

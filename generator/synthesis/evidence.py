@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 
 from ..chat_models import Completion, Message, PromptRequest
 from ..claims import Claim, claims_of
@@ -82,3 +83,50 @@ def _request(parent: PromptRequest, completion: Completion, batch: list[Claim],
                                    sort_keys=True),
         page_title=parent.page_title,
     )
+
+
+# A check made in a conversation of its own, when its answer's conversation does not fit.
+ALONE_TITLE = " (checked in a smaller conversation)"
+_ALONE_ANSWER = ("(My answer is not repeated here: its citing sentences are listed below as "
+                 "claims.)")
+_SECTION_RE = re.compile(r"^## Paper (\d+): ", re.MULTILINE)
+_CITED_RE = re.compile(r"\(cites ([^)]*)\)")
+_CHARS_PER_TOKEN = 3  # a dense tokenizer's count: a smaller conversation must fit for sure
+_SAFETY = 0.85
+
+
+def standalone_check(request: PromptRequest, context_tokens: int) -> PromptRequest | None:
+    """The same evidence check without its answer's conversation: the cited papers' sections
+    of the bundle (cut alike to fit `context_tokens`), a stand-in for the answer, then the
+    claims, which carry their sentences. None where even that cannot fit, or where the
+    request is not a check of an answer's conversation."""
+    if len(request.messages) != 4 or ALONE_TITLE in request.title:
+        return None
+    system, asked, _, task = request.messages
+    cited = {int(n) for group in _CITED_RE.findall(task.content)
+             for n in re.findall(r"Paper (\d+)", group)}
+    bundle = asked.content.rsplit("\n---\n", 1)[0]
+    starts = [(int(m.group(1)), m.start()) for m in _SECTION_RE.finditer(bundle)]
+    sections = {number: bundle[start:end].strip() for (number, start), (_, end)
+                in zip(starts, [*starts[1:], (0, len(bundle))], strict=True)
+                if number in cited}
+    if not sections:
+        return None
+    fixed = len(system.content) + len(task.content) + len(_ALONE_ANSWER) + 400
+    budget = int((context_tokens * _SAFETY - request.max_tokens) * _CHARS_PER_TOKEN) - fixed
+    share = budget // len(sections)
+    if share < 400:  # not even a title and an abstract's first lines each
+        return None
+    shown = "\n\n".join(_cut_section(sections[n], share) for n in sorted(sections))
+    papers = (f"# The cited papers\n\nThe papers of the research bundle that the claims below "
+              f"cite, as the bundle gives them (a long text cut at {share:,} characters).\n\n"
+              f"{shown}\n")
+    return replace(request, title=request.title + ALONE_TITLE,
+                   messages=(system, Message("user", papers),
+                             Message("assistant", _ALONE_ANSWER), task))
+
+
+def _cut_section(section: str, chars: int) -> str:
+    if len(section) <= chars:
+        return section
+    return section[:chars].rsplit(" ", 1)[0] + " …"

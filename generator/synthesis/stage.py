@@ -24,6 +24,7 @@ from ..ports import ChatModel
 from ..urls import redact_text
 from .cuts import CUT, SUSPECT_CUT, looks_cut, suspect_message
 from .dispatch import GATE_TIMEOUT_S, AdaptiveWidth, Dispatcher, concurrency, dispatch_plan
+from .evidence import standalone_check
 from .json_answers import StructuredFormats, ask_for_json
 from .llm_client import StreamEvents
 from .planning import Refusal, refusal_from_error
@@ -330,9 +331,22 @@ def _complete(client: ChatModel, cache: Cache, request: PromptRequest, key: str,
         # A follow-up (an evidence check) is not rebuilt from the plan: it is not cut.
         cuttable = refusal and shrink and shrunk < MAX_CUTS and request.kind != "evidence"
         smaller = shrink(request, refusal) if cuttable and refusal and shrink else None
+        if smaller is None and refusal and request.kind == "evidence" and shrunk < MAX_CUTS:
+            # A check continues its answer's conversation; where that does not fit, the same
+            # check is made in a conversation of its own: the cited papers' text, the claims.
+            smaller = standalone_check(request, refusal.context)
+            if smaller is not None:
+                log.info("%s: its answer's conversation does not fit a %d-token context; "
+                         "checked in a smaller one", request.name, refusal.context)
+                key = completion_key(client.model, smaller)
+                cached = cache.get_completion(key)
+                if cached is not None:  # a rerun: the smaller check was answered before
+                    return _renamed(cached, request.name), smaller
+                return _complete(client, cache, smaller, key, events, shrink, shrunk + 1,
+                                 formats=formats, retry=retry, cuts=cuts)
         if smaller is None and refusal and request.kind == "evidence":
-            # A check continues its answer's conversation; where even the cut bundle leaves
-            # no room for it, its claims are shown as not checked: not a failed build.
+            # Where not even the cited papers' text and the claims fit, its claims are shown
+            # as not checked: not a failed build.
             log.warning("%s: %s", request.name, UNFIT_CHECK)
             return Completion(name=request.name, model=client.model,
                               error=f"{UNFIT_CHECK} ({refusal.context:,} tokens)"), request
