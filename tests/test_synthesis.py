@@ -295,7 +295,12 @@ def test_a_context_too_small_for_any_excerpt_cuts_the_answers_and_says_so(
     """With a 2,048-token context the excerpts go and the answers' budgets are cut, and the
     edition says so (not "excerpts cut to 0 characters so that the longest answer fit")."""
     workspace.write_text(workspace.read_text() + "context_tokens = 2048\n")
+    sglang_server.state.responder = lambda body: Answer("Paper 1 shows that", finish_reason="length")
     assert build(workspace).exit_code == 0
+    page = (workspace.parent / "site_src" / "editions" / EDITION / "research-map.md").read_text()
+    # The cap came from the context: raising max_tokens would not help, a larger context would.
+    assert "Truncated answer" in page and "give the\n    server a larger context" in page
+    assert "Raise `max_tokens`" not in page
     note = record(workspace)["bundle"]["note"]
     assert "were left out" in note and "every answer was limited to" in note
     assert "0 characters" not in note
