@@ -156,8 +156,10 @@ def run_batch(
                 overloaded = _overloaded(completion)
                 adaptive.answered(completion.ok, overloaded, ticket)
                 if overloaded and overloads[index] < OVERLOAD_RETRIES:
-                    # A sign to back off, not yet a failure: sent again, fewer at a time.
+                    # A sign to back off, not yet a failure: sent again, fewer at a time, as
+                    # it was last sent (cut to fit, perhaps: the cut is not made twice).
                     overloads[index] += 1
+                    run.sent_as(index, sent)
                     if SUSPECT_CUT in completion.error:
                         suspected.add(index)
                     log.info("%s met an overloaded server (%s); sending it again, %d at a time",
@@ -297,11 +299,19 @@ class _Run:
         """`sent`: the request as it went out (cut to fit, perhaps), which its follow-ups
         continue: an evidence check of a cut answer carries the cut bundle, as a rerun's will."""
         with self._lock:
-            if sent is not self.requests[index]:
-                self.requests[index] = sent
-                self.keys[index] = completion_key(self._client.model, sent)
+            self._sent_as(index, sent)
             self.results[index] = completion
             return self._expand(index)
+
+    def sent_as(self, index: int, sent: PromptRequest) -> None:
+        """The request at `index` is, from now on, as it was last sent (to be sent again)."""
+        with self._lock:
+            self._sent_as(index, sent)
+
+    def _sent_as(self, index: int, sent: PromptRequest) -> None:
+        if sent is not self.requests[index]:
+            self.requests[index] = sent
+            self.keys[index] = completion_key(self._client.model, sent)
 
     def ordered(self) -> tuple[list[PromptRequest], list[Completion | None]]:
         main = [i for i, p in enumerate(self.parents) if p is None]
