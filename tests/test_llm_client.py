@@ -202,6 +202,18 @@ def test_a_stream_that_never_ends_is_cut_at_its_deadline(sglang_server: SglangSe
     assert chat.complete(request()).ok  # the next answer on the same client is not cut
 
 
+def test_a_context_refusal_inside_a_stream_is_read_as_one(sglang_server: SglangServer) -> None:
+    """An error event inside a streamed 200: a refusal with its numbers, not a cut stream."""
+    state = sglang_server.state
+    state.enforce_context, state.refuse_in_stream, state.max_model_len = True, "event", 1000
+    with pytest.raises(LlmRequestError) as info:
+        client(sglang_server).complete(request(bundle="x " * 4000))
+    assert info.value.status == 400 and not info.value.overload
+    assert "exceed context window of 1000" in info.value.detail
+    assert str(info.value).endswith("refused the request in its stream: the prompt and its "
+                                    "answer are longer than the model's context of 1,000 tokens")
+
+
 def test_connection_refused_during_a_restart_is_retried() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

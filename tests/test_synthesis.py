@@ -152,14 +152,14 @@ def test_the_bundle_is_cut_to_fit_a_small_context(big_workspace: Path,
     assert sglang_server.state.model_requests == models
 
 
-@pytest.mark.parametrize("in_stream", ["", "event", "empty", "stop"],
-                         ids=["http-400", "error-event", "empty-200", "stop-200"])
+@pytest.mark.parametrize("in_stream", ["", "empty", "stop"],
+                         ids=["http-400", "empty-200", "stop-200"])
 def test_a_context_refusal_is_retried_once_with_a_smaller_bundle(
     big_workspace: Path, sglang_server: SglangServer, in_stream: str
 ) -> None:
-    # In-stream: refused inside a streamed 200 with an error event; or, as llama-cpp-python
-    # does (recorded), a 200 with no event at all, or through LiteLLM one `stop` chunk: both
-    # asked again unstreamed, where the server says why.
+    # In-stream, as llama-cpp-python does (recorded): a 200 with no event at all, or through
+    # LiteLLM one `stop` chunk: both asked again unstreamed, where the server says why. (An
+    # error event inside the stream: tests/test_llm_client.py.)
     sglang_server.state.refuse_in_stream = in_stream
     workspace = big_workspace
     # The config claims a large context, so nothing is cut up front; the server refuses.
