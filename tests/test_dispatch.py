@@ -159,3 +159,27 @@ def test_overload_from_requests_sent_before_a_back_off_narrows_only_once() -> No
     later = width.sent()
     width.answered(ok=False, overloaded=True, ticket=later)  # sent after: it does narrow
     assert width.width == 1
+
+
+def test_an_answer_reads_as_cut_from_its_text_or_its_usage() -> None:
+    """Behind a proxy that calls a cut stream finished (LiteLLM: `stop`)."""
+    from generator.chat_models import Completion, Message, PromptRequest, Usage
+    from generator.synthesis.cuts import json_cut, looks_cut
+
+    prose = PromptRequest(name="map", title="Map", kind="research_map", question="",
+                          messages=(Message("user", "x"),), max_tokens=3000, temperature=0.3)
+
+    def answer(text: str, tokens: int | None = None) -> Completion:
+        return Completion(name="map", model="m", content=text, finish_reason="stop",
+                          usage=Usage(completion_tokens=tokens))
+
+    assert looks_cut(prose, answer("Here"))  # the recorded 2-token "answer"
+    assert looks_cut(prose, answer("Work on testing splits into search and", 9))
+    assert looks_cut(prose, answer("A whole sentence.", 900))  # usage says far more came
+    assert not looks_cut(prose, answer("A short answer, complete."))
+    assert not looks_cut(prose, answer("| Paper | Point |\n|---|---|\n| Paper 1 | first |"))
+    assert not looks_cut(prose, answer("- Paper 3 trades cost for recall"))
+    assert not looks_cut(prose, answer("word " * 3000))  # not far below its budget
+    assert json_cut(answer('{"tldr": "A study of'), 300)
+    assert not json_cut(answer('{"tldr": "A study."}'), 300)
+    assert not json_cut(answer('{"tldr": "A study."} trailing'), 300)

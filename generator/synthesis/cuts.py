@@ -3,8 +3,9 @@
 A server that interrupts a stream leaves signs on the wire (no finish reason, no `[DONE]`, an
 error event), which the client reads. A proxy can erase all of them: LiteLLM 1.108.7 passes a
 stream that llama-cpp-python cut on as `finish_reason: "stop"`, with usage it computed from
-what arrived (recorded in ../shared/fixtures/servers/). What is left is the text itself: prose
-that stops mid-sentence far below its token budget. Such an answer is sent again, once fewer
+what arrived (recorded in ../shared/fixtures/servers/). What is left is usage that counts far
+more tokens than arrived (a proxy that passes the server's own count on), and the text itself:
+prose that stops mid-sentence far below its token budget. Such an answer is sent again, once fewer
 are in flight; one that still looks cut is kept, marked as cut on its page, and never cached.
 Only for servers that do not state their limits: SGLang neither cuts for a waiter nor hides it.
 """
@@ -30,9 +31,12 @@ def looks_cut(request: PromptRequest, completion: Completion) -> bool:
     text = completion.content.rstrip()
     if not text:
         return False
+    arrived = (len(completion.content) + len(completion.reasoning)) // 4
     used = completion.usage.completion_tokens
+    if used is not None and used > 3 * arrived + 64:
+        return True  # the usage counts far more tokens than arrived: the rest was lost
     if used is None:
-        used = (len(completion.content) + len(completion.reasoning)) // 4
+        used = arrived
     if used >= request.max_tokens * _BUDGET_SHARE:
         return False
     last = text.splitlines()[-1]
@@ -63,6 +67,7 @@ def json_cut(completion: Completion, max_tokens: int) -> bool:
         return False
     try:
         json.loads(text)
-    except json.JSONDecodeError as err:
-        return err.pos >= len(text.rstrip("`").rstrip()) - 1
+    except json.JSONDecodeError as err:  # a string left open, or the text ran out
+        return (err.msg.startswith("Unterminated string")
+                or err.pos >= len(text.rstrip("`").rstrip()) - 1)
     return False
