@@ -214,6 +214,20 @@ def test_a_context_refusal_inside_a_stream_is_read_as_one(sglang_server: SglangS
                                     "answer are longer than the model's context of 1,000 tokens")
 
 
+@pytest.mark.parametrize("shape", ["empty", "stop"])
+def test_a_stream_that_begins_no_answer_is_asked_again_unstreamed(
+        sglang_server: SglangServer, shape: str) -> None:
+    """llama-cpp-python refuses a streamed prompt over its context with an empty 200 (no
+    event), and LiteLLM passes that on as a lone `stop` (both recorded): asked again without
+    streaming, the server gives its reason, with the numbers the plan cuts by."""
+    state = sglang_server.state.like("llama-cpp-python" if shape == "empty" else "litellm")
+    state.enforce_context, state.max_model_len = True, 1000
+    with pytest.raises(LlmRequestError) as info:
+        client(sglang_server).complete(request(bundle="x " * 4000))
+    assert info.value.status == 400 and "maximum context length is 1000" in info.value.detail
+    assert [bool(body.get("stream")) for body in state.chat_requests] == [True, False]
+
+
 def test_connection_refused_during_a_restart_is_retried() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -152,13 +152,12 @@ def test_the_bundle_is_cut_to_fit_a_small_context(big_workspace: Path,
     assert sglang_server.state.model_requests == models
 
 
-@pytest.mark.parametrize("in_stream", ["", "empty", "stop"],
-                         ids=["http-400", "empty-200", "stop-200"])
+@pytest.mark.parametrize("in_stream", ["", "empty"], ids=["http-400", "empty-200"])
 def test_a_context_refusal_is_retried_once_with_a_smaller_bundle(
     big_workspace: Path, sglang_server: SglangServer, in_stream: str
 ) -> None:
-    # In-stream, as llama-cpp-python does (recorded): a 200 with no event at all, or through
-    # LiteLLM one `stop` chunk: both asked again unstreamed, where the server says why. (An
+    # In-stream, as llama-cpp-python does (recorded): a 200 with no event at all, asked again
+    # unstreamed, where the server says why. (LiteLLM's lone `stop` for the same, and an
     # error event inside the stream: tests/test_llm_client.py.)
     sglang_server.state.refuse_in_stream = in_stream
     workspace = big_workspace
@@ -169,7 +168,7 @@ def test_a_context_refusal_is_retried_once_with_a_smaller_bundle(
     result = build(workspace)
     assert result.exit_code == 0, result.output
     # Each refused once, then answered (an empty 200 is asked again unstreamed to learn why).
-    assert len(sglang_server.state.chat_requests) == (18 if in_stream in ("empty", "stop") else 12)
+    assert len(sglang_server.state.chat_requests) == (18 if in_stream else 12)
     data = record(workspace)
     assert "refused" in data["bundle"]["note"]
     sent = len(sglang_server.state.chat_requests)
