@@ -175,7 +175,16 @@ def test_an_answer_reads_as_cut_from_its_text_or_its_usage() -> None:
 
     assert looks_cut(prose, answer("Here"))  # the recorded 2-token "answer"
     assert looks_cut(prose, answer("Work on testing splits into search and", 9))
-    assert looks_cut(prose, answer("A whole sentence.", 900))  # usage says far more came
+    counted = Completion(name="map", model="m", content="A whole sentence.",
+                         finish_reason="stop", usage=Usage(completion_tokens=900,
+                                                           reasoning_tokens=0))
+    assert looks_cut(prose, counted)  # usage counts far more than arrived
+    # Reasoning counted but not returned, or a script of many bytes a token: not a cut.
+    hidden = Completion(name="map", model="m", content="A whole answer. " * 100,
+                        finish_reason="stop", usage=Usage(completion_tokens=3000,
+                                                          reasoning_tokens=2600))
+    assert not looks_cut(prose, hidden)
+    assert not looks_cut(prose, answer("这是一个完整的回答。" * 150, 1200))
     assert not looks_cut(prose, answer("A short answer, complete."))
     assert not looks_cut(prose, answer("| Paper | Point |\n|---|---|\n| Paper 1 | first |"))
     assert not looks_cut(prose, answer("- Paper 3 trades cost for recall"))
@@ -183,3 +192,5 @@ def test_an_answer_reads_as_cut_from_its_text_or_its_usage() -> None:
     assert json_cut(answer('{"tldr": "A study of'), 300)
     assert not json_cut(answer('{"tldr": "A study."}'), 300)
     assert not json_cut(answer('{"tldr": "A study."} trailing'), 300)
+    assert not json_cut(answer('```json\n{"themes": [{"title": "A"}]}\n```'), 300)
+    assert json_cut(answer('```json\n{"themes": [{"title": "A"}'), 300)

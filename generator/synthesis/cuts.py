@@ -31,12 +31,17 @@ def looks_cut(request: PromptRequest, completion: Completion) -> bool:
     text = completion.content.rstrip()
     if not text:
         return False
-    arrived = (len(completion.content) + len(completion.reasoning)) // 4
-    used = completion.usage.completion_tokens
-    if used is not None and used > 3 * arrived + 64:
-        return True  # the usage counts far more tokens than arrived: the rest was lost
+    usage = completion.usage
+    used = usage.completion_tokens
+    if used is not None and usage.reasoning_tokens is not None:
+        # Usage that counts more tokens than there are bytes of what arrived (a token is at
+        # least a byte): the rest was lost. Only where the reasoning's share is known: a
+        # server may count reasoning it does not return.
+        visible = used - (0 if completion.reasoning else usage.reasoning_tokens)
+        if visible > len((completion.content + completion.reasoning).encode()) + 64:
+            return True
     if used is None:
-        used = arrived
+        used = (len(completion.content) + len(completion.reasoning)) // 4
     if used >= request.max_tokens * _BUDGET_SHARE:
         return False
     last = text.splitlines()[-1]
@@ -62,12 +67,13 @@ def json_cut(completion: Completion, max_tokens: int) -> bool:
     if used is not None and used >= max_tokens * _BUDGET_SHARE:
         return False
     text = completion.content.strip()
-    text = text.removeprefix("```json").removeprefix("```").strip()
+    text = text.removeprefix("```json").removeprefix("```").removesuffix("```").strip()
     if not text.startswith(("{", "[")):
         return False
     try:
         json.loads(text)
     except json.JSONDecodeError as err:  # a string left open, or the text ran out
-        return (err.msg.startswith("Unterminated string")
-                or err.pos >= len(text.rstrip("`").rstrip()) - 1)
+        if err.msg.startswith("Extra data"):  # whole JSON, and more after it
+            return False
+        return err.msg.startswith("Unterminated string") or err.pos >= len(text) - 1
     return False

@@ -188,7 +188,7 @@ class AdaptiveWidth:
         with self._lock:
             if ticket is not None:
                 self._open.discard(ticket)
-                self._held_by[ticket] = not overloaded
+                self._held_by[ticket] = ok and not overloaded
                 self._settle_groups()
             if overloaded:
                 self._overloads += 1

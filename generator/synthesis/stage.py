@@ -154,7 +154,10 @@ def run_batch(
                 dispatcher.prefilled(index)
             if adaptive is not None:
                 overloaded = _overloaded(completion)
-                adaptive.answered(completion.ok, overloaded, ticket)
+                # An answer kept although it still looked cut says the server cut it: the
+                # width narrows, though the answer is not sent again.
+                adaptive.answered(completion.ok and not completion.cut,
+                                  overloaded or completion.cut, ticket)
                 if overloaded and overloads[index] < OVERLOAD_RETRIES:
                     # A sign to back off, not yet a failure: sent again, fewer at a time, as
                     # it was last sent (cut to fit, perhaps: the cut is not made twice).
