@@ -91,6 +91,9 @@ class Watchdog:
                 now = time.monotonic()
                 for watch in list(self._watches):
                     watch.check(now)
+                if not self._watches:  # idle: the next watch starts the thread again
+                    self._thread = None
+                    return
                 due = min((w.due() for w in self._watches if not w.fired), default=now + 1.0)
                 # At least once a second: a stream's first token can bring its due time
                 # forward (from the deadline to the stall limit), and it tells nobody.
