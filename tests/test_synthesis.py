@@ -177,8 +177,12 @@ def test_a_context_refusal_is_retried_once_with_a_smaller_bundle(
 
 
 def needed_tokens(tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer) -> int:
-    """The longest prompt plus its answer as the server counts them, from a build elsewhere."""
-    build(write_config(tmp_path / "probe", arxiv_server, sglang_server, max_pdf_chars=30_000))
+    """The longest prompt plus its answer as the server counts them, from a run elsewhere
+    (fetch and synthesize: the requests are all it needs, not the pages or the site)."""
+    probe = write_config(tmp_path / "probe", arxiv_server, sglang_server, max_pdf_chars=30_000)
+    for stage in ("fetch", "synthesize"):
+        assert CliRunner().invoke(cli, [stage, "--config", str(probe), "--edition", EDITION],
+                                  catch_exceptions=False).exit_code == 0
     state = sglang_server.state
     needed = max(state.tokens("".join(str(m["content"]) for m in body["messages"]))
                  + int(body["max_tokens"]) for body in state.chat_requests)
@@ -236,8 +240,12 @@ def test_a_context_ten_percent_below_the_longest_conversation(
         state.like(kind)
     state.responder = realistic_responder
     state.tokenize_endpoint = tokenizer
-    build(write_config(tmp_path / "probe", arxiv_server, sglang_server, max_pdf_chars=12_000,
-                       evidence=True))
+    # The probe needs only the requests: fetch and synthesize, no pages or site.
+    probe = write_config(tmp_path / "probe", arxiv_server, sglang_server, max_pdf_chars=12_000,
+                         evidence=True)
+    for stage in ("fetch", "synthesize"):
+        assert CliRunner().invoke(cli, [stage, "--config", str(probe), "--edition", EDITION],
+                                  catch_exceptions=False).exit_code == 0
     longest = max(state.tokens("".join(str(m["content"]) for m in body["messages"]))
                   + int(body["max_tokens"]) for body in state.chat_requests)
     assert any(is_evidence(body) for body in state.chat_requests)
