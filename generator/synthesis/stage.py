@@ -13,21 +13,17 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import replace
 from typing import Any
 
 from ..cache import Cache, completion_key
 from ..chat_models import UNFIT_CHECK, Completion, PromptRequest, SynthesisResult
-from ..errors import LlmRequestError
-from ..kinds import KINDS, structured
+from ..kinds import KINDS
 from ..ports import ChatModel
-from ..urls import redact_text
-from .cuts import CUT, SUSPECT_CUT, looks_cut, suspect_message
+from .cuts import SUSPECT_CUT
 from .dispatch import GATE_TIMEOUT_S, AdaptiveWidth, Dispatcher, concurrency, dispatch_plan
-from .evidence import standalone_check
-from .json_answers import StructuredFormats, ask_for_json
+from .json_answers import StructuredFormats
 from .llm_client import StreamEvents
-from .planning import Refusal, refusal_from_error
+from .one_request import Shrink, complete_one, renamed
 
 log = logging.getLogger(__name__)
 
@@ -49,12 +45,6 @@ class Observer:
 
     def stage(self, name: str) -> None:
         """A pipeline stage begins (called by the pipeline, not by synthesis)."""
-
-
-# Rebuilds a request with a bundle that fits what the server's refusal says, or None if
-# cutting cannot help.
-Shrink = Callable[[PromptRequest, Refusal], PromptRequest | None]
-MAX_CUTS = 3
 
 
 class _Events(StreamEvents):
@@ -141,7 +131,7 @@ def run_batch(
             try:
                 # Where the width is ours to find, a sign of overload comes back at once and
                 # is sent again below, fewer at a time, never by the client itself.
-                completion, sent = _complete(client, cache, request, run.keys[index],
+                completion, sent = complete_one(client, cache, request, run.keys[index],
                                              events, shrink, formats=formats,
                                              retry=adaptive is None,
                                              cuts=None if adaptive is None else
@@ -280,7 +270,7 @@ class _Run:
         cached = self._cache.get_completion(key)
         self.requests.append(request)
         self.keys.append(key)
-        self.results.append(None if cached is None else _renamed(cached, request.name))
+        self.results.append(None if cached is None else renamed(cached, request.name))
         self.parents.append(parent)
         index = len(self.requests) - 1
         if cached is not None:
@@ -322,69 +312,6 @@ class _Run:
         return [self.requests[i] for i in order], [self.results[i] for i in order]
 
 
-def _complete(client: ChatModel, cache: Cache, request: PromptRequest, key: str,
-              events: StreamEvents, shrink: Shrink | None, shrunk: int = 0, *,
-              formats: StructuredFormats | None = None, retry: bool = True,
-              cuts: bool | None = None) -> tuple[Completion, PromptRequest]:
-    """One request, and the request as last sent: if the server refuses it for its length,
-    again with shorter excerpts (each cut sized by the server's own count, each smaller than
-    the last, at most three).
-
-    `cuts`: None, answers are taken as the server says they ended; False, a prose answer that
-    stops mid-sentence far below its budget comes back as a sign of overload (to be sent again,
-    fewer at a time); True (it was), it is kept, marked as cut, and not cached (cuts.py)."""
-    try:
-        if request.kind in structured():
-            completion = ask_for_json(client, request, events, formats or StructuredFormats(),
-                                      retry=retry, cuts=cuts)
-        else:
-            completion = client.complete(request, events, retry=retry)
-    except LlmRequestError as err:
-        refusal = refusal_from_error(err.detail or str(err)) if err.status == 400 else None
-        # A follow-up (an evidence check) is not rebuilt from the plan: it is not cut.
-        cuttable = refusal and shrink and shrunk < MAX_CUTS and request.kind != "evidence"
-        smaller = shrink(request, refusal) if cuttable and refusal and shrink else None
-        if smaller is None and refusal and request.kind == "evidence" and shrunk < MAX_CUTS:
-            # A check continues its answer's conversation; where that does not fit, the same
-            # check is made in a conversation of its own: the cited papers' text, the claims.
-            smaller = standalone_check(request, refusal.context)
-            if smaller is not None:
-                log.info("%s: its answer's conversation does not fit a %d-token context; "
-                         "checked in a smaller one", request.name, refusal.context)
-                key = completion_key(client.model, smaller)
-                cached = cache.get_completion(key)
-                if cached is not None:  # a rerun: the smaller check was answered before
-                    return _renamed(cached, request.name), smaller
-                return _complete(client, cache, smaller, key, events, shrink, shrunk + 1,
-                                 formats=formats, retry=retry, cuts=cuts)
-        if smaller is None and refusal and request.kind == "evidence":
-            # Where not even the cited papers' text and the claims fit, its claims are shown
-            # as not checked: not a failed build.
-            log.warning("%s: %s", request.name, UNFIT_CHECK)
-            return Completion(name=request.name, model=client.model,
-                              error=f"{UNFIT_CHECK} ({refusal.context:,} tokens)"), request
-        if smaller is None:
-            # The observer (the CLI's progress) and the edition report it; logged once, quietly.
-            log.info("prompt %s failed: %s", request.name, err)
-            return Completion(name=request.name, model=client.model,
-                              error=redact_text(str(err)), overloaded=err.overload), request
-        assert refusal is not None
-        log.warning("prompt %s was too long for a %d-token context; retrying with shorter "
-                    "excerpts", request.name, refusal.context)
-        return _complete(client, cache, smaller, completion_key(client.model, smaller), events,
-                         shrink, shrunk + 1, formats=formats, retry=retry, cuts=cuts)
-    if cuts is not None and looks_cut(request, completion):
-        if not cuts:
-            return Completion(name=request.name, model=client.model, overloaded=True,
-                              error=suspect_message(client.base_url, request, completion)
-                              ), request
-        log.warning("%s still stops mid-sentence far below its budget: kept, marked as cut, "
-                    "and not cached", request.name)
-        return replace(completion, finish_reason=CUT), request
-    cache.put_completion(key, completion)
-    return completion, request
-
-
 def failed(completion: Completion) -> bool:
     """Whether a completion is a failure of the run (an unfit check is reported, not failed)."""
     return not completion.ok and not completion.error.startswith(UNFIT_CHECK)
@@ -401,11 +328,3 @@ def _result(client: ChatModel, requests: Sequence[PromptRequest],
         bundle_tokens=bundle_tokens,
         wall_time_s=round(time.perf_counter() - started, 3),
     )
-
-
-def _renamed(completion: Completion, name: str) -> Completion:
-    # The same prompt text may be cached under another page name (a renamed deep dive).
-    if completion.name == name:
-        return completion
-    data = completion.to_dict() | {"name": name}
-    return Completion.from_dict(data, from_cache=True)
