@@ -307,26 +307,30 @@ _ENHANCED_RE = re.compile(r"^\s*([245]\.\d{1,3}\.\d{1,3})\b")
 
 def _answer(code: int, text: bytes | str) -> str:
     """A reply as code, enhanced status code (`5.1.1`) and meaning, never the server's words."""
-    value = text.decode(errors="replace") if isinstance(text, bytes) else str(text)
-    enhanced = _ENHANCED_RE.match(value)
+    enhanced = _ENHANCED_RE.match(_text(text))
     meaning = _CODES.get(code) or ("temporary failure" if 400 <= code < 500 else
                                    "permanent failure" if 500 <= code < 600 else "unexpected reply")
     return f"{code}{' ' + enhanced.group(1) if enhanced else ''} {meaning}"
 
 
+def _text(said: bytes | str) -> str:
+    return said.decode(errors="replace") if isinstance(said, bytes) else str(said)
+
+
+def _for_log(said: bytes | str) -> str:
+    """A reply's own words for the log: redacted whole before it is shortened (a secret cut in
+    two would match nothing)."""
+    return " ".join(redact_text(_text(said)).split())[:300]
+
+
 def _log_said(where: str, err: smtplib.SMTPResponseException) -> None:
-    said = err.smtp_error.decode(errors="replace") if isinstance(err.smtp_error, bytes) \
-        else str(err.smtp_error)
-    # Redacted whole before it is shortened: a secret cut in two would match nothing.
-    log.warning("%s answered %s: %s", where, err.smtp_code,
-                " ".join(redact_text(said).split())[:300])
+    log.warning("%s answered %s: %s", where, err.smtp_code, _for_log(err.smtp_error))
 
 
 def _refusal(where: str, address: str, code: int, said: bytes | str) -> str:
     """Why the server refused a reader, in our words; its own words to the log."""
-    text = said.decode(errors="replace") if isinstance(said, bytes) else str(said)
     log.warning("%s refused the newsletter for %s: %s %s", where, address, code,
-                " ".join(redact_text(text).split())[:300])
+                _for_log(said))
     return _answer(code, said)
 
 

@@ -17,7 +17,6 @@ from .planning import refusal_from_error
 
 _PATH_RE = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.@+-]+){2,}\.py\b(?:\", line \d+)?")
 _FRAME_RE = re.compile(r"^\s*(Traceback \(most recent call last\)|File \")")
-# A frame's source line follows its `File "…"` line, indented further.
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "grammar")
 
 _STATUS_WORDS = {
@@ -96,8 +95,7 @@ def describe(status: int, said: str) -> str:
     if refusal is not None:
         return (f"the prompt and its answer are longer than the model's context of "
                 f"{refusal.context:,} tokens")
-    if status in (400, 422, 500) and format_refusal(status, said) and any(
-            word in said.lower() for word in _FORMAT_WORDS):
+    if any(word in said.lower() for word in _FORMAT_WORDS) and format_refusal(status, said):
         return "the server does not accept this way of asking for JSON (response_format)"
     return _STATUS_WORDS.get(status) or (
         "the server refused the request" if 400 <= status < 500 else "the server failed")
