@@ -30,6 +30,7 @@ from generator.chat_models import Completion, SynthesisResult, Usage  # noqa: E4
 from generator.config import BriefSettings, Config, LlmSettings  # noqa: E402
 from generator.edition.assemble import assemble  # noqa: E402
 from generator.edition.history import load_records  # noqa: E402
+from generator.edition.inputs import EditionInputs  # noqa: E402
 from generator.edition.render import make_environment, render_edition, write_pages  # noqa: E402
 from generator.fetch.arxiv_source import ArxivSource, RateLimiter, RecordingSession  # noqa: E402
 from generator.kinds import build_requests  # noqa: E402
@@ -97,7 +98,8 @@ def generate(workspace: Path, editions: int, per_edition: int) -> int:
                                     bundle.estimated_tokens, 30.0)
         fetch = FetchResult("bench", per_edition, f"{name}T06:00:00+00:00", sources)
         records = load_records(docs)
-        edition = assemble(name, "Scale Digest", fetch, bundle, synthesis, records)
+        edition = assemble(name, "Scale Digest", *EditionInputs.of_stages(fetch, bundle, synthesis),
+                           records)
         write_pages(docs, render_edition(env, edition, records))
     return sum(1 for _ in docs.rglob("*.md"))
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .chat_models import PromptKind, PromptRequest
-from .edition.model import Brief, Theme
+from .edition.values import Brief, Theme
 from .models import Bundle
 from .safe_text import clean
 from .synthesis import prompts

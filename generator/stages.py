@@ -21,7 +21,9 @@ from .cache import Cache, atomic_write_text, completion_key
 from .chat_models import PromptRequest, SynthesisResult
 from .config import Config
 from .edition.assemble import assemble
+from .edition.facts import PaperFacts
 from .edition.history import History, earlier, last_edition_day, windowed_query
+from .edition.inputs import EditionInputs
 from .edition.record import EditionRecord
 from .edition.render import (
     default_template_dir,
@@ -300,17 +302,10 @@ def render_stage(config: Config, cache: Cache, edition: str, *,
         if last == render_inputs(config, cache, edition):
             log.info("edition %s is rendered already: nothing it is made from changed", edition)
             return None
-    fetch = _fetched(cache, edition)
-    synthesis = load_synthesis(cache, edition)
-    if synthesis is None:
-        raise UsageError(f"edition {edition} has no synthesis yet: run `digest synthesize` first "
-                         "(or `digest build`)")
-    plan = load_plan(cache, edition, list(fetch.sources))
-    bundle = build_bundle(list(fetch.sources), excerpt_cap=plan.excerpt_cap if plan else None)
-    env = make_environment(config.workspace)
     records = (history or History.load(config.docs_dir)).records
-    assembled = assemble(edition, config.digest.title, fetch, bundle, synthesis, records,
-                         plan.summary() if plan else "")
+    inputs, facts = edition_inputs(cache, edition, records)
+    assembled = assemble(edition, config.digest.title, inputs, facts, records)
+    env = make_environment(config.workspace)
     rendered = render_edition(env, assembled, records, config.digest.site_url)
     write_pages(config.docs_dir, rendered)
     cache.mark_removed(edition, False)  # rendering an edition on purpose publishes it again
@@ -319,23 +314,47 @@ def render_stage(config: Config, cache: Cache, edition: str, *,
     return assembled.record
 
 
+def edition_inputs(cache: Cache, edition: str, records: Sequence[EditionRecord]
+                   ) -> tuple[EditionInputs, PaperFacts]:
+    """What the edition is made from: the stages' results where the cache has them (they may
+    be newer than the record), else the edition's own record, which holds them all."""
+    fetch, synthesis = cache.get_fetch(edition), load_synthesis(cache, edition)
+    if fetch is not None and synthesis is not None:
+        plan = load_plan(cache, edition, list(fetch.sources))
+        bundle = build_bundle(list(fetch.sources), excerpt_cap=plan.excerpt_cap if plan else None)
+        return EditionInputs.of_stages(fetch, bundle, synthesis, plan.summary() if plan else "")
+    record = next((r for r in records if r.edition == edition), None)
+    if record is not None and record.complete:
+        return EditionInputs.of_record(record)
+    if record is not None:
+        raise UsageError(f"edition {edition}'s record was written by an older research-digest "
+                         "and holds no answers, and the cache has none: its pages cannot be "
+                         "made again (build it again with `digest build`)")
+    if fetch is None:
+        raise UsageError(f"edition {edition} has not been fetched yet: run `digest fetch` "
+                         "first (or `digest build`)")
+    raise UsageError(f"edition {edition} has no synthesis yet: run `digest synthesize` first "
+                     "(or `digest build`)")
+
+
 def render_all(config: Config, cache: Cache) -> tuple[list[str], list[str]]:
-    """Render every edition again from its records (no network): (rendered, skipped)."""
+    """Render every edition again from its record, or its cache where that is newer (no
+    network): (rendered, skipped)."""
     rendered, skipped = [], []
     names = Docs(config.docs_dir).edition_names() | cache.editions_with("synthesis")
     history = History.load(config.docs_dir)
     for edition in sorted(names):
         if cache.is_removed(edition):
             continue
-        if cache.get_fetch(edition) and load_synthesis(cache, edition):
+        try:
             record = render_stage(config, cache, edition, history=history)
-            assert record is not None  # rendered whatever the fingerprint says
-            history = history.with_record(record)
-            rendered.append(edition)
-        else:
-            log.warning("edition %s has no records in the cache; its pages are kept as they are",
-                        edition)
+        except UsageError as err:
+            log.warning("%s; its pages are kept as they are", err)
             skipped.append(edition)
+            continue
+        assert record is not None  # rendered whatever the fingerprint says
+        history = history.with_record(record)
+        rendered.append(edition)
     return rendered, skipped
 
 

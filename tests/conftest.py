@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from generator.edition.record import EditionRecord
 from tests.servers.arxiv import ArxivServer
 from tests.servers.sglang import SglangServer
 
@@ -84,3 +86,9 @@ max_retries = 0
 def workspace(tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer) -> Path:
     """A workspace folder with config.toml (the default mkdocs.yml is used)."""
     return write_config(tmp_path / "ws", arxiv_server, sglang_server)
+
+
+def read_record(config: Path, edition: str) -> EditionRecord:
+    """An edition's record as the workspace of `config` published it, typed."""
+    path = config.parent / "site_src" / "editions" / edition / "edition.json"
+    return EditionRecord.from_json(json.loads(path.read_text()), str(path))

@@ -9,6 +9,7 @@ from typing import Any
 from generator.chat_models import Completion, PromptKind, PromptRequest, SynthesisResult, Usage
 from generator.config import Config
 from generator.edition.assemble import assemble
+from generator.edition.inputs import EditionInputs
 from generator.edition.model import Edition
 from generator.edition.record import EditionRecord
 from generator.kinds import build_requests
@@ -107,8 +108,8 @@ def fixed_edition(config: Config | None = None, published: list[EditionRecord] |
     synthesis = SynthesisResult("m", tuple(requests), tuple(completions),
                                 bundle.chars, bundle.estimated_tokens, 12.5)
     fetch = FetchResult("ti:inference", 3, BUILT_AT, sources)
-    return assemble(EDITION, "Test Digest", fetch, bundle, synthesis, published or [],
-                    built_at=BUILT_AT)
+    return assemble(EDITION, "Test Digest", *EditionInputs.of_stages(fetch, bundle, synthesis),
+                    published or [], built_at=BUILT_AT)
 
 
 def one_paper_edition(title: str, authors: tuple[str, ...], abstract: str, answer: str, *,
@@ -130,4 +131,5 @@ def one_paper_edition(title: str, authors: tuple[str, ...], abstract: str, answe
                                    finish_reason="stop") for r in requests)
     synthesis = SynthesisResult("m", requests, completions, 1, 1, 0.0)
     fetch = FetchResult("q", 1, "2025-01-01T00:00:00+00:00", (source,))
-    return assemble(EDITION, site_title, fetch, bundle, synthesis, [], built_at=BUILT_AT)
+    return assemble(EDITION, site_title, *EditionInputs.of_stages(fetch, bundle, synthesis), [],
+                    built_at=BUILT_AT)

@@ -85,10 +85,11 @@ def test_build_end_to_end_then_a_rebuild_sends_nothing(
     record = json.loads((edition_dir / "edition.json").read_text())
     assert [p["number"] for p in record["papers"]] == [1, 2, 3, 4, 5, 6]
     assert [p["full_text"]["status"] for p in record["papers"]] == ["ok"] * 3 + ["not_requested"] * 3
-    assert {c["name"] for c in record["completions"]} == {
+    assert {c["name"] for c in record["prompts"]} == {
         "research-map", "memory-management", "benchmarks-and-metrics", "engineering-roadmap",
         "thinking-off", "thinking-on"}
-    assert all(c["usage"]["completion_tokens"] > 0 for c in record["completions"])
+    assert all(c["completion"]["usage"]["completion_tokens"] > 0 for c in record["prompts"])
+    assert all(c["completion"]["content"] for c in record["prompts"])  # every answer, whole
     assert "text" not in json.dumps(record["papers"][0]["full_text"]).replace("full_text", "")
 
     site = ws / "site"

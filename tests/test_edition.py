@@ -19,10 +19,12 @@ from click.testing import CliRunner
 
 from generator.cli import cli
 from generator.config import Config, ThinkingPrompt
+from generator.edition.assemble import assemble
+from generator.edition.inputs import EditionInputs
 from generator.edition.record import EditionRecord, RecordFormatError
 from generator.edition.render import TemplateError, make_environment, render_edition
 from tests.conftest import ROOT
-from tests.edition_fixture import EDITION, fixed_edition
+from tests.edition_fixture import BUILT_AT, EDITION, fixed_edition
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -67,7 +69,7 @@ def test_the_edition_knows_statuses_briefs_themes_and_citations() -> None:
         ("research-map", "supported", 1), ("research-map", "not_in_paper", None),
         ("memory-management", "wrong_paper", 1), ("memory-management", "no_quote", None),
         ("thinking", "not_checked", None), ("thinking", "not_checked", None)]
-    assert edition.record.to_json()["evidence"]["supported"] == 1
+    assert (edition.record.evidence_counts() or {})["supported"] == 1
 
 
 def test_a_seen_paper_is_seen_against_the_earlier_editions() -> None:
@@ -88,6 +90,50 @@ def test_the_record_reads_back_and_checks_its_format() -> None:
             EditionRecord.from_json(record.to_json() | {"format": version}, "x/edition.json")
     with pytest.raises(RecordFormatError, match="x/edition.json is missing or mangles"):
         EditionRecord.from_json({"format": 2, "edition": "e"}, "x/edition.json")
+
+
+def test_the_record_alone_makes_the_same_pages_without_the_papers_text() -> None:
+    """Evidence verdicts and figure checks are facts of the text: the record replays them."""
+    edition = fixed_edition()
+    record = EditionRecord.from_json(json.loads(json.dumps(edition.record.to_json())), "x")
+    assert record.checks and record.figures  # the fixture checks quotes and a figure
+    again = assemble(EDITION, "Test Digest", *EditionInputs.of_record(record), [],
+                     built_at=BUILT_AT)
+    env = make_environment(ROOT)
+    assert render_edition(env, again, []).pages == render_edition(env, edition, []).pages
+    assert again.record == edition.record
+    # Each verdict carries its claim's id: the answer and the claim's number.
+    assert [c.id for c in record.checks["research-map"]] == ["research-map#1", "research-map#2"]
+
+
+def test_a_record_of_format_2_is_read_and_upgraded_as_far_as_it_goes() -> None:
+    """The format research-digest 0.3 wrote (tests/records/format-2.json, the golden record
+    of that release): history, navigation, picks and the feed read it; no answers."""
+    old = json.loads((Path(__file__).parent / "records" / "format-2.json").read_text())
+    record = EditionRecord.from_json(old, "format-2.json")
+    now = fixed_edition().record
+    assert not record.complete and now.complete
+    assert record.pages == now.pages and record.papers[0].title == now.papers[0].title
+    assert [p.excerpt_chars for p in record.papers] == [p.excerpt_chars for p in now.papers]
+    assert record.picks == now.picks and record.briefs == now.briefs
+    assert record.themes == now.themes and record.names == now.names
+    assert record.citations == now.citations and record.feed == now.feed
+    assert record.failed_prompts == now.failed_prompts == 2
+    assert record.evidence_counts() == now.evidence_counts()
+    assert record.prompts[0].completion.content == ""  # format 2 never held the answers
+    assert record.triage is None and record.interests == ""
+
+
+def test_a_mangled_record_is_named_by_the_field_it_mangles() -> None:
+    data = fixed_edition().record.to_json()
+    data["papers"][1]["title"] = 7
+    with pytest.raises(RecordFormatError, match=r"x/edition.json is missing or mangles "
+                       r"papers\[1\].title: expected str, found 7"):
+        EditionRecord.from_json(data, "x/edition.json")
+    data = fixed_edition().record.to_json()
+    data["prompts"][0]["completion"]["usage"]["prompt_tokens"] = "900"
+    with pytest.raises(RecordFormatError, match=r"prompts\[0\].completion.usage.prompt_tokens"):
+        EditionRecord.from_json(data, "x/edition.json")
 
 
 def test_a_configured_thinking_title_reaches_every_place() -> None:

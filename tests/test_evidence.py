@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -19,10 +18,11 @@ from generator.claims import claims_of
 from generator.cli import cli
 from generator.edition.citations import CitationLinker
 from generator.edition.evidence import PaperText, check_claims, words
+from generator.edition.values import ClaimCheck
 from generator.models import FullText, NumberedPaper
 from generator.safe_text import md_model
 from tests.browser import launch_chromium
-from tests.conftest import write_config
+from tests.conftest import read_record, write_config
 from tests.edition_fixture import PAPERS
 from tests.servers.arxiv import ArxivServer
 from tests.servers.sglang import Answer, Fault, SglangServer, is_evidence
@@ -43,9 +43,10 @@ def build(config: Path) -> Result:
                               catch_exceptions=False)
 
 
-def edition_json(config: Path) -> dict[str, Any]:
-    path = config.parent / "site_src" / "editions" / EDITION / "edition.json"
-    return json.loads(path.read_text())  # type: ignore[no-any-return]
+def research_map_checks(config: Path) -> tuple[ClaimCheck, ...]:
+    checks = read_record(config, EDITION).page_checks("research-map")
+    assert checks is not None
+    return checks
 
 
 @pytest.fixture
@@ -58,18 +59,18 @@ def test_each_claim_gets_the_verdict_its_quote_earns(checked: Path,
                                                      sglang_server: SglangServer) -> None:
     result = build(checked)
     assert result.exit_code == 0, result.output
-    evidence = edition_json(checked)["evidence"]
-    page = evidence["pages"]["research-map"]
-    verdicts = [c["verdict"] for c in page["checks"]]
+    page = research_map_checks(checked)
+    verdicts = [c.verdict for c in page]
     # Claims 1, 5: the cited paper; 2, 6: another paper; 3: invented; 4: no quote.
     assert verdicts == ["supported", "wrong_paper", "not_in_paper", "no_quote", "supported",
                         "wrong_paper"]
-    assert page["supported"] == 2 and page["claims"] == 6
-    wrong = page["checks"][1]
-    assert wrong["found_in"] != 2 and "not Paper 2" in wrong["note"]
+    assert len(page) == 6 and page[0].id == "research-map#1"
+    wrong = page[1]
+    assert wrong.found_in != 2 and "not Paper 2" in wrong.note
     # Six answers with evidence (research map, three deep dives, both thinking answers), each
     # with six claims in two batches of three (claims_per_request).
-    assert evidence["claims"] == 36 and evidence["supported"] == 12
+    counts = read_record(checked, EDITION).evidence_counts() or {}
+    assert sum(counts.values()) == 36 and counts["supported"] == 12
     asked = [b for b in sglang_server.state.chat_requests if is_evidence(b)]
     # Both thinking answers are the same text, so their checks are the same two requests: sent
     # twice or answered from the cache the second time, as the threads happen to run.
@@ -127,9 +128,7 @@ def test_failed_evidence_leaves_claims_not_checked_and_the_page_published(
         Answer("not json at all") if is_evidence(body) else Fault(500, "unused"))
     result = build(checked)
     assert result.exit_code == 1  # failed prompts are reported; the pages are built
-    page = edition_json(checked)["evidence"]["pages"]["research-map"]
-    assert {c["verdict"] for c in page["checks"]} == {"not_checked"}
-    assert page["supported"] == 0
+    assert {c.verdict for c in research_map_checks(checked)} == {"not_checked"}
     assert (checked.parent / "site" / "editions" / EDITION / "research-map.html").is_file()
     # Asked once more with the error named, then given up on: twice per batch.
     assert sum(1 for b in sglang_server.state.chat_requests if is_evidence(b)) == 24
@@ -141,7 +140,7 @@ def test_with_evidence_off_nothing_is_asked(tmp_path: Path, arxiv_server: ArxivS
     sglang_server.state.responder = lambda body: Answer(ANSWER)
     assert build(config).exit_code == 0
     assert not any(is_evidence(b) for b in sglang_server.state.chat_requests)
-    assert "evidence" not in edition_json(config)
+    assert read_record(config, EDITION).checks is None
 
 
 def test_hostile_quotes_stay_text(checked: Path, sglang_server: SglangServer) -> None:

@@ -153,8 +153,8 @@ def test_a_new_kind_is_configured_asked_rendered_and_evidence_checked(
     assert "Draft &lt;model&gt;" in glossary and "(papers 2)" in glossary  # escaped, Paper 9 gone
     record = json.loads((edition / "edition.json").read_text())
     assert record["structured"]["glossary"][0][0]["term"] == "KV cache"  # one answer, its terms
-    assert record["evidence"]["pages"]["counterpoint"]["claims"] > 0
-    assert {"counterpoint.md", "glossary.md"} <= {c["page"] for c in record["completions"]}
+    assert record["checks"]["counterpoint"]
+    assert {"counterpoint", "glossary"} <= {c.get("page") for c in record["prompts"]}
 
 
 def test_a_new_kinds_settings_are_checked_like_every_other(tmp_path: Path,

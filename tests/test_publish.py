@@ -6,6 +6,7 @@ import contextlib
 import functools
 import http.server
 import io
+import json
 import os
 import re
 import shutil
@@ -28,7 +29,7 @@ from tests.servers.arxiv import ArxivServer
 from tests.servers.sglang import Answer, SglangServer
 
 ATOM = "{http://www.w3.org/2005/Atom}"
-FIRST, SECOND = "2026-11-25", "2026-12-02"
+FIRST, SECOND, THIRD = "2026-11-25", "2026-12-02", "2026-12-09"
 LOCAL_ASSET_ATTRS = re.compile(r'<(script|link|img|iframe|source)\b[^>]*\b(?:src|href)="([^"]*)"')
 
 
@@ -141,26 +142,61 @@ def test_since_last_edition_asks_arxiv_for_a_date_window(
     assert "submittedDate%3A%5B202611250000+TO+202612022359%5D" in last
 
 
-def test_render_all_applies_a_template_change_to_every_edition_offline(
-    workspace: Path, arxiv_server: ArxivServer, sglang_server: SglangServer
+def docs_bytes(workspace: Path) -> dict[str, bytes]:
+    docs = workspace.parent / "site_src"
+    return {str(p.relative_to(docs)): p.read_bytes() for p in sorted(docs.rglob("*"))
+            if p.is_file()}
+
+
+def test_the_archive_alone_renders_every_edition_again_byte_for_byte(
+    tmp_path: Path, fixtures: Path, arxiv_server: ArxivServer, sglang_server: SglangServer
 ) -> None:
-    build(workspace, FIRST)
-    build(workspace, SECOND)
+    """Three editions with briefs and themes; the cache removed; a template changed: every
+    edition shows the change and its full answers, and with the template back every file is
+    what a render with the cache wrote."""
+    workspace = write_config(tmp_path / "ws", arxiv_server, sglang_server, structured=True,
+                             max_papers=3, full_text_papers=2)
+    editions = (FIRST, SECOND, THIRD)
+    for edition in editions:  # the stages, not `build`: no site is needed until the end
+        for stage in ("fetch", "synthesize", "render"):
+            result = digest(stage, "--config", str(workspace), "--edition", edition)
+            assert result.exit_code == 0, result.output
+    cache = workspace.parent / ".cache"
+    text = next(s["full_text"]["text"] for f in sorted(cache.rglob("fetch.json"))
+                for s in json.loads(f.read_text())["sources"]
+                if s["full_text"]["status"] == "ok")
+    assert digest("render", "--config", str(workspace), "--all").exit_code == 0
+    with_cache = docs_bytes(workspace)
+    # Never the papers' text: not a sentence of it in any file of the archive.
+    sentence = next(line for line in text.splitlines() if len(line) > 60)
+    assert not [p for p, b in with_cache.items() if sentence.encode() in b]
+
+    shutil.rmtree(cache)
+    arxiv_server.stop()
+    sglang_server.stop()  # no network from here on
     templates = workspace.parent / "templates"
     templates.mkdir()
     default = (ROOT / "templates" / "research_map.md.j2").read_text()
     (templates / "research_map.md.j2").write_text(default + "\nRendered by the new template.\n")
-    arxiv_server.stop()
-    sglang_server.stop()  # no network from here on
     result = digest("render", "--config", str(workspace), "--all")
-    assert result.exit_code == 0 and "Rendered 2 edition(s)" in result.output
-    assert digest("site", "--config", str(workspace)).exit_code == 0
-    for edition in (FIRST, SECOND):
-        page = workspace.parent / "site" / "editions" / edition / "research-map.html"
+    assert result.exit_code == 0 and "Rendered 3 edition(s)" in result.output, result.output
+    for edition in editions:
+        page = (workspace.parent / "site_src" / "editions" / edition / "research-map.md")
         assert "Rendered by the new template." in page.read_text()
-    # The first edition's paper pages now list the later edition too.
+        record = json.loads((page.parent / "edition.json").read_text())
+        answer = next(p["completion"]["content"] for p in record["prompts"]
+                      if p["name"] == "research-map")
+        assert len(answer) > 200 and record["briefs"] and record["themes"]
+    # The first edition's paper pages list the later editions too.
     paper = workspace.parent / "site_src" / "editions" / FIRST / "papers" / "2202.12139v1.md"
-    assert f"[{SECOND}](../../{SECOND}/papers/2202.12139v1.md)" in paper.read_text()
+    assert f"[{THIRD}](../../{THIRD}/papers/2202.12139v1.md)" in paper.read_text()
+
+    shutil.rmtree(templates)
+    assert digest("render", "--config", str(workspace), "--all").exit_code == 0
+    without_cache = docs_bytes(workspace)
+    assert sorted(without_cache) == sorted(with_cache)
+    assert [p for p in with_cache if with_cache[p] != without_cache[p]] == []
+    assert digest("site", "--config", str(workspace)).exit_code == 0
 
 
 def git(*args: str, cwd: Path) -> str:

@@ -73,8 +73,8 @@ def build_answering_every_prompt(tmp_path: Path, arxiv_server: ArxivServer,
     assert result.exit_code == 0, result.output
     edition = json.loads((tmp_path / "ws" / "site_src" / "editions" / EDITION
                           / "edition.json").read_text())
-    assert [c["name"] for c in edition["completions"] if c.get("error")] == []
-    assert any(c["kind"] == "evidence" for c in edition["completions"])
+    assert [c["name"] for c in edition["prompts"] if c["completion"].get("error")] == []
+    assert any(c["kind"] == "evidence" for c in edition["prompts"])
     remembered = json.loads((tmp_path / "ws" / ".cache" / "servers.json").read_text())
     (entry,) = remembered.values()
     return edition, entry
@@ -86,7 +86,8 @@ def test_a_build_answers_every_prompt_on_each_server_kind(
     state = sglang_server.state.like(kind)
     edition, entry = build_answering_every_prompt(tmp_path, arxiv_server, sglang_server)
     # No answer is kept cut, whatever the proxy called its end.
-    assert not [c["name"] for c in edition["completions"] if c.get("finish_reason") == "cut"]
+    assert not [c["name"] for c in edition["prompts"]
+                if c["completion"].get("finish_reason") == "cut"]
     if kind in ("llama-cpp-python", "litellm"):
         # The one slot cut the first stream while a second request waited (behind LiteLLM,
         # passed on as `stop`): the run backed off to one at a time, never went wider again,

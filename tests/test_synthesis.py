@@ -4,10 +4,8 @@ context, retries, progress and run figures, against the SGLang-shaped server."""
 from __future__ import annotations
 
 import io
-import json
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -15,8 +13,9 @@ from click.testing import CliRunner, Result
 from generator.chat_models import Completion, PromptRequest
 from generator.cli import cli
 from generator.cli_progress import Progress
+from generator.edition.record import EditionRecord
 from generator.synthesis.planning import Refusal, context_from_error, refusal_from_error
-from tests.conftest import write_config
+from tests.conftest import read_record, write_config
 from tests.servers.arxiv import ArxivServer
 from tests.servers.sglang import (
     Answer,
@@ -36,9 +35,8 @@ def build(config: Path) -> Result:
                               catch_exceptions=False)
 
 
-def record(config: Path) -> dict[str, Any]:
-    path = config.parent / "site_src" / "editions" / EDITION / "edition.json"
-    return json.loads(path.read_text())  # type: ignore[no-any-return]
+def record(config: Path) -> EditionRecord:
+    return read_record(config, EDITION)
 
 
 def test_results_keep_their_order_whatever_order_they_finish_in(
@@ -52,7 +50,7 @@ def test_results_keep_their_order_whatever_order_they_finish_in(
     sglang_server.state.responder = slow_first
     sglang_server.state.delay_s = 0.1  # so that concurrent requests overlap at the server
     assert build(workspace).exit_code == 0
-    names = [c["name"] for c in record(workspace)["completions"]]
+    names = [p.name for p in record(workspace).prompts]
     assert names == ["research-map", "memory-management", "benchmarks-and-metrics",
                      "engineering-roadmap", "thinking-off", "thinking-on"]
     assert sglang_server.state.max_in_flight >= 3
@@ -89,10 +87,10 @@ def test_prompts_sharing_a_prefix_wait_for_the_first_prefill(
     followers = [t for t, body in arrivals[1:]]
     assert len(followers) == 5
     assert all(t > leader_first_token for t in followers)
-    completions = record(workspace)["completions"]
-    followers_cached = [c["usage"]["cached_tokens"] for c in completions if not c["thinking"]]
-    assert all(cached > 20_000 for cached in followers_cached)
-    assert all(c["ttft_s"] is not None for c in completions)
+    prompts = record(workspace).prompts
+    followers_cached = [p.completion.usage.cached_tokens for p in prompts if not p.thinking]
+    assert all(cached is not None and cached > 20_000 for cached in followers_cached)
+    assert all(p.completion.ttft_s is not None for p in prompts)
 
 
 def test_concurrency_follows_the_server(workspace: Path, sglang_server: SglangServer) -> None:
@@ -134,16 +132,16 @@ def test_the_bundle_is_cut_to_fit_a_small_context(big_workspace: Path,
     sglang_server.state.enforce_context = True
     assert build(workspace).exit_code == 0
     data = record(workspace)
-    assert "were shortened to at most" in data["bundle"]["note"]
-    assert data["bundle"]["estimated_tokens"] < 20_000 * 0.9
-    assert all(not c["error"] for c in data["completions"])
+    assert "were shortened to at most" in data.bundle.note
+    assert data.bundle.estimated_tokens < 20_000 * 0.9
+    assert all(p.completion.ok for p in data.prompts)
     edition = workspace.parent / "site_src" / "editions" / EDITION
     assert "shortened to fit the model's context" in (edition / "index.md").read_text()
     assert "The bundle was cut to fit the model's context" in (
         edition / "run-report.md").read_text()
     # Fairly: every full-text paper keeps an excerpt of the same (capped) length.
-    excerpts = [p["full_text"]["excerpt_chars"] for p in data["papers"]
-                if p["full_text"]["status"] == "ok"]
+    excerpts = [p.excerpt_chars for p in data.papers
+                if p.full_text.status == "ok"]
     assert len(set(excerpts)) == 1 and excerpts[0] < 30_000
     # A rerun rebuilds the same bundle: nothing is sent, the server is not even asked.
     sent, models = len(sglang_server.state.chat_requests), sglang_server.state.model_requests
@@ -170,7 +168,7 @@ def test_a_context_refusal_is_retried_once_with_a_smaller_bundle(
     # Each refused once, then answered (an empty 200 is asked again unstreamed to learn why).
     assert len(sglang_server.state.chat_requests) == (18 if in_stream else 12)
     data = record(workspace)
-    assert "refused" in data["bundle"]["note"]
+    assert "refused" in data.bundle.note
     sent = len(sglang_server.state.chat_requests)
     assert build(workspace).exit_code == 0
     assert len(sglang_server.state.chat_requests) == sent
@@ -207,13 +205,13 @@ def test_a_context_ten_percent_too_small_for_a_dense_tokenizer(
     result = build(workspace)
     assert result.exit_code == 0, result.output
     data = record(workspace)
-    assert all(not c["error"] for c in data["completions"])
+    assert all(p.completion.ok for p in data.prompts)
     if tokenizer:  # counted up front: cut before sending, nothing refused
         assert len(state.chat_requests) == 6
-        assert "counted by the server's tokenizer" in data["bundle"]["note"]
+        assert "counted by the server's tokenizer" in data.bundle.note
     else:  # each prompt refused once, then cut by the counts in the refusal, and answered
         assert len(state.chat_requests) == 12
-        assert "refused 6 prompt(s) for their length" in data["bundle"]["note"]
+        assert "refused 6 prompt(s) for their length" in data.bundle.note
     edition = workspace.parent / "site_src" / "editions" / EDITION
     assert "shortened to fit the model's context" in (edition / "index.md").read_text()
     assert "The bundle was cut to fit the model's context" in (
@@ -261,8 +259,8 @@ def test_a_context_ten_percent_below_the_longest_conversation(
     result = build(workspace)
     assert result.exit_code == 0, result.output
     data = record(workspace)
-    assert [c["name"] for c in data["completions"] if c["error"]] == []
-    assert any(c["kind"] == "evidence" for c in data["completions"])
+    assert [p.name for p in data.prompts if not p.completion.ok] == []
+    assert any(p.kind == "evidence" for p in data.prompts)
     sent = len(state.chat_requests)
     assert build(workspace).exit_code == 0  # the same cut prompts and checks: all cached
     assert len(state.chat_requests) == sent
@@ -286,10 +284,10 @@ def test_a_check_whose_conversation_cannot_fit_is_made_in_a_smaller_one(
     result = build(workspace)
     assert result.exit_code == 0, result.output
     data = record(workspace)
-    checks = [c for c in data["completions"] if c["kind"] == "evidence"]
-    assert checks and not [c["name"] for c in checks if c["error"]]
-    assert all("(checked in a smaller conversation)" in c["title"] for c in checks)
-    assert [c["name"] for c in data["completions"] if c["error"]] == []
+    checks = [p for p in data.prompts if p.kind == "evidence"]
+    assert checks and not [p.name for p in checks if not p.completion.ok]
+    assert all("(checked in a smaller conversation)" in p.title for p in checks)
+    assert [p.name for p in data.prompts if not p.completion.ok] == []
     alone = [body for body in state.chat_requests
              if is_evidence(body) and len(body["messages"]) == 4
              and body["messages"][1]["content"].startswith("# The cited papers")]
@@ -312,7 +310,7 @@ def test_a_context_too_small_for_any_excerpt_cuts_the_answers_and_says_so(
     # The cap came from the context: raising max_tokens would not help, a larger context would.
     assert "Truncated answer" in page and "give the\n    server a larger context" in page
     assert "Raise `max_tokens`" not in page
-    note = record(workspace)["bundle"]["note"]
+    note = record(workspace).bundle.note
     assert "were left out" in note and "every answer was limited to" in note
     assert "0 characters" not in note
     assert max(int(b["max_tokens"]) for b in sglang_server.state.chat_requests) < 1200
@@ -320,7 +318,7 @@ def test_a_context_too_small_for_any_excerpt_cuts_the_answers_and_says_so(
     workspace.write_text(workspace.read_text().replace("context_tokens = 2048",
                                                        "context_tokens = 200000"))
     assert build(workspace).exit_code == 0
-    assert "were left out" not in record(workspace)["bundle"]["note"]
+    assert "were left out" not in record(workspace).bundle.note
 
 
 def test_refusals_give_the_context_and_the_prompts_size() -> None:
@@ -347,8 +345,7 @@ def test_context_errors_name_the_length() -> None:
 def test_answers_without_streaming(workspace: Path, sglang_server: SglangServer) -> None:
     workspace.write_text(workspace.read_text() + "stream = false\n")
     assert build(workspace).exit_code == 0
-    completions = record(workspace)["completions"]
-    assert all(c["ttft_s"] is None for c in completions)
+    assert all(p.completion.ttft_s is None for p in record(workspace).prompts)
     assert not any(r.get("stream") for r in sglang_server.state.chat_requests)
 
 

@@ -15,10 +15,11 @@ from click.testing import CliRunner, Result
 
 from generator.cli import cli
 from generator.config import TriageSettings
-from generator.models import Candidate, Paper, paper_slug
+from generator.edition.record import EditionRecord
+from generator.models import Candidate, Paper, Triage, paper_slug
 from generator.synthesis.structured import validate
 from generator.triage import excluded_by, select, system_message, triage_request
-from tests.conftest import write_config
+from tests.conftest import read_record, write_config
 from tests.servers.arxiv import ArxivServer
 from tests.servers.sglang import (
     Answer,
@@ -48,9 +49,14 @@ def build(config: Path, *args: str) -> Result:
                                     *args], catch_exceptions=False)
 
 
-def record(config: Path) -> dict[str, Any]:
-    path = config.parent / "site_src" / "editions" / EDITION / "edition.json"
-    return json.loads(path.read_text())  # type: ignore[no-any-return]
+def record(config: Path) -> EditionRecord:
+    return read_record(config, EDITION)
+
+
+def triage_of(config: Path) -> Triage:
+    triage = record(config).triage
+    assert triage is not None
+    return triage
 
 
 @pytest.fixture
@@ -68,26 +74,26 @@ def test_every_candidate_is_scored_once_and_the_best_are_bundled(
         triaged_ws: Path, sglang_server: SglangServer, arxiv_server: ArxivServer) -> None:
     result = build(triaged_ws)
     assert result.exit_code == 0, result.output
-    data = record(triaged_ws)["triage"]
-    candidates = data["candidates"]
-    assert data["window"] == 30 and len(candidates) == 30 and not data["capped"]
-    excluded = [c for c in candidates if c["status"] == "excluded"]
+    data = triage_of(triaged_ws)
+    candidates = data.candidates
+    assert data.total == 30 and len(candidates) == 30 and not data.capped
+    excluded = [c for c in candidates if c.status == "excluded"]
     assert len(excluded) >= 2
-    assert {c["reason"] for c in excluded} == {"hypothesis testing", "Group  Testing"}
-    scored = [c for c in candidates if c["status"] != "excluded"]
+    assert {c.reason for c in excluded} == {"hypothesis testing", "Group  Testing"}
+    scored = [c for c in candidates if c.status != "excluded"]
     # One request a scored candidate, none for the excluded ones.
     judged = [triaged(b) for b in triage_bodies(sglang_server)]
-    assert sorted(str(j) for j in judged) == sorted(c["arxiv_id"] for c in scored)
-    assert all(c["score"] == triage_score(c["arxiv_id"]) for c in scored)
+    assert sorted(str(j) for j in judged) == sorted(c.paper.arxiv_id for c in scored)
+    assert all(c.score == triage_score(c.paper.arxiv_id) for c in scored)
     # The five best (ties: the newer, listed first) are selected, in that order the bundle's.
-    best = sorted(range(len(candidates)), key=lambda i: (-(candidates[i]["score"] or -1), i))
-    expected = [candidates[i]["arxiv_id"] for i in best
-                if candidates[i]["status"] != "excluded"][:5]
-    selected = [c["arxiv_id"] for c in candidates if c["status"] == "selected"]
+    best = sorted(range(len(candidates)), key=lambda i: (-(candidates[i].score or -1), i))
+    expected = [candidates[i].paper.arxiv_id for i in best
+                if candidates[i].status != "excluded"][:5]
+    selected = [c.paper.arxiv_id for c in candidates if c.status == "selected"]
     assert sorted(selected) == sorted(expected)
-    bundled = [p["arxiv_id"] for p in record(triaged_ws)["papers"]]
+    bundled = [p.arxiv_id for p in record(triaged_ws).papers]
     assert bundled == expected
-    assert {c["status"] for c in candidates} == {"selected", "below_cut", "excluded"}
+    assert {c.status for c in candidates} == {"selected", "below_cut", "excluded"}
 
 
 def test_the_prompt_shares_the_instructions_and_interests_and_puts_the_paper_last(
@@ -115,7 +121,7 @@ def test_a_rebuild_sends_nothing_and_max_papers_rescores_nothing(
     assert triage_bodies(sglang_server)[len(triage_bodies(sglang_server)):] == []
     new = sglang_server.state.chat_requests[sent:]
     assert not [b for b in new if triaged(b)]  # no paper judged again
-    assert len(record(triaged_ws)["papers"]) == 3
+    assert len(record(triaged_ws).papers) == 3
 
 
 def test_changing_the_interests_rescores_every_candidate(
@@ -136,9 +142,9 @@ def test_the_window_is_read_in_pages_and_a_failed_page_keeps_what_came_before(
                                                  "delay_seconds = 0.0\npage_size = 10"))
     result = build(config)
     assert result.exit_code == 0, result.output
-    data = record(config)["triage"]
-    assert len(data["candidates"]) == 20
-    assert "503" in data["incomplete"]
+    data = triage_of(config)
+    assert len(data.candidates) == 20
+    assert "503" in data.incomplete
     starts = [p for p in arxiv_server.state.api_requests() if "start=" in p]
     assert any("start=10" in p for p in starts)  # the second page was a request of its own
     overview = (config.parent / "site_src" / "editions" / EDITION / "index.md").read_text()
@@ -151,8 +157,8 @@ def test_the_cap_is_said_on_the_edition(tmp_path: Path, arxiv_server: ArxivServe
     config = write_config(tmp_path / "ws", arxiv_server, sglang_server,
                           TRIAGE + "max_candidates = 12\n", max_papers=5)
     assert build(config).exit_code == 0
-    data = record(config)["triage"]
-    assert data["capped"] and len(data["candidates"]) == 12 and data["window"] == 30
+    data = triage_of(config)
+    assert data.capped and len(data.candidates) == 12 and data.total == 30
     overview = (config.parent / "site_src" / "editions" / EDITION / "index.md").read_text()
     assert "max_candidates" in overview
 
@@ -183,10 +189,10 @@ def test_an_answer_invalid_twice_leaves_the_paper_unscored_and_listed(
 
     sglang_server.state.structured_responder = responder
     assert build(triaged_ws).exit_code == 0
-    candidates = record(triaged_ws)["triage"]["candidates"]
-    unscored = [c for c in candidates if c["status"] == "unscored"]
-    assert [c["arxiv_id"] for c in unscored] == victim
-    assert unscored[0]["score"] is None and "valid" in unscored[0]["reason"]
+    candidates = triage_of(triaged_ws).candidates
+    unscored = [c for c in candidates if c.status == "unscored"]
+    assert [c.paper.arxiv_id for c in unscored] == victim
+    assert unscored[0].score is None and "valid" in unscored[0].reason
     page = (triaged_ws.parent / "site_src" / "editions" / EDITION / "triage.md").read_text()
     assert victim[0] in page and "unscored" in page
 
@@ -213,15 +219,15 @@ def test_the_triage_page_lists_every_candidate_and_paper_pages_show_their_score(
     assert build(triaged_ws).exit_code == 0
     folder = triaged_ws.parent / "site_src" / "editions" / EDITION
     page = (folder / "triage.md").read_text()
-    candidates = record(triaged_ws)["triage"]["candidates"]
+    candidates = triage_of(triaged_ws).candidates
     for c in candidates:
-        assert f"https://arxiv.org/abs/{c['arxiv_id']}" in page
+        assert f"https://arxiv.org/abs/{c.paper.arxiv_id}" in page
     overview = (folder / "index.md").read_text()
     assert "30 papers in the window, 5 selected" in overview and "(triage.md)" in overview
-    best = next(c for c in candidates if c["status"] == "selected")
+    best = next(c for c in candidates if c.status == "selected")
     html = triaged_ws.parent / "site" / "editions" / EDITION / "papers" / (
-        paper_slug(best["arxiv_id"]) + ".html")
-    assert f"{best['score']}/10" in html.read_text()
+        paper_slug(best.paper.arxiv_id) + ".html")
+    assert f"{best.score}/10" in html.read_text()
 
 
 def test_the_edition_and_home_lead_with_the_picks_and_the_interests(triaged_ws: Path) -> None:
@@ -229,23 +235,23 @@ def test_the_edition_and_home_lead_with_the_picks_and_the_interests(triaged_ws: 
     scored (from the model's structured answer), and the interests they were scored against."""
     assert build(triaged_ws).exit_code == 0
     data = record(triaged_ws)
-    scores = {c["arxiv_id"]: c["score"] for c in data["triage"]["candidates"]}
-    picks = data["picks"]
-    assert len(picks) == 3 and all(p["why_from"] == "triage" for p in picks)
-    assert [p["score"] for p in picks] == sorted((scores[p["arxiv_id"]] for p in picks),
-                                                 reverse=True)
-    assert picks[0]["score"] == max(s for s in scores.values() if s is not None)
+    scores = {c.paper.arxiv_id: c.score or 0 for c in triage_of(triaged_ws).candidates}
+    picks = data.picks
+    assert len(picks) == 3 and all(p.why_from == "triage" for p in picks)
+    assert [p.score for p in picks] == sorted((scores[p.arxiv_id] for p in picks),
+                                              reverse=True)
+    assert picks[0].score == max(scores.values())
     for page in (triaged_ws.parent / "site_src" / "editions" / EDITION / "index.md",
                  triaged_ws.parent / "site_src" / "index.md"):
         text = page.read_text()
         lead = text.index("## Editor's picks")
         assert "Scored against your interests" in text[lead:]
         assert "Software testing: fuzzing, test generation" in text[lead:]
-        shown = picks[0]["name"]
-        if picks[0]["title"].startswith(shown):
-            shown = picks[0]["title"]  # a name the title starts with: the whole title
+        shown = picks[0].name
+        if picks[0].title.startswith(shown):
+            shown = picks[0].title  # a name the title starts with: the whole title
         assert f"**[{shown}](papers/" in text[lead:]
-        assert f"triage {picks[0]['score']}/10" in text[lead:]
+        assert f"triage {picks[0].score}/10" in text[lead:]
 
 
 def test_hostile_titles_and_reasons_stay_text(

@@ -11,21 +11,21 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from ..chat_models import Completion, PromptRequest, SynthesisResult
-from ..claims import claims_of
+from ..chat_models import Completion, PromptRequest
 from ..kinds import KINDS, page_stem
-from ..models import Bundle, FetchResult, FullText
+from ..models import NumberedPaper
 from ..safe_text import md_model
-from ..synthesis.evidence import ALONE_TITLE, parse_evidence_name
 from ..synthesis.structured import InvalidAnswer, parse_answer
 from .charts import timeline, token_chart
 from .citations import CitationLinker, PageCitations
-from .evidence import PaperText, check_claims
+from .facts import Checks, PaperFacts
 from .feed import overview_text, stamps
 from .history import appearances, status
+from .inputs import EditionInputs
 from .model import (
     Answer,
     Appearance,
@@ -46,48 +46,47 @@ from .model import (
 from .names import name_citations, paper_names
 from .picks import editors_picks
 from .record import EditionRecord
-from .record_data import record_data, same_but_date
+from .record_data import build_record
 
 log = logging.getLogger(__name__)
 
 
-def assemble(edition: str, title: str, fetch: FetchResult, bundle: Bundle,
-             synthesis: SynthesisResult, published: Sequence[EditionRecord],
-             bundle_note: str = "", built_at: str | None = None) -> Edition:
-    """The edition, complete: `published` are the records of the other editions."""
+def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
+             published: Sequence[EditionRecord], built_at: str | None = None) -> Edition:
+    """The edition, complete: `published` are the records of the other editions; `facts` what
+    the papers' text says (from the text itself, or as the edition's record wrote it down)."""
     built_at = built_at or datetime.now(UTC).isoformat(timespec="seconds")
     others = [r for r in published if r.edition != edition]
     prior = appearances([r for r in others if r.edition < edition])
-    statuses = {p.number: status(p.paper, prior) for p in bundle.papers}
-    pairs = synthesis.pairs()
-    structured = _structured(bundle, pairs)
+    statuses = {p.number: status(p.paper, prior) for p in inputs.papers}
+    pairs = inputs.synthesis.pairs()
+    structured = _structured(inputs.papers, pairs)
     briefs: dict[int, Brief] = dict(structured.get("brief", ()))
     themes = [t for found in structured.get("themes", ()) for t in found]
-    names = paper_names(bundle.papers, {n: b.name for n, b in briefs.items()})
-    pages, answers = _pages(bundle, pairs, structured, names)
+    names = paper_names(inputs.papers, {n: b.name for n, b in briefs.items()})
+    checks = facts.checks(pairs)
+    pages, answers = _pages(inputs.papers, pairs, structured, names, checks, facts)
     research_map = next((c.content for r, c in pairs if KINDS[r.kind].overview and c.ok), "")
     overview = name_citations(overview_text(research_map), names)
     citing = Counter(n for page, _ in pages for n in page.citations.cited)
-    picks = editors_picks(bundle.papers, names, briefs, citing, fetch.triage)
-    data = record_data(edition, title, fetch, bundle, synthesis, statuses, bundle_note, overview,
-                       briefs, themes, pages, built_at, structured=structured, names=names,
-                       picks=picks)
+    picks = editors_picks(inputs.papers, names, briefs, citing, inputs.triage, facts)
+    record = build_record(edition, title, inputs, facts, checks, statuses, overview,
+                          names=names, briefs=briefs, themes=themes,
+                          pages=[page for page, _ in pages], picks=picks,
+                          structured=structured, built_at=built_at)
     previous = next((r for r in published if r.edition == edition), None)
-    if previous is not None and same_but_date(previous.data, data):
+    if previous is not None and previous.same_but_date(record):
         # Rendered again with nothing changed: keep the date, so the site need not be rebuilt.
-        data["built_at"] = previous.built_at
+        record = replace(record, built_at=previous.built_at)
     # The feed's stamps move only when what its entry shows changes (not on `render --all`).
-    data["feed"] = stamps(data, previous.data if previous else None,
-                                 data["built_at"])
-    record = EditionRecord.from_json(data, f"the record of edition {edition}")
+    record = replace(record, feed=stamps(record, previous))
     history = appearances(sorted([*others, record], key=lambda r: r.edition, reverse=True))
     papers = tuple(
         EditionPaper(
             number=item.number,
             paper=item.paper,
             name=names[item.number],
-            full_text=FullText(item.full_text.status, "", item.full_text.pages,
-                               item.full_text.total_pages, item.full_text.reason),
+            full_text=item.full_text,
             excerpt_chars=item.excerpt_chars,
             status=statuses[item.number],
             brief=briefs.get(item.number),
@@ -96,25 +95,25 @@ def assemble(edition: str, title: str, fetch: FetchResult, bundle: Bundle,
                            for page, contexts in pages if item.number in contexts),
             appearances=tuple(Appearance(**a) for a in history.get(item.paper.base_id, [])),
         )
-        for item in bundle.papers)
+        for item in inputs.papers)
     from_cache = sum(1 for _, c in pairs if c.from_cache)
     figures = RunFigures(
-        bundle_chars=bundle.chars, bundle_tokens=bundle.estimated_tokens, bundle_note=bundle_note,
-        wall_time_s=synthesis.wall_time_s, answers_from_cache=from_cache, answers=len(pairs),
-        token_chart=token_chart(pairs), timeline=timeline(bundle.papers, statuses),
-        evidence=_evidence_spend(pairs))
+        bundle_chars=inputs.bundle.chars, bundle_tokens=inputs.bundle.estimated_tokens,
+        bundle_note=inputs.bundle.note, wall_time_s=inputs.synthesis.wall_time_s,
+        answers_from_cache=from_cache, answers=len(pairs), token_chart=token_chart(pairs),
+        timeline=timeline(inputs.papers, statuses), evidence=_evidence_spend(pairs))
     return Edition(
-        name=edition, title=title, query=fetch.query, model=synthesis.model, papers=papers,
-        pages=tuple(page for page, _ in pages), prompts=answers, themes=tuple(themes),
-        skipped_seen=tuple(fetch.skipped), overview=overview, figures=figures, record=record,
-        triage=fetch.triage, structured=structured)
+        name=edition, title=title, query=inputs.query, model=inputs.synthesis.model,
+        papers=papers, pages=tuple(page for page, _ in pages), prompts=answers,
+        themes=tuple(themes), skipped_seen=inputs.skipped, overview=overview, figures=figures,
+        record=record, triage=inputs.triage, structured=structured)
 
 
-def _structured(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]]
-                ) -> dict[str, tuple[Any, ...]]:
+def _structured(papers: Sequence[NumberedPaper],
+                pairs: list[tuple[PromptRequest, Completion]]) -> dict[str, tuple[Any, ...]]:
     """Each structured kind's answers as the typed values its spec parses them into, by kind
     (briefs as (paper, brief) pairs, theme maps as tuples of themes, a new kind's its own)."""
-    numbers = frozenset(p.number for p in bundle.papers)
+    numbers = frozenset(p.number for p in papers)
     found: dict[str, list[Any]] = {}
     for request, completion in pairs:
         spec = KINDS.get(request.kind)
@@ -130,8 +129,9 @@ def _structured(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]]
     return {kind: tuple(values) for kind, values in found.items()}
 
 
-def _pages(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]],
-           structured: Mapping[str, tuple[Any, ...]], names: Mapping[int, str]
+def _pages(papers: Sequence[NumberedPaper], pairs: list[tuple[PromptRequest, Completion]],
+           structured: Mapping[str, tuple[Any, ...]], names: Mapping[int, str],
+           evidence: Checks | None, facts: PaperFacts
            ) -> tuple[list[tuple[SynthesisPage, dict[int, list[str]]]], tuple[Answer, ...]]:
     """Each synthesis page with its answers linked and checked, and every prompt's answer.
 
@@ -140,13 +140,13 @@ def _pages(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]],
     grouped: dict[str, list[Answer]] = {}
     checks: dict[str, list[ClaimCheck]] = {}
     answers: list[Answer] = []
-    evidence = _evidence(bundle, pairs)
     for request, completion in pairs:
         stem = page_stem(request)
         if stem is None:
             answers.append(Answer(request, completion, "", ""))
             continue
-        linker = linkers.setdefault(stem, CitationLinker(stem, bundle.papers, names=names))
+        linker = linkers.setdefault(stem, CitationLinker(stem, papers, names=names,
+                                                                  facts=facts))
         shift = KINDS[request.kind].shift
         if KINDS[request.kind].schema is not None:
             answer = Answer(request, completion, "", "")
@@ -178,32 +178,12 @@ def _pages(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]],
             # One question asked without and then with thinking: the comparison's figures.
             thinking=thinking_summary(group[0].completion, group[1].completion)
             if len(group) == 2 and not first.thinking and group[1].request.thinking else None,
-            evidence=tuple(checks.get(stem, ())) if evidence is not None else None,
+            # A kind whose claims are not checked is never shown as checked (with 0 claims).
+            evidence=tuple(checks.get(stem, ())) if evidence is not None
+            and any(KINDS[a.request.kind].evidence for a in group) else None,
             values=structured.get(first.kind, ()) if spec.schema is not None else (),
         ), result.contexts))
     return pages, tuple(answers)
-
-
-def _evidence(bundle: Bundle, pairs: list[tuple[PromptRequest, Completion]]
-              ) -> dict[str, tuple[ClaimCheck, ...]] | None:
-    """Each checked answer's claims with their verdicts, by request name; None when the
-    edition asked for no evidence at all ([evidence] off)."""
-    batches: dict[str, list[tuple[range, Completion]]] = {}
-    alone: dict[str, set[int]] = {}  # claims checked without their answer's conversation
-    for request, completion in pairs:
-        parsed = parse_evidence_name(request.name) if request.kind == "evidence" else None
-        if parsed:
-            batches.setdefault(parsed[0], []).append((parsed[1], completion))
-            if ALONE_TITLE in request.title:
-                alone.setdefault(parsed[0], set()).update(parsed[1])
-    if not batches:
-        return None
-    numbers = {p.number for p in bundle.papers}
-    texts = {p.number: PaperText.of(p) for p in bundle.papers}
-    return {request.name: check_claims(
-                claims_of(completion.content, numbers, KINDS[request.kind].shift),
-                batches.get(request.name, []), texts, alone.get(request.name, ()))
-            for request, completion in pairs if KINDS[request.kind].evidence and completion.ok}
 
 
 def _evidence_spend(pairs: list[tuple[PromptRequest, Completion]]) -> EvidenceSpend | None:

@@ -22,13 +22,14 @@ from typing import Any
 from ..claims import CITE_RE as _CITE_RE
 from ..claims import FIGURE_RE as _FIGURE_RE
 from ..claims import NUMBER_RE as _NUMBER_RE
-from ..claims import figure_in, sentences
 from ..claims import numbers as _numbers
 from ..claims import plain_sentence as _plain
+from ..claims import sentences
 from ..models import NumberedPaper
 from ..safe_text import escape_markdown, tooltip
-from .model import ClaimCheck
+from .facts import PaperFacts, TextFacts
 from .names import name_citations
+from .values import ClaimCheck
 
 # A name right after a citation: "(FlashDecoding)", ', "A Title"' or ": *A Title*".
 _NAME_RE = re.compile(r"""\s*(?:\(([^()\n]{2,150})\)"""
@@ -106,7 +107,8 @@ class CitationLinker:
     """Links and checks citations in one page's escaped Markdown; call it on each text segment."""
 
     def __init__(self, page: str, papers: Sequence[NumberedPaper], link_prefix: str = "papers/",
-                 overview: str = "index.md", names: Mapping[int, str] | None = None) -> None:
+                 overview: str = "index.md", names: Mapping[int, str] | None = None,
+                 facts: PaperFacts | None = None) -> None:
         self.result = PageCitations(page)
         self._papers = {p.number: p for p in papers}
         # The papers' short names (edition/names.py): a citation reads as the name it links.
@@ -116,8 +118,8 @@ class CitationLinker:
                        for n, name in self._plain_names.items()}
         self._prefix = link_prefix
         self._overview = overview
-        self._texts = {p.number: f"{p.paper.title}\n{p.paper.abstract}\n{p.full_text.text}"
-                       for p in papers}
+        # Whether a paper states a figure: from its text, or as the edition's record says.
+        self._facts = facts or TextFacts(papers)
         # The verdicts of the answer being linked, by sentence (see edition/evidence.py);
         # None: no evidence was asked for this text.
         self.evidence: Mapping[str, ClaimCheck] | None = None
@@ -249,11 +251,9 @@ class CitationLinker:
         return f' <span class="digest-flag" title="{_attr(reason)}">⚠ title mismatch</span>'
 
     def _mark_figures(self, sentence: str, number: int, plain: str, parked: list[str]) -> str:
-        text = self._texts[number]
-
         def mark(match: re.Match[str]) -> str:
             figure = match.group(0).strip()
-            found = figure_in(match.group(1), match.group(2).strip(), text)
+            found = self._facts.states(number, match.group(1), match.group(2).strip())
             self.result.figures.append(FigureCheck(number, figure, found, plain))
             if found:
                 note = f"{figure} appears in the text of Paper {number}"

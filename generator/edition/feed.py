@@ -7,14 +7,13 @@ import html
 import json
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
 from urllib.parse import urljoin, urlsplit
 from xml.etree import ElementTree
 
 from .. import store
 from ..safe_text import clean, separate_blocks, tex_accents
 from ..tex import MATH_RE, plain_math
-from .record import EditionRecord
+from .record import EditionRecord, FeedStamps
 
 _ATOM = "http://www.w3.org/2005/Atom"
 _HEADING_RE = re.compile(r"^#{1,6}\s+(.*)$", re.MULTILINE)
@@ -47,27 +46,26 @@ def overview_text(research_map: str, limit: int = 700) -> str:
     return plain if len(plain) <= limit else plain[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
-def feed_digest(data: dict[str, Any]) -> str:
+def feed_digest(record: EditionRecord) -> str:
     """What a feed entry shows of an edition's record: its `updated` moves only when this does."""
-    briefs = data.get("briefs") or {}
     shown = {
-        "title": data.get("title"), "overview": data.get("overview"),
-        "papers": [(p.get("arxiv_id"), p.get("title"), p.get("status"),
-                    (briefs.get(str(p.get("number"))) or {}).get("tldr"))
-                   for p in data.get("papers", ())],
+        "title": record.title, "overview": record.overview,
+        "papers": [(p.arxiv_id, p.title, p.status, record.tldr(p.number) or None)
+                   for p in record.papers],
     }
     return hashlib.sha256(json.dumps(shown, sort_keys=True, ensure_ascii=False).encode()
                           ).hexdigest()[:16]
 
 
-def stamps(data: dict[str, Any], previous: dict[str, Any] | None, built_at: str) -> dict[str, str]:
+def stamps(record: EditionRecord, previous: EditionRecord | None) -> FeedStamps:
     """The record's feed stamps: first published, and last changed in what the feed shows."""
-    digest = feed_digest(data)
-    before = (previous or {}).get("feed") or {}
-    return {"digest": digest,
-            "published": str(before.get("published") or (previous or {}).get("built_at")
-                             or built_at),
-            "updated": str(before["updated"]) if before.get("digest") == digest else built_at}
+    digest = feed_digest(record)
+    before = previous.feed if previous else None
+    return FeedStamps(
+        digest=digest,
+        published=before.published if before else (previous.built_at if previous
+                                                    else record.built_at),
+        updated=before.updated if before and before.digest == digest else record.built_at)
 
 
 def _tag_authority(site_url: str) -> tuple[str, str]:
@@ -115,8 +113,7 @@ def atom_feed(title: str, site_url: str, records: Sequence[EditionRecord], limit
         element(entry, "title", text_of(f"{title}: edition {edition}"))
         element(entry, "id", f"tag:{authority},{_tag_date(edition)}:{prefix}editions/{edition}")
         element(entry, "link", href=url(store.edition_url(edition)), rel="alternate")
-        stamp = record.data.get("feed") or {}
-        element(entry, "published", str(stamp.get("published") or record.built_at))
+        element(entry, "published", record.feed.published if record.feed else record.built_at)
         element(entry, "updated", _updated(record))
         element(entry, "author").append(_name(f"{{{_ATOM}}}name", record.model))
         summary = (f"{len(record.papers)} papers ({len(record.new_papers)} new). "
@@ -132,7 +129,7 @@ def text_of(text: str) -> str:
 
 
 def _updated(record: EditionRecord) -> str:
-    return str((record.data.get("feed") or {}).get("updated") or record.built_at)
+    return record.feed.updated if record.feed else record.built_at
 
 
 def _tag_date(edition: str) -> str:

@@ -8,30 +8,27 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from ..chat_models import Completion, PromptKind, PromptRequest
 from ..models import Candidate, FullText, Paper, Triage, best_first
 from .record import STATUS_LABELS, STATUS_SECTIONS, EditionRecord, Status
+from .values import (  # re-exported: the page model reads them as its own
+    VERDICT_LABELS,
+    VERDICT_SHORT,
+    Brief,
+    ClaimCheck,
+    FigureCheck,
+    Problem,
+    Theme,
+    Verdict,
+    verdict_counts,
+)
+
+__all__ = ["VERDICT_LABELS", "VERDICT_SHORT", "Brief", "ClaimCheck", "FigureCheck", "Problem",
+           "Theme", "Verdict", "verdict_counts"]
 
 # The whole edition, as pages show it ------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Brief:
-    tldr: str
-    problem: str
-    method: str
-    result: str
-    limitations: str
-    name: str = ""  # the short name the paper uses for its system or method, if it gave one
-
-
-@dataclass(frozen=True)
-class Theme:
-    name: str
-    description: str
-    papers: tuple[int, ...]
-
 
 @dataclass(frozen=True)
 class Appearance:
@@ -67,60 +64,6 @@ class EditionPaper:
     @property
     def status_label(self) -> str:
         return STATUS_LABELS[self.status]
-
-
-@dataclass(frozen=True)
-class Problem:
-    text: str
-    number: int
-    reason: str
-
-
-@dataclass(frozen=True)
-class FigureCheck:
-    paper: int
-    figure: str
-    found: bool
-    sentence: str
-
-
-Verdict = Literal["supported", "figure_missing", "wrong_paper", "not_in_paper", "no_quote",
-                  "not_checked"]
-VERDICT_SHORT: dict[str, str] = {
-    "supported": "Supported", "figure_missing": "Figure missing", "wrong_paper": "Wrong paper",
-    "not_in_paper": "Not in paper", "no_quote": "No quote", "not_checked": "Not checked",
-}
-VERDICT_LABELS: dict[str, str] = {
-    "supported": "supported by a quote found in the paper",
-    "figure_missing": "quote found, but a figure of the sentence is not in the paper",
-    "wrong_paper": "quote found in another paper (wrong citation)",
-    "not_in_paper": "quote not in the paper (fabricated)",
-    "no_quote": "no quote",
-    "not_checked": "not checked",
-}
-
-
-@dataclass(frozen=True)
-class ClaimCheck:
-    """One citing sentence of an answer and what its quoted evidence showed."""
-
-    sentence: str
-    papers: tuple[int, ...]  # the papers it cites
-    verdict: Verdict
-    quote: str
-    found_in: int | None  # the paper whose text holds the quote
-    note: str
-
-    @property
-    def label(self) -> str:
-        return VERDICT_LABELS[self.verdict]
-
-
-def verdict_counts(claims: Iterable[ClaimCheck]) -> dict[str, int]:
-    counts = dict.fromkeys(VERDICT_LABELS, 0)
-    for claim in claims:
-        counts[claim.verdict] += 1
-    return counts
 
 
 @dataclass(frozen=True)

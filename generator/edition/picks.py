@@ -9,38 +9,20 @@ any claim: a figure in that line that the paper's text does not contain is flagg
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
 
-from ..claims import FIGURE_RE, figure_in
+from ..claims import FIGURE_RE
 from ..models import NumberedPaper, Triage
-from .model import Brief
+from .facts import PaperFacts, TextFacts
+from .values import Brief, Pick
 
 MAX_PICKS = 3
 
 
-@dataclass(frozen=True)
-class Pick:
-    number: int
-    arxiv_id: str
-    name: str
-    title: str
-    why: str  # one line, from the model's structured output ("" where there is none)
-    why_from: str  # "triage" (the reason it scored) or "brief" (its TL;DR)
-    score: int | None  # triage score, where triage ran
-    pages: int  # synthesis pages that cite it
-    unfound: tuple[str, ...]  # figures in `why` that the paper's text does not contain
-
-    def to_record(self) -> dict[str, Any]:
-        return {"number": self.number, "arxiv_id": self.arxiv_id, "name": self.name,
-                "title": self.title, "why": self.why, "why_from": self.why_from,
-                "score": self.score, "pages": self.pages, "unfound": list(self.unfound)}
-
-
 def editors_picks(papers: Sequence[NumberedPaper], names: Mapping[int, str],
                   briefs: Mapping[int, Brief], citing_pages: Mapping[int, int],
-                  triage: Triage | None) -> tuple[Pick, ...]:
+                  triage: Triage | None, facts: PaperFacts | None = None) -> tuple[Pick, ...]:
     """The edition's picks, most important first (none when nothing marks any paper out)."""
+    facts = facts or TextFacts(papers)
     judged = {c.paper.base_id: c for c in triage.candidates} if triage else {}
 
     def score(item: NumberedPaper) -> int | None:
@@ -64,10 +46,9 @@ def editors_picks(papers: Sequence[NumberedPaper], names: Mapping[int, str],
             why, source = brief.tldr, "brief"
         else:
             why, source = "", ""
-        text = f"{item.paper.title}\n{item.paper.abstract}\n{item.full_text.text}"
         unfound = tuple(dict.fromkeys(
             m.group(0).strip() for m in FIGURE_RE.finditer(why)
-            if not figure_in(m.group(1), m.group(2).strip(), text)))
+            if not facts.states(item.number, m.group(1), m.group(2).strip())))
         picks.append(Pick(item.number, item.paper.arxiv_id, names[item.number], item.paper.title,
                           why, source, score(item), citing_pages.get(item.number, 0), unfound))
     return tuple(picks)

@@ -1,22 +1,29 @@
-"""The published record of an edition (edition.json), read back typed.
+"""The record of an edition (edition.json): typed, versioned, and complete.
 
-`EditionRecord` is what history, the navigation, the home page, the feed, the papers' own
-pages, `skip_seen` and `render --all` know of an edition; its format version is checked when
-it is read.
+An edition's record is the one source of everything published about it: the papers (metadata,
+never their text), every prompt as asked (without its messages, which carry the bundle) and
+its answer, what only the papers' text could tell (the verdict of every quoted claim, by claim
+id, and which figures the papers state), and what the answers were made into (briefs, themes,
+names, picks, citations). `digest render` makes pages from it alone, so a workspace without its
+cache loses nothing that was published. It is read and written through `codec`, its format
+checked; a record of format 2 (research-digest 0.2 and 0.3: no answers) is read and upgraded
+as far as it goes (history, navigation, the feed), and only a render with the cache makes it
+whole.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from ..chat_models import UNFIT_CHECK, PromptKind
-from ..config import ThinkingPrompt
+from ..chat_models import UNFIT_CHECK, Completion, PromptKind, PromptRequest
+from ..codec import CodecError, from_data, to_data
 from ..errors import DigestError
-from ..models import paper_slug
+from ..models import Candidate, FullText, Paper, Triage, paper_slug
+from .values import Brief, ClaimCheck, FigureCheck, Pick, Problem, Theme, verdict_counts
 
-RECORD_FORMAT = 2  # 1: the untyped record of research-digest 0.1 (same fields, read as is)
-READABLE_FORMATS = (1, 2)
+RECORD_FORMAT = 3
+READABLE_FORMATS = (1, 2, 3)  # 1 and 2: without answers (upgraded on reading)
 
 Status = Literal["new", "updated", "seen"]
 STATUS_LABELS: dict[str, str] = {
@@ -25,17 +32,16 @@ STATUS_LABELS: dict[str, str] = {
     "seen": "seen in an earlier edition",
 }
 STATUS_SECTIONS: dict[str, str] = {"new": "New", "updated": "Updated", "seen": "Seen before"}
+_THINKING_TITLE = "Thinking comparison"  # format 1 had no page titles: its thinking page's
 
 
 class RecordFormatError(DigestError):
     """An edition.json this version cannot read (written by an older or newer version)."""
 
 
-# The published record ---------------------------------------------------------------------------
-
 @dataclass(frozen=True)
 class RecordPaper:
-    """A paper as an edition published it: enough for its page across editions."""
+    """A paper as an edition published it: its metadata, never its text."""
 
     number: int
     arxiv_id: str
@@ -49,19 +55,93 @@ class RecordPaper:
     abstract: str = ""
     abs_url: str = ""
     pdf_url: str | None = None
+    updated: str = ""
+    full_text: FullText = FullText("missing")  # how much was read; `text` is always ""
+    excerpt_chars: int = 0
+    name: str = ""  # the short name pages call it by
 
     @property
     def base_slug(self) -> str:
         """The slug of the paper's own page across editions (papers/<slug>.md)."""
         return paper_slug(self.base_id)
 
+    @property
+    def paper(self) -> Paper:
+        return Paper(self.arxiv_id, self.title, self.authors, self.published, self.updated,
+                     self.abstract, self.categories, self.abs_url, self.pdf_url)
+
+
+@dataclass(frozen=True)
+class RecordPrompt:
+    """One prompt as the edition asked it (without its messages) and the answer it got."""
+
+    name: str
+    title: str
+    kind: PromptKind
+    completion: Completion
+    question: str = ""
+    max_tokens: int = 0
+    temperature: float = 0.0
+    thinking: bool = False
+    page: str | None = None  # the stem of the page it appears on
+    page_title: str = ""
+    subject: int | None = None
+
     @classmethod
-    def from_json(cls, p: dict[str, Any]) -> RecordPaper:
-        return cls(int(p["number"]), str(p["arxiv_id"]), str(p["base_id"]), str(p["slug"]),
-                   str(p["title"]), p.get("status", "new"),
-                   tuple(str(a) for a in p.get("authors", ())), str(p.get("published", "")),
-                   tuple(str(c) for c in p.get("categories", ())), str(p.get("abstract", "")),
-                   str(p.get("abs_url", "")), p.get("pdf_url") or None)
+    def of(cls, request: PromptRequest, completion: Completion, page: str | None
+           ) -> RecordPrompt:
+        return cls(request.name, request.title, request.kind, completion, request.question,
+                   request.max_tokens, request.temperature, request.thinking, page,
+                   request.page_title or request.title, request.subject)
+
+    @property
+    def request(self) -> PromptRequest:
+        """The request as the pages know it: everything but the messages."""
+        return PromptRequest(self.name, self.title, self.kind, self.question, (),
+                             self.max_tokens, self.temperature, self.thinking,
+                             page_title=self.page_title, subject=self.subject)
+
+
+@dataclass(frozen=True)
+class CitedPaper:
+    number: int
+    arxiv_id: str
+    count: int  # sentences citing it
+
+
+@dataclass(frozen=True)
+class PageCitations:
+    """What a synthesis page cites, as its linking found it."""
+
+    resolved: tuple[CitedPaper, ...] = ()
+    unresolved: tuple[Problem, ...] = ()
+    figures: tuple[FigureCheck, ...] = ()
+
+
+@dataclass(frozen=True)
+class FigureFact:
+    """Whether a paper's title, abstract and excerpt state a figure ("45.8", "%")."""
+
+    paper: int
+    number: str
+    unit: str
+    found: bool
+
+
+@dataclass(frozen=True)
+class BundleFigures:
+    chars: int = 0
+    estimated_tokens: int = 0
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class FeedStamps:
+    """When the feed first showed the edition, and when what it shows last changed."""
+
+    digest: str
+    published: str
+    updated: str
 
 
 @dataclass(frozen=True)
@@ -75,72 +155,109 @@ class RecordPage:
 
 @dataclass(frozen=True)
 class EditionRecord:
-    """What an edition published, as the later editions, the navigation and the feed need it.
-
-    `data` keeps the whole JSON object, so that writing a record back loses nothing.
-    """
+    """Everything an edition published, typed; `complete` is False for a record upgraded from a
+    format without answers (it can be listed, linked and fed, not rendered again)."""
 
     edition: str
     title: str
-    query: str
-    model: str
     built_at: str
-    overview: str
     papers: tuple[RecordPaper, ...]
-    pages: tuple[RecordPage, ...]
-    data: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
+    prompts: tuple[RecordPrompt, ...]
+    format: int = RECORD_FORMAT
+    query: str = ""
+    fetched_at: str = ""
+    generator: str = ""
+    model: str = ""
+    max_papers: int = 0
+    bundle: BundleFigures = BundleFigures()
+    synthesis_wall_time_s: float = 0.0
+    overview: str = ""
+    skipped_seen: tuple[str, ...] = ()
+    triage: Triage | None = None
+    names: dict[int, str] = field(default_factory=dict)
+    briefs: dict[int, Brief] = field(default_factory=dict)
+    themes: tuple[Theme, ...] = ()
+    picks: tuple[Pick, ...] = ()
+    citations: dict[str, PageCitations] = field(default_factory=dict)
+    # Verdicts of the quoted claims, by the answer they are in (None: no evidence was asked).
+    checks: dict[str, tuple[ClaimCheck, ...]] | None = None
+    figures: tuple[FigureFact, ...] = ()
+    structured: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # each kind's codec
+    feed: FeedStamps | None = None
+    complete: bool = True
+
+    # What history, the navigation, the feed and the mail ask of it.
+
+    @property
+    def pages(self) -> tuple[RecordPage, ...]:
+        found: dict[str, RecordPage] = {}
+        for p in self.prompts:
+            if p.page:
+                found.setdefault(p.page, RecordPage(p.page, p.page_title or p.title, p.kind))
+        return tuple(found.values())
 
     @property
     def new_papers(self) -> tuple[RecordPaper, ...]:
         return tuple(p for p in self.papers if p.status == "new")
 
-    def to_json(self) -> dict[str, Any]:
-        return self.data
-
     def tldr(self, number: int) -> str:
         """The brief's one-line summary of a paper of this edition ("" without one)."""
-        brief = (self.data.get("briefs") or {}).get(str(number))
-        return str(brief.get("tldr", "")) if isinstance(brief, dict) else ""
+        brief = self.briefs.get(number)
+        return brief.tldr if brief else ""
 
     @property
     def failed_prompts(self) -> int:
         """Prompts of this edition that failed (a check that did not fit is not a failure)."""
-        return sum(1 for c in self.data.get("completions") or ()
-                   if isinstance(c, dict) and c.get("error")
-                   and not str(c["error"]).startswith(UNFIT_CHECK))
+        return sum(1 for p in self.prompts
+                   if p.completion.error and not p.completion.error.startswith(UNFIT_CHECK))
 
     @property
     def interests(self) -> str:
         """What triage scored this edition's window against ("" without triage)."""
-        triage = self.data.get("triage")
-        return str(triage.get("interests") or "") if isinstance(triage, dict) else ""
+        return self.triage.interests if self.triage else ""
 
     @property
-    def picks(self) -> list[dict[str, Any]]:
-        """The editor's picks (edition/picks.py), each with its paper's slugs for links."""
+    def picked(self) -> tuple[tuple[Pick, RecordPaper], ...]:
+        """The editor's picks with their papers (for links and statuses)."""
         by_number = {p.number: p for p in self.papers}
-        out = []
-        for pick in self.data.get("picks") or ():
-            number = pick.get("number") if isinstance(pick, dict) else None
-            paper = by_number.get(number) if isinstance(number, int) else None
-            if paper is not None:
-                out.append({**pick, "slug": paper.slug, "base_slug": paper.base_slug,
-                            "status": paper.status})
-        return out
+        return tuple((pick, by_number[pick.number]) for pick in self.picks
+                     if pick.number in by_number)
 
     def themes_of(self, number: int) -> list[str]:
-        return [str(t.get("name", "")) for t in self.data.get("themes") or ()
-                if isinstance(t, dict) and number in (t.get("papers") or ())]
+        return [t.name for t in self.themes if number in t.papers]
 
     def cited_by(self, number: int) -> list[tuple[RecordPage, int]]:
         """The synthesis pages that cite a paper of this edition, with their sentence counts."""
-        out = []
-        for page in self.pages:
-            for entry in ((self.data.get("citations") or {}).get(page.stem) or {}).get(
-                    "resolved", ()):
-                if isinstance(entry, dict) and entry.get("number") == number:
-                    out.append((page, int(entry.get("count", 0))))
-        return out
+        return [(page, cited.count) for page in self.pages
+                for cited in self.citations.get(page.stem, PageCitations()).resolved
+                if cited.number == number]
+
+    def page_checks(self, stem: str) -> tuple[ClaimCheck, ...] | None:
+        """A page's claim verdicts, in its answers' order (None: none were asked)."""
+        if self.checks is None:
+            return None
+        answers = [p.name for p in self.prompts if p.page == stem]
+        if not any(name in self.checks for name in answers):
+            return None
+        return tuple(c for name in answers for c in self.checks.get(name, ()))
+
+    def evidence_counts(self) -> dict[str, int] | None:
+        """The edition's claims by verdict (None: no evidence was asked)."""
+        if self.checks is None:
+            return None
+        return verdict_counts(c for checks in self.checks.values() for c in checks)
+
+    # Reading and writing.
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": RECORD_FORMAT, **to_data(replace(self, format=RECORD_FORMAT))}
+
+    def same_but_date(self, other: EditionRecord) -> bool:
+        """Whether the two records differ in their dates (and feed stamps) only."""
+        def bare(r: EditionRecord) -> EditionRecord:
+            return replace(r, built_at="", feed=None, format=RECORD_FORMAT)
+
+        return bool(to_data(bare(self)) == to_data(bare(other)))
 
     @classmethod
     def from_json(cls, data: Any, source: str) -> EditionRecord:
@@ -156,20 +273,62 @@ class EditionRecord:
                 + ("upgrade research-digest" if newer else
                    "render the edition again with `digest render --all`"))
         try:
-            papers = tuple(RecordPaper.from_json(p) for p in data["papers"])
-            pages: dict[str, RecordPage] = {}
-            for c in data["completions"]:
-                if c.get("page"):
-                    stem = str(c["page"]).removesuffix(".md")
-                    # Format 1 had no page titles: its thinking page had the default title.
-                    title = str(c.get("page_title") or (
-                        ThinkingPrompt().title if c["kind"] == "thinking" else c["title"]))
-                    pages.setdefault(stem, RecordPage(stem, title, c["kind"]))
-            return cls(edition=str(data["edition"]), title=str(data["title"]),
-                       query=str(data.get("query", "")), model=str(data.get("model", "")),
-                       built_at=str(data["built_at"]),
-                       overview=str(data.get("overview", "")), papers=papers,
-                       pages=tuple(pages.values()), data=data)
-        except (KeyError, TypeError, ValueError) as err:
+            return from_data(cls, data if version == RECORD_FORMAT else upgrade(data))
+        except (CodecError, KeyError, TypeError, ValueError, AttributeError) as err:
             raise RecordFormatError(f"{source} is missing or mangles {err} "
-                                    "(render the edition again with `digest render --all`)") from err
+                                    "(render the edition again with `digest render --all`)"
+                                    ) from err
+
+
+def upgrade(data: dict[str, Any]) -> dict[str, Any]:
+    """A record of format 1 or 2 (no answers, untyped) in this format's shape, marked
+    incomplete: what it held is kept, what it never held is left empty."""
+    papers = []
+    for p in data["papers"]:
+        p = dict(p)
+        text = dict(p.pop("full_text", None) or {"status": "missing"})
+        p["excerpt_chars"] = text.pop("excerpt_chars", 0)
+        p["full_text"] = text
+        papers.append(p)
+    prompts = []
+    for c in data["completions"]:
+        page = str(c["page"]).removesuffix(".md") if c.get("page") else None
+        title = c.get("page_title") or (_THINKING_TITLE if c["kind"] == "thinking"
+                                        else c["title"])
+        completion = {k: c[k] for k in ("model", "usage", "latency_s", "ttft_s",
+                                         "finish_reason", "error", "from_cache") if k in c}
+        prompts.append({"name": c["name"], "title": c["title"], "kind": c["kind"],
+                        "completion": {"name": c["name"], "model": c.get("model", ""),
+                                       **completion},
+                        "max_tokens": c.get("max_tokens", 0),
+                        "temperature": c.get("temperature", 0.0),
+                        "thinking": c.get("thinking", False), "page": page,
+                        "page_title": title})
+    evidence = data.get("evidence")
+    checks = None
+    if isinstance(evidence, dict):  # format 2 kept them by page, not by answer
+        checks = {stem: page.get("checks", []) for stem, page in evidence["pages"].items()}
+    triage = data.get("triage")
+    if isinstance(triage, dict):
+        triage = {
+            "query": data.get("query", ""), "max_candidates": triage["max_candidates"],
+            "total": triage.get("window"), "capped": triage.get("capped", False),
+            "incomplete": triage.get("incomplete", ""),
+            "interests": triage.get("interests", ""),
+            "candidates": [_candidate(c) for c in triage["candidates"]]}
+    kept = ("edition", "title", "built_at", "query", "fetched_at", "generator", "model",
+            "synthesis_wall_time_s", "overview", "skipped_seen", "names", "briefs", "themes",
+            "picks", "citations", "structured", "feed")
+    return {k: data[k] for k in kept if k in data} | {
+        "format": RECORD_FORMAT, "papers": papers, "prompts": prompts, "checks": checks,
+        "triage": triage, "complete": False,
+        "bundle": {k: v for k, v in (data.get("bundle") or {}).items()
+                   if k in ("chars", "estimated_tokens", "note")}}
+
+
+def _candidate(c: dict[str, Any]) -> dict[str, Any]:
+    paper = Paper(c["arxiv_id"], c["title"], (), c.get("published", ""), "", "", (),
+                  c.get("abs_url", ""), None)
+    candidate = Candidate(paper, c["status"], c.get("score"), c.get("reason", ""),
+                          tuple(c.get("interests", ())))
+    return dict(to_data(candidate))

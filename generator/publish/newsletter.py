@@ -83,9 +83,9 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
         blocks.append(_heading("Editor's picks"))
         items = []
         for index, pick in enumerate(picks, start=1):
-            name, why = text_of(str(pick["name"])), text_of(str(pick.get("why") or ""))
-            link = paper_url(int(pick["number"]))
-            score = f" (triage {pick['score']}/10)" if pick.get("score") is not None else ""
+            name, why = text_of(pick.name), text_of(pick.why)
+            link = paper_url(pick.number)
+            score = f" (triage {pick.score}/10)" if pick.score is not None else ""
             lines += [f"{index}. {name}{score}" + (f": {why}" if why else ""), f"   {link}"]
             items.append(f'<li style="margin:0 0 10px"><a href="{html.escape(link)}" '
                          f'style="color:{_LINK};font-weight:bold">{html.escape(name)}</a>'

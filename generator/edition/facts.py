@@ -1,0 +1,113 @@
+"""What only the papers' text can tell an edition: whether a paper states a figure, and what
+the quotes given as evidence show. Asked of `TextFacts` when the text is at hand (a build, with
+its cache), each answer is written down, and the record replays them as `RecordedFacts`, so a
+render from the record alone makes the very same pages without the text (which is never
+published)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Protocol
+
+from ..chat_models import Completion, PromptRequest
+from ..claims import Claim, claims_of, figure_in
+from ..kinds import KINDS
+from ..models import NumberedPaper
+from ..synthesis.evidence import ALONE_TITLE, parse_evidence_name
+from .evidence import PaperText, check_claims
+from .record import EditionRecord, FigureFact
+from .values import ClaimCheck
+
+log = logging.getLogger(__name__)
+
+Checks = dict[str, tuple[ClaimCheck, ...]]
+
+
+class PaperFacts(Protocol):
+    """The questions the edition asks of its papers' text."""
+
+    def states(self, number: int, figure: str, unit: str) -> bool:
+        """Whether Paper `number`'s title, abstract or excerpt states `figure` in `unit`."""
+        ...
+
+    def checks(self, pairs: Sequence[tuple[PromptRequest, Completion]]) -> Checks | None:
+        """Each checked answer's claims with their verdicts, by request name; None when the
+        edition asked for no evidence."""
+        ...
+
+    def recorded(self) -> tuple[FigureFact, ...]:
+        """Every figure asked about, with the answer, for the record."""
+        ...
+
+
+class TextFacts:
+    """The facts from the papers' text itself, each answer kept for the record."""
+
+    def __init__(self, papers: Sequence[NumberedPaper]) -> None:
+        self._papers = {p.number: p for p in papers}
+        self._texts = {p.number: f"{p.paper.title}\n{p.paper.abstract}\n{p.full_text.text}"
+                       for p in papers}
+        self.figures: dict[tuple[int, str, str], bool] = {}
+
+    def states(self, number: int, figure: str, unit: str) -> bool:
+        key = (number, figure, unit)
+        if key not in self.figures:
+            self.figures[key] = figure_in(figure, unit, self._texts.get(number, ""))
+        return self.figures[key]
+
+    def checks(self, pairs: Sequence[tuple[PromptRequest, Completion]]) -> Checks | None:
+        batches: dict[str, list[tuple[range, Completion]]] = {}
+        alone: dict[str, set[int]] = {}  # claims checked without their answer's conversation
+        for request, completion in pairs:
+            parsed = parse_evidence_name(request.name) if request.kind == "evidence" else None
+            if parsed:
+                batches.setdefault(parsed[0], []).append((parsed[1], completion))
+                if ALONE_TITLE in request.title:
+                    alone.setdefault(parsed[0], set()).update(parsed[1])
+        if not batches:
+            return None
+        texts = {n: PaperText.of(p) for n, p in self._papers.items()}
+        found: Checks = {}
+        for request, completion in pairs:
+            if not (KINDS[request.kind].evidence and completion.ok):
+                continue
+            claims = claims_of(completion.content, set(self._papers), KINDS[request.kind].shift)
+            found[request.name] = _with_ids(request.name, claims, check_claims(
+                claims, batches.get(request.name, []), texts, alone.get(request.name, ())))
+        return found
+
+    def recorded(self) -> tuple[FigureFact, ...]:
+        return tuple(FigureFact(n, figure, unit, found)
+                     for (n, figure, unit), found in sorted(self.figures.items()))
+
+
+def _with_ids(name: str, claims: Sequence[Claim], checks: Sequence[ClaimCheck]
+              ) -> tuple[ClaimCheck, ...]:
+    return tuple(replace(check, id=f"{name}#{claim.number}")
+                 for claim, check in zip(claims, checks, strict=True))
+
+
+class RecordedFacts:
+    """The facts as an edition's record wrote them down."""
+
+    def __init__(self, record: EditionRecord) -> None:
+        self._figures = {(f.paper, f.number, f.unit): f.found for f in record.figures}
+        self._checks = record.checks
+        self._recorded = record.figures
+
+    def states(self, number: int, figure: str, unit: str) -> bool:
+        found = self._figures.get((number, figure, unit))
+        if found is None:  # the record was written by a build that never asked: say unfound
+            log.warning("the record has no word on whether Paper %d states %s%s",
+                        number, figure, unit)
+            return False
+        return found
+
+    def checks(self, pairs: Sequence[tuple[PromptRequest, Completion]]) -> Checks | None:
+        return dict(self._checks) if self._checks is not None else None
+
+    def recorded(self) -> tuple[FigureFact, ...]:
+        return self._recorded
+

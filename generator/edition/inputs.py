@@ -1,0 +1,47 @@
+"""What an edition is made from, without the papers' text: from the stages' results (a build,
+with its cache) or from the edition's own record (a render with no cache). `assemble` takes
+either and makes the same edition: the record holds every input but the text, and the facts
+only the text could give (facts.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..chat_models import SynthesisResult
+from ..models import Bundle, FetchResult, NumberedPaper, Triage
+from .facts import PaperFacts, RecordedFacts, TextFacts
+from .record import BundleFigures, EditionRecord
+
+
+@dataclass(frozen=True)
+class EditionInputs:
+    query: str
+    fetched_at: str
+    max_papers: int
+    skipped: tuple[str, ...]
+    triage: Triage | None
+    papers: tuple[NumberedPaper, ...]  # their full text left out: it never reaches a page
+    bundle: BundleFigures
+    synthesis: SynthesisResult  # the requests without their messages, where read from a record
+
+    @classmethod
+    def of_stages(cls, fetch: FetchResult, bundle: Bundle, synthesis: SynthesisResult,
+                  bundle_note: str = "") -> tuple[EditionInputs, TextFacts]:
+        """The inputs of a build, and the facts of its papers' text (to be recorded)."""
+        papers = tuple(replace(p, full_text=replace(p.full_text, text=""))
+                       for p in bundle.papers)
+        return cls(fetch.query, fetch.fetched_at, fetch.max_papers, fetch.skipped, fetch.triage,
+                   papers, BundleFigures(bundle.chars, bundle.estimated_tokens, bundle_note),
+                   synthesis), TextFacts(bundle.papers)
+
+    @classmethod
+    def of_record(cls, record: EditionRecord) -> tuple[EditionInputs, PaperFacts]:
+        """The inputs as the edition's record kept them, and the facts it wrote down."""
+        papers = tuple(NumberedPaper(p.number, p.paper, p.full_text, p.excerpt_chars)
+                       for p in record.papers)
+        synthesis = SynthesisResult(
+            record.model, tuple(p.request for p in record.prompts),
+            tuple(p.completion for p in record.prompts), record.bundle.chars,
+            record.bundle.estimated_tokens, record.synthesis_wall_time_s)
+        return cls(record.query, record.fetched_at, record.max_papers, record.skipped_seen,
+                   record.triage, papers, record.bundle, synthesis), RecordedFacts(record)

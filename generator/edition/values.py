@@ -1,0 +1,94 @@
+"""The values an edition computes from its answers and keeps in its record: briefs, themes,
+claim checks, citation problems. Plain frozen data, importing nothing of the edition, so the
+record (record.py) and the page model (model.py) can both use them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class Brief:
+    tldr: str
+    problem: str
+    method: str
+    result: str
+    limitations: str
+    name: str = ""  # the short name the paper uses for its system or method, if it gave one
+
+
+@dataclass(frozen=True)
+class Theme:
+    name: str
+    description: str
+    papers: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Problem:
+    text: str
+    number: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class FigureCheck:
+    paper: int
+    figure: str
+    found: bool
+    sentence: str
+
+
+Verdict = Literal["supported", "figure_missing", "wrong_paper", "not_in_paper", "no_quote",
+                  "not_checked"]
+VERDICT_SHORT: dict[str, str] = {
+    "supported": "Supported", "figure_missing": "Figure missing", "wrong_paper": "Wrong paper",
+    "not_in_paper": "Not in paper", "no_quote": "No quote", "not_checked": "Not checked",
+}
+VERDICT_LABELS: dict[str, str] = {
+    "supported": "supported by a quote found in the paper",
+    "figure_missing": "quote found, but a figure of the sentence is not in the paper",
+    "wrong_paper": "quote found in another paper (wrong citation)",
+    "not_in_paper": "quote not in the paper (fabricated)",
+    "no_quote": "no quote",
+    "not_checked": "not checked",
+}
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """One citing sentence of an answer and what its quoted evidence showed."""
+
+    sentence: str
+    papers: tuple[int, ...]  # the papers it cites
+    verdict: Verdict
+    quote: str
+    found_in: int | None  # the paper whose text holds the quote
+    note: str
+    id: str = ""  # stable: the answer's request name and the claim's number ("research-map#3")
+
+    @property
+    def label(self) -> str:
+        return VERDICT_LABELS[self.verdict]
+
+
+def verdict_counts(claims: Iterable[ClaimCheck]) -> dict[str, int]:
+    counts = dict.fromkeys(VERDICT_LABELS, 0)
+    for claim in claims:
+        counts[claim.verdict] += 1
+    return counts
+
+
+@dataclass(frozen=True)
+class Pick:
+    number: int
+    arxiv_id: str
+    name: str
+    title: str
+    why: str  # one line, from the model's structured output ("" where there is none)
+    why_from: str  # "triage" (the reason it scored) or "brief" (its TL;DR)
+    score: int | None  # triage score, where triage ran
+    pages: int  # synthesis pages that cite it
+    unfound: tuple[str, ...]  # figures in `why` that the paper's text does not contain
