@@ -7,6 +7,7 @@ prefix cache warm.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
 
@@ -20,7 +21,14 @@ def build_bundle(sources: Sequence[Source], excerpt_cap: int | None = None) -> B
     """Number `sources` Paper 1..N in fetch order and format them as one Markdown document.
 
     `excerpt_cap` limits every full-text excerpt to that many characters (to fit a context).
+    A bundle is made once for its sources and cap: the stages of a run (the cached check, the
+    plan, the synthesis, the render) all ask for the same one.
     """
+    return _bundle(tuple(sources), excerpt_cap)
+
+
+@functools.lru_cache(maxsize=8)
+def _bundle(sources: tuple[Source, ...], excerpt_cap: int | None) -> Bundle:
     numbered = tuple(
         NumberedPaper(
             number=i,

@@ -118,6 +118,9 @@ class Cache:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        # Each edition's fetch record, read once while its file stays the same (a run's stages
+        # all ask for it): by the file's size and time of change.
+        self._fetched: dict[str, tuple[tuple[int, int], FetchResult]] = {}
 
     # PDFs and their text are keyed by arXiv id with version: a new version is a new file.
     def pdf_path(self, arxiv_id: str) -> Path:
@@ -170,11 +173,27 @@ class Cache:
         return self.root / "editions" / edition / "fetch.json"
 
     def get_fetch(self, edition: str) -> FetchResult | None:
-        data = read_json(self._fetch_path(edition))
-        return FetchResult.from_dict(data) if isinstance(data, dict) else None
+        path = self._fetch_path(edition)
+        try:
+            stat = path.stat()
+        except OSError:
+            return None
+        stamp = (stat.st_size, stat.st_mtime_ns)
+        known = self._fetched.get(edition)
+        if known and known[0] == stamp:
+            return known[1]
+        data = read_json(path)
+        if not isinstance(data, dict):
+            return None
+        result = FetchResult.from_dict(data)
+        self._fetched[edition] = (stamp, result)
+        return result
 
     def put_fetch(self, edition: str, result: FetchResult) -> None:
-        write_json(self._fetch_path(edition), result.to_dict())
+        path = self._fetch_path(edition)
+        write_json(path, result.to_dict())
+        stat = path.stat()
+        self._fetched[edition] = ((stat.st_size, stat.st_mtime_ns), result)
 
     def _removed_path(self, edition: str) -> Path:
         return self.root / "editions" / edition / "removed"

@@ -7,6 +7,7 @@ here, through the same Markdown pass (`safe_text.md_model`), so they always agre
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 import unicodedata
@@ -83,8 +84,14 @@ def plain_sentence(sentence: str) -> str:
     return " ".join(text.split())[:400]
 
 
-def claims_of(answer: str, valid: Collection[int], shift: int = 1) -> list[Claim]:
-    """The citing sentences of a model answer, as the render stage will see them."""
+def claims_of(answer: str, valid: Collection[int], shift: int = 1) -> tuple[Claim, ...]:
+    """The citing sentences of a model answer, as the render stage will see them: extracted
+    once per answer (its evidence requests and its verdicts both number them)."""
+    return _claims(answer, frozenset(valid), shift)
+
+
+@functools.lru_cache(maxsize=256)
+def _claims(answer: str, valid: frozenset[int], shift: int) -> tuple[Claim, ...]:
     found: list[Claim] = []
 
     def collect(segment: str) -> str:
@@ -95,4 +102,4 @@ def claims_of(answer: str, valid: Collection[int], shift: int = 1) -> list[Claim
         return segment
 
     md_model(answer, shift, collect, math=False)  # read for its sentences: no MathML wanted
-    return found
+    return tuple(found)

@@ -16,9 +16,13 @@ from typing import Any
 
 import pytest
 
-from generator import pipeline
+from generator import bundle, claims, pipeline
 from generator.config import Config, load_config
+from generator.kinds import KINDS
+from generator.models import FetchResult
 from generator.services import Services
+from generator.synthesis import structured
+from generator.synthesis.record import load_synthesis
 from tests.conftest import FIXTURES
 from tests.doubles import MockModel, PdfShelf, ScriptedArxiv, services
 from tests.edition_fixture import EDITION, PAPERS
@@ -195,3 +199,32 @@ def test_a_json_answer_cut_at_max_tokens_says_so(config: Config) -> None:
     assert set(errors) == {"brief-1", "brief-2", "brief-3"}
     assert "cut at max_tokens (800)" in errors["brief-1"]
     assert "raise the max_tokens of brief" in errors["brief-1"]
+
+
+def test_a_build_parses_each_thing_once(config: Config, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fetch record, the bundle, each answer's claims and each structured answer: made
+    once in a build, however many stages ask (the memos' misses are the real work done)."""
+    reads: list[str] = []
+    read = FetchResult.from_dict.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[FetchResult], data: dict[str, Any]) -> FetchResult:
+        reads.append(data["query"])
+        return read(cls, data)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(FetchResult, "from_dict", classmethod(counted))
+    memos = (bundle._bundle, claims._claims)
+    for memo in memos:
+        memo.cache_clear()
+    structured.PARSED.clear()
+    pipeline.run(config, doubles(config), EDITION)
+    synthesis = load_synthesis(doubles(config).cache, EDITION)
+    assert synthesis is not None
+    pairs = synthesis.pairs()
+    checked = sum(1 for r, c in pairs if KINDS[r.kind].evidence and c.ok)
+    # Both thinking answers are one text, so their checks' answers are alike too: one parse.
+    structured_answers = len({(r.kind, c.content) for r, c in pairs
+                              if KINDS[r.kind].schema is not None and c.ok})
+    assert checked == 6 and structured_answers > 4  # briefs, the theme map, the checks
+    assert [m.cache_info().misses for m in memos] == [1, checked]
+    assert structured.PARSED.misses == structured_answers
+    assert reads == []  # the fetch stage wrote it: the later stages read it from memory

@@ -61,7 +61,7 @@ def evidence_requests(parent: PromptRequest, completion: Completion, settings: E
     return [_request(parent, completion, batch, settings) for batch in batches]
 
 
-def _request(parent: PromptRequest, completion: Completion, batch: list[Claim],
+def _request(parent: PromptRequest, completion: Completion, batch: Sequence[Claim],
              settings: EvidenceSettings) -> PromptRequest:
     listed = "\n".join(
         f"[{c.number}] (cites {', '.join(f'Paper {n}' for n in c.papers)}) {c.sentence}"

@@ -21,7 +21,7 @@ from ..ports import ChatModel
 from .cuts import json_cut, suspect_message
 from .llm_client import StreamEvents
 from .server_errors import format_refusal
-from .structured import InvalidAnswer, parse_answer
+from .structured import PARSED, InvalidAnswer, parse_answer
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,9 @@ def ask_for_json(client: ChatModel, request: PromptRequest, events: StreamEvents
                     f"was complete, twice; raise the max_tokens of {request.kind} in "
                     "config.toml") from again
             raise LlmRequestError(f"no valid structured answer after a retry: {again}") from again
-    return replace(completion, content=json.dumps(data, ensure_ascii=False, indent=1))
+    content = json.dumps(data, ensure_ascii=False, indent=1)
+    PARSED.put(content, schema, data)  # the value, for the edition that reads this answer
+    return replace(completion, content=content)
 
 
 def with_format(request: PromptRequest, kind: str) -> PromptRequest:

@@ -7,8 +7,10 @@ parsed and validated here. The validator covers the subset of JSON Schema these 
 
 from __future__ import annotations
 
+import copy
 import json
 import re
+from collections import OrderedDict
 from typing import Any
 
 from ..safe_text import clean_data, cut
@@ -103,8 +105,45 @@ def response_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
 
 
+class _Parsed:
+    """Answers already parsed, by text and schema (the newest few hundred): an answer is
+    parsed where it arrives, and the edition reads that value instead of parsing again."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.values: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self.misses = 0  # answers actually parsed
+
+    def get(self, text: str, schema: dict[str, Any]) -> Any:
+        key = (text, json.dumps(schema, sort_keys=True))
+        if key in self.values:
+            self.values.move_to_end(key)
+            return copy.deepcopy(self.values[key])
+        self.misses += 1
+        value = _parse(text, schema)
+        self.put(text, schema, value)
+        return copy.deepcopy(value)
+
+    def put(self, text: str, schema: dict[str, Any], value: Any) -> None:
+        self.values[(text, json.dumps(schema, sort_keys=True))] = copy.deepcopy(value)
+        while len(self.values) > self.size:
+            self.values.popitem(last=False)
+
+    def clear(self) -> None:
+        self.values.clear()
+        self.misses = 0
+
+
+PARSED = _Parsed(256)
+
+
 def parse_answer(text: str, schema: dict[str, Any]) -> Any:
-    """The JSON value in a model's answer (bare, or in a ```json fence), validated."""
+    """The JSON value in a model's answer (bare, or in a ```json fence), validated; each caller
+    gets its own copy of the value."""
+    return PARSED.get(text, schema)
+
+
+def _parse(text: str, schema: dict[str, Any]) -> Any:
     candidates = [text.strip(), *(m.strip() for m in _FENCE_RE.findall(text))]
     start, end = text.find("{"), text.rfind("}")
     if 0 <= start < end:
