@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from .config_checks import check_values
-from .config_read import build, describe, unknown
+from .config_read import build, describe, ranged, unknown
 from .errors import ConfigError
+from .kinds import BUILTIN_KINDS, KindRegistry
 from .synthesis import default_prompts
 
 
@@ -33,19 +34,21 @@ class ArxivSettings:
         'ti:"LLM inference" OR ti:"efficient inference" OR ti:"speculative decoding" OR '
         'ti:"continuous batching" OR ti:"KV cache" OR ti:"paged attention"'
     )
-    max_papers: int = 20
-    full_text_papers: int = 5
-    max_abstract_chars: int = 2000
-    max_pdf_chars: int = 30000
+    max_papers: int = ranged(20, 1, 2000)
+    full_text_papers: int = ranged(5, 0, 2000)
+    max_abstract_chars: int = ranged(2000, 1, 100_000)
+    max_pdf_chars: int = ranged(30000, 0, 10_000_000)
     api_url: str = "https://export.arxiv.org/api/query"
-    delay_seconds: float = 3.0
-    timeout_seconds: float = 30.0
-    max_pdf_mb: float = 50.0
-    pdf_deadline_seconds: float = 120.0  # for a whole PDF download (a trickle never times out)
+    delay_seconds: float = ranged(3.0, 0, 3600)
+    timeout_seconds: float = ranged(30.0, 0.1, 3600)
+    max_pdf_mb: float = ranged(50.0, 0.1, 2000)
+    # For a whole PDF download (a trickle never times out)
+    pdf_deadline_seconds: float = ranged(120.0, 1, 86_400)
     skip_seen: bool = False  # keep papers published in an earlier edition out of the bundle
     since_last_edition: bool = False  # only papers submitted since the previous edition
-    days: int = 0  # or: only papers submitted in the last N days (0: no window)
-    page_size: int = 2000  # results a request when triage lists a whole window (arXiv's most)
+    days: int = ranged(0, 0, 36_500)  # or: only papers submitted in the last N days (0: no window)
+    # Results a request when triage lists a whole window (arXiv's most)
+    page_size: int = ranged(2000, 1, 2000)
 
 
 @dataclass(frozen=True)
@@ -53,14 +56,16 @@ class LlmSettings:
     base_url: str = "http://localhost:30000/v1"
     model: str = "deepseek-ai/DeepSeek-V4-Flash"
     api_key_env: str = "SGLANG_API_KEY"
-    timeout_seconds: float = 600.0  # a whole completion, whatever the server sends meanwhile
-    stall_seconds: float = 120.0  # a streamed answer with no new token for this long is cut
-    max_retries: int = 2
+    # A whole completion, whatever the server sends meanwhile
+    timeout_seconds: float = ranged(600.0, 1, 86_400)
+    # A streamed answer with no new token for this long is cut
+    stall_seconds: float = ranged(120.0, 1, 86_400)
+    max_retries: int = ranged(2, 0, 20)
     # Prompts in flight at once; 0: as many as the server runs (its /server_info), else all.
-    max_concurrency: int = 0
+    max_concurrency: int = ranged(0, 0, 1024)
     stream: bool = True  # stream answers: time to first token, live progress, prefill gating
     prefill_gate: bool = True  # hold prompts that share a prefix until the first is prefilled
-    context_tokens: int = 0  # the model's context length; 0 asks the server
+    context_tokens: int = ranged(0, 0, 100_000_000)  # the model's context length; 0 asks the server
     # How this server turns thinking on; merged into the top level of the request JSON.
     thinking_extra_body: dict[str, Any] = field(
         default_factory=lambda: {"chat_template_kwargs": {"thinking": True}}
@@ -81,42 +86,42 @@ class PathSettings:
 class ResearchMapPrompt:
     title: str = "Research map"
     instruction: str = default_prompts.RESEARCH_MAP
-    max_tokens: int = 3000
-    temperature: float = 0.3
+    max_tokens: int = ranged(3000, 1, 10_000_000)
+    temperature: float = ranged(0.3, 0.0, 2.0)
 
 
 @dataclass(frozen=True)
 class DeepDivePrompt:
     label: str
     question: str
-    max_tokens: int = 1200
-    temperature: float = 0.2
+    max_tokens: int = ranged(1200, 1, 10_000_000)
+    temperature: float = ranged(0.2, 0.0, 2.0)
 
 
 @dataclass(frozen=True)
 class ThinkingPrompt:
     title: str = "Thinking comparison"
     question: str = default_prompts.THINKING
-    max_tokens: int = 1500
-    temperature: float = 0.2
-    thinking_max_tokens: int = 4000
-    thinking_temperature: float = 0.6
+    max_tokens: int = ranged(1500, 1, 10_000_000)
+    temperature: float = ranged(0.2, 0.0, 2.0)
+    thinking_max_tokens: int = ranged(4000, 1, 10_000_000)
+    thinking_temperature: float = ranged(0.6, 0.0, 2.0)
 
 
 @dataclass(frozen=True)
 class ThemesPrompt:
     enabled: bool = True
     instruction: str = default_prompts.THEMES
-    max_tokens: int = 1200
-    temperature: float = 0.2
+    max_tokens: int = ranged(1200, 1, 10_000_000)
+    temperature: float = ranged(0.2, 0.0, 2.0)
 
 
 @dataclass(frozen=True)
 class BriefSettings:
     enabled: bool = True
     instruction: str = default_prompts.BRIEF
-    max_tokens: int = 800
-    temperature: float = 0.2
+    max_tokens: int = ranged(800, 1, 10_000_000)
+    temperature: float = ranged(0.2, 0.0, 2.0)
 
 
 @dataclass(frozen=True)
@@ -126,9 +131,9 @@ class EvidenceSettings:
     enabled: bool = True
     # Small batches decode side by side: the last answer's checks, which end the stage, end
     # sooner (bench/synthesis.py's floor: 46.2 s with 3, 47.7 s with 5).
-    claims_per_request: int = 3
-    max_quote_words: int = 40
-    temperature: float = 0.0
+    claims_per_request: int = ranged(3, 1, 100)
+    max_quote_words: int = ranged(40, 5, 500)
+    temperature: float = ranged(0.0, 0.0, 2.0)
 
 
 @dataclass(frozen=True)
@@ -141,11 +146,12 @@ class TriageSettings:
     # The reader's interests, in plain words: a string, or a list of them (joined by "; ").
     interests: str = field(default="", metadata={"joins_list": "; "})
     exclude: tuple[str, ...] = ()  # phrases: a paper whose title or abstract has one is left out
-    max_candidates: int = 200  # papers of the window scored at most (arXiv pages of up to 2000)
-    min_score: int = 0  # a paper scored lower is not bundled, even with room to spare
+    # Papers of the window scored at most (arXiv pages of up to 2000)
+    max_candidates: int = ranged(200, 1, 30_000)
+    min_score: int = ranged(0, 0, 10)  # a paper scored lower is not bundled, even with room to spare
     instruction: str = default_prompts.TRIAGE
-    max_tokens: int = 300
-    temperature: float = 0.0
+    max_tokens: int = ranged(300, 50, 100_000)
+    temperature: float = ranged(0.0, 0.0, 2.0)
 
     @property
     def enabled(self) -> bool:
@@ -173,12 +179,12 @@ class EmailSettings:
     sender: str = field(default="", metadata={"key": "from"})  # TOML: from = "..."
     subject: str = "{title} · {edition}"
     smtp_host: str = ""
-    smtp_port: int = 587
+    smtp_port: int = ranged(587, 1, 65535)
     security: str = "starttls"  # "starttls", "ssl" or "none"
     # Names of environment variables: the password never sits in config.toml.
     username_env: str = ""
     password_env: str = ""
-    timeout_seconds: float = 30.0
+    timeout_seconds: float = ranged(30.0, 1, 600)
     unsubscribe: str = ""  # a URL or a mailto: for the List-Unsubscribe header
 
     @property
@@ -202,6 +208,8 @@ class Config:
     email: EmailSettings = field(default_factory=EmailSettings)
     # The settings of kinds registered beyond the built-in ones (generator.kinds), by kind.
     kinds: Mapping[str, Any] = field(default_factory=dict)
+    # The kinds of prompt this run knows (the built-in ones unless `load_config` was given more).
+    registry: KindRegistry = field(default=BUILTIN_KINDS, compare=False, repr=False)
 
     @property
     def workspace(self) -> Path:
@@ -240,11 +248,13 @@ _SECTIONS: dict[str, type] = {
 SITE_URL_ENV = "DIGEST_SITE_URL"  # overrides [digest] site_url (the workflow's Pages URL)
 
 
-def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> Config:
+def load_config(path: str | Path, environ: Mapping[str, str] | None = None, *,
+                registry: KindRegistry = BUILTIN_KINDS) -> Config:
     """Read and validate a config file; raise ConfigError listing every problem found.
 
     `environ`, where given, may set the site's URL (`DIGEST_SITE_URL`): a GitHub Pages
-    workflow knows it only when it runs."""
+    workflow knows it only when it runs. `registry`: the kinds of prompt the run knows; each
+    one's settings table is read from the file."""
     path = Path(path)
     shown = str(path)
     try:
@@ -262,7 +272,7 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> C
         digest = raw.setdefault("digest", {})
         if isinstance(digest, dict):
             digest["site_url"] = environ[SITE_URL_ENV]
-    kinds = _kind_settings(raw, problems)
+    kinds = _kind_settings(raw, problems, registry)
     sections: dict[str, Any] = {}
     for key, value in raw.items():
         if key not in _SECTIONS:
@@ -273,7 +283,7 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> C
             continue
         sections[key] = build(_SECTIONS[key], value, key, problems)
 
-    config = Config(path=path.resolve(), kinds=kinds,
+    config = Config(path=path.resolve(), kinds=kinds, registry=registry,
                     **{k: v for k, v in sections.items() if v is not None})
     problems.extend(check_values(config))
     if problems:
@@ -281,13 +291,12 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> C
     return config
 
 
-def _kind_settings(raw: dict[str, Any], problems: list[str]) -> dict[str, Any]:
+def _kind_settings(raw: dict[str, Any], problems: list[str],
+                   registry: KindRegistry) -> dict[str, Any]:
     """The tables of registered kinds that declare settings, taken out of `raw` (so the fixed
     schema does not call them unknown) and read into each kind's dataclass."""
-    from .kinds import KINDS  # the registry imports this module's dataclasses
-
     found: dict[str, Any] = {}
-    for spec in KINDS.values():
+    for spec in registry.values():
         if spec.settings is None:
             continue
         *parents, name = spec.section.split(".")

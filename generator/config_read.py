@@ -12,6 +12,32 @@ import typing
 from typing import Any
 
 
+def ranged(default: float, low: float, high: float) -> Any:
+    """A number field and the range its value must lie in (checked with every other value)."""
+    return dataclasses.field(default=default, metadata={"range": (low, high)})
+
+
+def out_of_range(settings: Any, prefix: str) -> list[str]:
+    """The fields of a settings dataclass (and of those it holds) outside their `ranged`
+    range, each by its dotted key."""
+    problems: list[str] = []
+    for item in dataclasses.fields(settings):
+        dotted = f"{prefix}.{item.metadata.get('key', item.name)}"
+        value = getattr(settings, item.name)
+        if "range" in item.metadata:
+            low, high = item.metadata["range"]
+            if not low <= value <= high:
+                shown = value if isinstance(value, int) else f"{value:g}"
+                problems.append(f"{dotted}: must be between {low:g} and {high:g}, got {shown}")
+        elif dataclasses.is_dataclass(value):
+            problems.extend(out_of_range(value, dotted))
+        elif isinstance(value, tuple):
+            for i, one in enumerate(value):
+                if dataclasses.is_dataclass(one):
+                    problems.extend(out_of_range(one, f"{dotted}[{i}]"))
+    return problems
+
+
 def build(cls: type, table: dict[str, Any], prefix: str, problems: list[str]) -> Any:
     """Make a `cls` from a TOML table, appending one problem per bad key; None if any failed."""
     hints = typing.get_type_hints(cls)

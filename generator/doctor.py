@@ -20,7 +20,6 @@ from .cache import Cache
 from .chat_models import Message, PromptRequest
 from .config import Config
 from .errors import ArxivError, LlmRequestError
-from .kinds import answer_tokens
 from .ports import ChatModel, PaperSearch, ServerFacts
 from .synthesis.capabilities import (
     Capabilities,
@@ -79,7 +78,7 @@ def bundle_size(config: Config, cache: Cache, probe: ServerFacts | None = None) 
 
 
 def needed_context(config: Config, bundle_tokens: int) -> int:
-    return bundle_tokens + PROMPT_OVERHEAD_TOKENS + answer_tokens(config)
+    return bundle_tokens + PROMPT_OVERHEAD_TOKENS + config.registry.answer_tokens(config)
 
 
 def suggested_context(needed: int) -> int:

@@ -4,15 +4,17 @@ A `KindSpec` says everything the pipeline needs of a kind: its configuration tab
 dataclass whose fields carry their types, defaults and ranges, as mkdocs declares its config
 options), the requests it adds to an edition, how a structured answer becomes a typed value and
 a record, its page template and file stem, its context budget, and whether its claims are
-evidence-checked. Building requests, loading and checking the config, assembling the edition
-and writing its record all loop over `KINDS`; a new kind is one `register(KindSpec(...))` and
-its template (tests/test_new_kind.py registers two, touching no other module).
+evidence-checked. A `KindRegistry` holds a run's kinds; the run is given one (`load_config`'s
+`registry`, kept on the `Config`), and building requests, loading and checking the config,
+assembling the edition and writing its record all loop over it. The built-in kinds are
+`BUILTIN_KINDS`; a new kind is one `BUILTIN_KINDS.with_kinds(KindSpec(...))` and its template
+(tests/test_new_kind.py adds two, touching no other module).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +27,7 @@ from .synthesis.structured import BRIEF_SCHEMA, EVIDENCE_SCHEMA, THEMES_SCHEMA, 
 
 if TYPE_CHECKING:
     from .config import Config
+    from .edition.history import History
 
 RequestBuilder = Callable[[prompts.RequestContext], list[PromptRequest]]
 # A validated JSON answer, the request it answers and the bundle's paper numbers -> a value.
@@ -72,85 +75,113 @@ class KindSpec:
     stems: tuple[str, ...] = field(default=())
     # Whether its answer's field overview opens the home page and the feed entry.
     overview: bool = False
+    # Whether its requests follow another kind's answer (made by the run as answers arrive,
+    # not from the bundle: an evidence check).
+    follows: bool = False
 
 
-KINDS: dict[PromptKind, KindSpec] = {}
+class KindRegistry:
+    """The kinds a run knows, in the order their requests are made: an immutable object the
+    run is given (through its `Config`), so a plugin or a test adds kinds by making a registry
+    of its own (`BUILTIN_KINDS.with_kinds(spec, ...)`), never by changing a shared one."""
 
+    def __init__(self, specs: Iterable[KindSpec] = ()) -> None:
+        self._specs: dict[PromptKind, KindSpec] = {}
+        for spec in specs:
+            if spec.kind in self._specs:
+                raise ValueError(f"the kind {spec.kind!r} is registered already")
+            if spec.settings is not None and not (dataclasses.is_dataclass(spec.settings)
+                                                  and spec.section):
+                raise ValueError(f"the kind {spec.kind!r} needs a dataclass and a section for "
+                                 "settings")
+            self._specs[spec.kind] = spec
 
-def register(spec: KindSpec) -> KindSpec:
-    """Add a kind (after the built-in ones: its requests come after theirs)."""
-    if spec.kind in KINDS:
-        raise ValueError(f"the kind {spec.kind!r} is registered already")
-    if spec.settings is not None and not (dataclasses.is_dataclass(spec.settings)
-                                          and spec.section):
-        raise ValueError(f"the kind {spec.kind!r} needs a dataclass and a section for settings")
-    KINDS[spec.kind] = spec
-    return spec
+    def with_kinds(self, *specs: KindSpec) -> KindRegistry:
+        """This registry and `specs` after it (their requests come after the others')."""
+        return KindRegistry((*self._specs.values(), *specs))
 
+    def __getitem__(self, kind: PromptKind) -> KindSpec:
+        return self._specs[kind]
 
-def unregister(kind: PromptKind) -> None:
-    """Remove a registered kind (tests register kinds of their own)."""
-    KINDS.pop(kind, None)
+    def __contains__(self, kind: object) -> bool:
+        return kind in self._specs
 
+    def get(self, kind: PromptKind) -> KindSpec | None:
+        return self._specs.get(kind)
 
-def structured() -> frozenset[PromptKind]:
-    """The kinds whose answers are JSON under a schema."""
-    return frozenset(k for k, s in KINDS.items() if s.schema)
+    def values(self) -> tuple[KindSpec, ...]:
+        return tuple(self._specs.values())
 
+    def structured(self) -> frozenset[PromptKind]:
+        """The kinds whose answers are JSON under a schema."""
+        return frozenset(k for k, s in self._specs.items() if s.schema)
 
-def page_stem(request: PromptRequest) -> str | None:
-    """The file stem of the page that shows a request's answer; None where it has no page."""
-    spec = KINDS[request.kind]
-    if spec.template is None:
-        return None
-    return spec.page or request.name
+    def schema_for(self, kind: PromptKind) -> dict[str, Any]:
+        schema = self._specs[kind].schema
+        if schema is None:
+            raise KeyError(f"{kind} has no schema")
+        return schema
 
+    def shares_bundle(self, request: PromptRequest) -> bool:
+        return self._specs[request.kind].shares_bundle
 
-def reserved_stems() -> tuple[str, ...]:
-    """Page stems no request may be named: the edition's pages and every kind's own."""
-    fixed = [s.page for s in KINDS.values() if s.page]
-    return (*EDITION_PAGES, *fixed, *(stem for s in KINDS.values() for stem in s.stems))
+    def page_stem(self, request: PromptRequest) -> str | None:
+        """The file stem of the page that shows a request's answer; None where it has none."""
+        spec = self._specs[request.kind]
+        if spec.template is None:
+            return None
+        return spec.page or request.name
 
+    def reserved_stems(self) -> tuple[str, ...]:
+        """Page stems no request may be named: the edition's pages and every kind's own."""
+        specs = self._specs.values()
+        fixed = [s.page for s in specs if s.page]
+        return (*EDITION_PAGES, *fixed, *(stem for s in specs for stem in s.stems))
 
-def build_requests(config: Config, bundle: Bundle) -> list[PromptRequest]:
-    """Every request of an edition over `bundle`, kind by kind in the registry's order."""
-    context = prompts.RequestContext(config, bundle, reserved_stems())
-    return [request for spec in KINDS.values() if spec.requests
-            for request in spec.requests(context)]
+    def build_requests(self, config: Config, bundle: Bundle,
+                       history: History | None = None) -> list[PromptRequest]:
+        """Every request of an edition over `bundle`, kind by kind in the registry's order;
+        `history`: the editions published before this one, for kinds that read them."""
+        context = prompts.RequestContext(config, bundle, self.reserved_stems(), history)
+        return [request for spec in self._specs.values() if spec.requests
+                for request in spec.requests(context)]
 
+    def answer_tokens(self, config: Config) -> int:
+        """The most tokens beside the bundle a prompt that carries it may need: its answer,
+        and for an evidence check also the answer it checks."""
+        return max(n for spec in self._specs.values() if spec.shares_bundle
+                   for n in spec.budget(config))
 
-def answer_tokens(config: Config) -> int:
-    """The most tokens beside the bundle a prompt that carries it may need: its answer, and for
-    an evidence check also the answer it checks."""
-    return max(n for spec in KINDS.values() if spec.shares_bundle for n in spec.budget(config))
+    def largest_answer(self, config: Config) -> int:
+        """The largest answer budget of the prompts that carry the bundle (a check not
+        counted: it is the one kind that follows another's answer)."""
+        return max(n for spec in self._specs.values() if spec.shares_bundle and not spec.follows
+                   for n in spec.budget(config))
 
+    def prose_budget(self, config: Config) -> list[int]:
+        """The answer budgets of the kinds whose claims are checked."""
+        return [n for spec in self._specs.values() if spec.evidence for n in spec.budget(config)]
 
-def largest_answer(config: Config) -> int:
-    """The largest answer budget of the prompts that carry the bundle (a check not counted)."""
-    return max(n for spec in KINDS.values() if spec.shares_bundle and spec.kind != "evidence"
-               for n in spec.budget(config))
-
-
-def schema_for(kind: PromptKind) -> dict[str, Any]:
-    schema = KINDS[kind].schema
-    if schema is None:
-        raise KeyError(f"{kind} has no schema")
-    return schema
+    def settings_of(self, config: Config, kind: PromptKind) -> Any:
+        """A kind's settings (its dataclass's defaults where config.toml has no table)."""
+        spec = self._specs[kind]
+        if spec.settings is None:
+            raise KeyError(f"{kind} declares no settings")
+        return config.kinds.get(kind) or spec.settings()
 
 
 def settings_of(config: Config, kind: PromptKind) -> Any:
-    """A registered kind's settings (its dataclass's defaults where config.toml has no table)."""
-    spec = KINDS[kind]
-    if spec.settings is None:
-        raise KeyError(f"{kind} declares no settings")
-    return config.kinds.get(kind) or spec.settings()
+    """A kind's settings, from the registry the config was read with."""
+    return config.registry.settings_of(config, kind)
+
+
+def build_requests(config: Config, bundle: Bundle,
+                   history: History | None = None) -> list[PromptRequest]:
+    """Every request of an edition, by the registry the config was read with."""
+    return config.registry.build_requests(config, bundle, history)
 
 
 # The built-in kinds ----------------------------------------------------------------------------
-
-def _prose_budget(c: Config) -> list[int]:
-    return [n for spec in KINDS.values() if spec.evidence for n in spec.budget(c)]
-
 
 def evidence_max_tokens(claims: int, max_quote_words: int) -> int:
     """Room for a JSON entry per claim: its numbers and a quote (a word is about 1.5 tokens)."""
@@ -162,7 +193,7 @@ def _evidence_budget(c: Config) -> list[int]:
     if not c.evidence.enabled:
         return []
     claims = c.evidence.claims_per_request
-    return [max(_prose_budget(c)) + claims * 120 + evidence_max_tokens(
+    return [max(c.registry.prose_budget(c)) + claims * 120 + evidence_max_tokens(
         claims, c.evidence.max_quote_words)]
 
 
@@ -180,7 +211,7 @@ def _themes(data: Any, request: PromptRequest, papers: frozenset[int]) -> tuple[
                  for t in data["themes"])
 
 
-for _spec in (
+BUILTIN_KINDS = KindRegistry((
     KindSpec("research_map", "research_map.md.j2", None, True,
              lambda c: [c.prompts.research_map.max_tokens], prompts.research_map,
              evidence=True, overview=True, stems=("research-map",)),
@@ -198,9 +229,9 @@ for _spec in (
              lambda c: [c.briefs.max_tokens] if c.briefs.enabled else [], prompts.briefs,
              schema=BRIEF_SCHEMA, parse=_brief),
     # A follow-up of an answer: its own prompt plus the answer, so it shares their prefix.
-    KindSpec("evidence", None, None, True, _evidence_budget, schema=EVIDENCE_SCHEMA),
+    KindSpec("evidence", None, None, True, _evidence_budget, schema=EVIDENCE_SCHEMA,
+             follows=True),
     # One candidate paper after the reader's interests: all share that prefix, not the bundle
     # (it runs before there is one), so it is gated like the bundle prompts.
     KindSpec("triage", None, None, True, lambda c: [], schema=TRIAGE_SCHEMA),
-):
-    register(_spec)
+))

@@ -82,11 +82,11 @@ def run(
     on_text: OnText | None = None,
 ) -> BuildReport:
     """Run every stage for one edition (the caller holds the workspace lock)."""
-    if not all_cached(config, services, edition):
+    history = History.load(config.docs_dir)  # every earlier record, read once for the run
+    if not all_cached(config, services, edition, history):
         with launch_advice_on_failure(config, services):
             services.chat.check_ready()  # before arXiv is asked or anything is written
     stages = observer or Observer()
-    history = History.load(config.docs_dir)  # every earlier record, read once for the run
     triage = None
     if config.triage.enabled:
         stages.stage("triage: every paper of the window, scored against your interests")
@@ -96,7 +96,8 @@ def run(
     fetch = fetch_stage(config, services, edition, refresh=refresh, on_text=on_text,
                         history=history, triage=triage)
     stages.stage(f"synthesis: {services.chat.model} at {services.chat.base_url}")
-    synthesis = synthesize_stage(config, services, edition, observer=observer)
+    synthesis = synthesize_stage(config, services, edition, observer=observer,
+                                 history=history)
     stages.stage("render: Markdown pages")
     record = render_stage(config, services.cache, edition, history=history,
                           only_if_changed=True)

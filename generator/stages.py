@@ -35,7 +35,7 @@ from .edition.render import (
 )
 from .errors import ServerNotAnsweringError, UsageError
 from .fetch.stage import FetchSettings, OnText, run_fetch
-from .kinds import answer_tokens, build_requests, largest_answer
+from .kinds import KindRegistry
 from .models import Bundle, FetchResult, Source, Triage
 from .publish.site import build_site  # imports MkDocs only when a site is built
 from .services import Services
@@ -142,15 +142,16 @@ def _fetched(cache: Cache, edition: str) -> FetchResult:
     return result
 
 
-def prepare(config: Config, fetch: FetchResult,
-            plan: BundlePlan | None = None) -> tuple[Bundle, list[PromptRequest]]:
-    """The edition's bundle and requests; a plan cuts the excerpts to fit the context."""
+def prepare(config: Config, fetch: FetchResult, plan: BundlePlan | None = None,
+            history: History | None = None) -> tuple[Bundle, list[PromptRequest]]:
+    """The edition's bundle and requests; a plan cuts the excerpts to fit the context.
+    `history`: the editions before this one, for the kinds whose requests read them."""
     sources = list(fetch.sources)
     bundle, bundles = bundles_for(sources, plan)
     if not bundle.papers:
         return bundle, []  # nothing to synthesize: the edition says no papers matched
     def requests_for(b: Bundle) -> list[PromptRequest]:
-        built = build_requests(config, b)
+        built = config.registry.build_requests(config, b, history)
         if plan and plan.answer_cap:  # the context holds no more (the plan's note says so)
             return [replace(r, max_tokens=min(r.max_tokens, plan.answer_cap)) for r in built]
         return built
@@ -164,13 +165,15 @@ def prepare(config: Config, fetch: FetchResult,
     return bundle, requests
 
 
-def all_cached(config: Config, services: Services, edition: str) -> bool:
+def all_cached(config: Config, services: Services, edition: str,
+               history: History | None = None) -> bool:
     """Whether this edition's every prompt already has a cached answer (so no server is needed)."""
     fetch = services.cache.get_fetch(edition)
     if fetch is None:
         return False
     plan = load_plan(services.cache, edition, list(fetch.sources), basis_of(config))
-    bundle, requests = prepare(config, fetch, plan)
+    past = (history or History.load(config.docs_dir)).before(edition)
+    bundle, requests = prepare(config, fetch, plan, past)
     return _answered(services, requests, follow_ups(config, bundle))
 
 
@@ -180,7 +183,7 @@ def follow_ups(config: Config, bundle: Bundle) -> FollowUp | None:
         return None
     papers = frozenset(p.number for p in bundle.papers)
     return lambda request, completion: evidence_requests(request, completion, config.evidence,
-                                                         papers)
+                                                         papers, config.registry)
 
 
 def _answered(services: Services, requests: Sequence[PromptRequest],
@@ -197,7 +200,7 @@ def _answered(services: Services, requests: Sequence[PromptRequest],
 
 def basis_of(config: Config) -> str:
     """What an edition's context plan depends on beside its papers."""
-    return plan_basis(config.llm.context_tokens, answer_tokens(config))
+    return plan_basis(config.llm.context_tokens, config.registry.answer_tokens(config))
 
 
 def chars_per_token(config: Config, services: Services, sources: list[Source]) -> float | None:
@@ -208,9 +211,11 @@ def chars_per_token(config: Config, services: Services, sources: list[Source]) -
 
 
 def synthesize_stage(
-    config: Config, services: Services, edition: str, *, observer: Observer | None = None
+    config: Config, services: Services, edition: str, *, observer: Observer | None = None,
+    history: History | None = None,
 ) -> SynthesisResult:
     fetch = _fetched(services.cache, edition)
+    past = (history or History.load(config.docs_dir)).before(edition)
     sources = list(fetch.sources)
     chat, cache = services.chat, services.cache
     known = load_capabilities(cache, chat.base_url, chat.model)
@@ -219,20 +224,20 @@ def synthesize_stage(
     basis = basis_of(config)
     saved = load_plan(cache, edition, sources, basis)
     if saved is None:
-        longest = answer_tokens(config)
+        longest = config.registry.answer_tokens(config)
         saved = make_plan(sources, None, longest, basis=basis)
-        _, requests = prepare(config, fetch, saved)
+        _, requests = prepare(config, fetch, saved, past)
         if not _answered(services, requests):  # only then is the server asked what it does
             known = without_requests(services.probe, config.llm.model,
                                      config.llm.context_tokens, known,
                                      services.probe.server_info())
             context = known.context_tokens
             ratio = chars_per_token(config, services, sources) if context else None
-            saved = make_plan(sources, context, longest, ratio, basis, largest_answer(config))
+            saved = make_plan(sources, context, longest, ratio, basis, config.registry.largest_answer(config))
         save_plan(cache, edition, saved)
-    bundle, requests = prepare(config, fetch, saved)
+    bundle, requests = prepare(config, fetch, saved, past)
     follow_up = follow_ups(config, bundle)
-    fitter = ContextFitter(sources, saved, lambda plan: prepare(config, fetch, plan)[1],
+    fitter = ContextFitter(sources, saved, lambda plan: prepare(config, fetch, plan, past)[1],
                            lambda plan: save_plan(cache, edition, plan))
     formats = StructuredFormats(known.structured)
     width = AdaptiveWidth(known.concurrency if known.concurrency_source != "/server_info"
@@ -244,7 +249,7 @@ def synthesize_stage(
             bundle_chars=bundle.chars, bundle_tokens=bundle.estimated_tokens,
             max_concurrency=config.llm.max_concurrency, server_info=services.probe.server_info,
             prefill_gate=config.llm.prefill_gate, observer=observer, shrink=fitter.shrink,
-            follow_up=follow_up, formats=formats, width=width,
+            follow_up=follow_up, formats=formats, width=width, kinds=config.registry,
         )
     if any(not c.from_cache for c in result.completions):
         learnt = after_run(known, formats, width.settled if width.used else None,
@@ -303,8 +308,9 @@ def render_stage(config: Config, cache: Cache, edition: str, *,
             log.info("edition %s is rendered already: nothing it is made from changed", edition)
             return None
     records = (history or History.load(config.docs_dir)).records
-    inputs, facts = edition_inputs(cache, edition, records)
-    assembled = assemble(edition, config.digest.title, inputs, facts, records)
+    inputs, facts = edition_inputs(cache, edition, records, config.registry)
+    assembled = assemble(edition, config.digest.title, inputs, facts, records,
+                         kinds=config.registry)
     env = make_environment(config.workspace)
     rendered = render_edition(env, assembled, records, config.digest.site_url)
     write_pages(config.docs_dir, rendered)
@@ -314,15 +320,16 @@ def render_stage(config: Config, cache: Cache, edition: str, *,
     return assembled.record
 
 
-def edition_inputs(cache: Cache, edition: str, records: Sequence[EditionRecord]
-                   ) -> tuple[EditionInputs, PaperFacts]:
+def edition_inputs(cache: Cache, edition: str, records: Sequence[EditionRecord],
+                   kinds: KindRegistry) -> tuple[EditionInputs, PaperFacts]:
     """What the edition is made from: the stages' results where the cache has them (they may
     be newer than the record), else the edition's own record, which holds them all."""
     fetch, synthesis = cache.get_fetch(edition), load_synthesis(cache, edition)
     if fetch is not None and synthesis is not None:
         plan = load_plan(cache, edition, list(fetch.sources))
         bundle = build_bundle(list(fetch.sources), excerpt_cap=plan.excerpt_cap if plan else None)
-        return EditionInputs.of_stages(fetch, bundle, synthesis, plan.summary() if plan else "")
+        return EditionInputs.of_stages(fetch, bundle, synthesis, plan.summary() if plan else "",
+                                       kinds)
     record = next((r for r in records if r.edition == edition), None)
     if record is not None and record.complete:
         return EditionInputs.of_record(record)

@@ -1,15 +1,15 @@
 """A new kind is one registration and one template: the proof that the registry is real.
 
-This module registers two kinds the product does not have, as a plugin would, and touches no
-other module: a prose kind ("counterpoint", evidence-checked like the research map) and a
-structured kind ("glossary", JSON under a schema, parsed into typed values and shown on a page
-of its own). Their settings come from config.toml tables they declare, ranges included.
+This module adds two kinds the product does not have, as a plugin would (a registry of its
+own, given to the run through `load_config`), and touches no other module: a prose kind
+("counterpoint", evidence-checked like the research map) and a structured kind ("glossary",
+JSON under a schema, parsed into typed values and shown on a page of its own). Their settings
+come from config.toml tables they declare, ranges included.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from generator import pipeline
 from generator.chat_models import PromptRequest
 from generator.config import Config, load_config
 from generator.errors import ConfigError
-from generator.kinds import KindSpec, build_requests, register, settings_of, unregister
+from generator.kinds import BUILTIN_KINDS, KindRegistry, KindSpec, build_requests, settings_of
 from generator.synthesis.prompts import RequestContext
 from tests.conftest import FIXTURES
 from tests.doubles import MockModel, services
@@ -89,33 +89,26 @@ TEMPLATES = {
 }
 
 
-@pytest.fixture
-def new_kinds() -> Iterator[None]:
-    register(KindSpec(
-        "counterpoint", "counterpoint.md.j2", None, True,
-        lambda c: [settings_of(c, "counterpoint").max_tokens], counterpoint_requests,
-        evidence=True, settings=CounterpointSettings, section="prompts.counterpoint"))
-    register(KindSpec(
-        "glossary", "glossary.md.j2", "glossary", True,
-        lambda c: [settings_of(c, "glossary").max_tokens], glossary_requests,
-        schema=GLOSSARY_SCHEMA, parse=parse_glossary,
-        to_record=lambda terms: [vars(t) | {"papers": list(t.papers)} for t in terms],
-        settings=GlossarySettings, section="prompts.glossary"))
-    try:
-        yield
-    finally:
-        unregister("counterpoint")
-        unregister("glossary")
+NEW_KINDS = BUILTIN_KINDS.with_kinds(
+    KindSpec("counterpoint", "counterpoint.md.j2", None, True,
+             lambda c: [settings_of(c, "counterpoint").max_tokens], counterpoint_requests,
+             evidence=True, settings=CounterpointSettings, section="prompts.counterpoint"),
+    KindSpec("glossary", "glossary.md.j2", "glossary", True,
+             lambda c: [settings_of(c, "glossary").max_tokens], glossary_requests,
+             schema=GLOSSARY_SCHEMA, parse=parse_glossary,
+             to_record=lambda terms: [vars(t) | {"papers": list(t.papers)} for t in terms],
+             settings=GlossarySettings, section="prompts.glossary"),
+)
 
 
-def workspace(tmp_path: Path, extra: str = "") -> Config:
+def workspace(tmp_path: Path, extra: str = "", registry: KindRegistry = NEW_KINDS) -> Config:
     path = tmp_path / "ws" / "config.toml"
     (path.parent / "templates").mkdir(parents=True)
     for name, text in TEMPLATES.items():
         (path.parent / "templates" / name).write_text(text)
     path.write_text('[digest]\ntitle = "New Kinds"\n\n[arxiv]\nquery = "testing"\n'
                     f"max_papers = 3\nfull_text_papers = 1\nmax_pdf_chars = 3000\n{extra}")
-    return load_config(str(path))
+    return load_config(str(path), registry=registry)
 
 
 def answers(body: dict[str, Any]) -> Answer | Fault:
@@ -129,7 +122,7 @@ def answers(body: dict[str, Any]) -> Answer | Fault:
 
 
 def test_a_new_kind_is_configured_asked_rendered_and_evidence_checked(
-        tmp_path: Path, new_kinds: None) -> None:
+        tmp_path: Path) -> None:
     config = workspace(tmp_path, "\n[prompts.counterpoint]\nmax_tokens = 700\n")
     assert settings_of(config, "counterpoint").max_tokens == 700  # its own table, read
     assert settings_of(config, "glossary").terms == 5  # no table: its defaults
@@ -157,8 +150,7 @@ def test_a_new_kind_is_configured_asked_rendered_and_evidence_checked(
     assert {"counterpoint", "glossary"} <= {c.get("page") for c in record["prompts"]}
 
 
-def test_a_new_kinds_settings_are_checked_like_every_other(tmp_path: Path,
-                                                          new_kinds: None) -> None:
+def test_a_new_kinds_settings_are_checked_like_every_other(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as raised:
         workspace(tmp_path, "\n[prompts.glossary]\nterms = 500\n")
     assert raised.value.problems == ["prompts.glossary.terms: must be between 1 and 50, got 500"]
@@ -170,11 +162,45 @@ def test_a_new_kinds_settings_are_checked_like_every_other(tmp_path: Path,
 
 def test_without_its_registration_a_kind_is_unknown(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as raised:
-        workspace(tmp_path, "\n[prompts.glossary]\nterms = 5\n")
+        workspace(tmp_path, "\n[prompts.glossary]\nterms = 5\n", BUILTIN_KINDS)
     assert "prompts.glossary: unknown key" in raised.value.problems[0]
-    config = workspace(tmp_path / "again")
+    config = workspace(tmp_path / "again", registry=BUILTIN_KINDS)
     from generator.bundle import build_bundle
     from generator.models import FullText, Source
 
     bundle = build_bundle([Source(p, FullText("not_requested")) for p in PAPERS])
     assert not {"counterpoint", "glossary"} & {r.kind for r in build_requests(config, bundle)}
+
+
+def recap_requests(ctx: RequestContext) -> list[PromptRequest]:
+    """A cross-edition kind: the last edition's themes, typed, beside this bundle."""
+    last = ctx.history.records[0] if ctx.history and ctx.history.records else None
+    if last is None:
+        return []  # a first edition has nothing to look back on
+    themes = "; ".join(t.name for t in last.themes)
+    task = f"Task: last edition ({last.edition}) had these themes: {themes}. Which continue?"
+    return [ctx.make("recap", "Since last edition", "recap", task, task, 500, 0.2)]
+
+
+def test_a_kinds_request_builder_reads_the_typed_past_editions() -> None:
+    from generator.bundle import build_bundle
+    from generator.edition.history import History
+    from generator.edition.record import EditionRecord
+    from generator.models import FullText, Source
+
+    golden = Path(__file__).parent / "golden" / "editions__2026-12-02__edition.json"
+    earlier = EditionRecord.from_json(json.loads(golden.read_text()), str(golden))
+    registry = BUILTIN_KINDS.with_kinds(KindSpec("recap", None, None, True, lambda c: [500],
+                                                 recap_requests))
+    config = Config(path=Path("config.toml"), registry=registry)
+    bundle = build_bundle([Source(p, FullText("not_requested")) for p in PAPERS])
+    everything = History([earlier])
+
+    def recaps(history: History | None) -> list[PromptRequest]:
+        return [r for r in build_requests(config, bundle, history) if r.kind == "recap"]
+
+    (recap,) = recaps(everything.before("2026-12-09"))
+    assert earlier.themes and all(t.name in recap.question for t in earlier.themes)
+    assert "2026-12-02" in recap.question
+    # A rebuild of the earlier edition itself sees only what came before it: nothing.
+    assert recaps(everything.before("2026-12-02")) == [] == recaps(None)

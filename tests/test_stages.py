@@ -18,7 +18,7 @@ import pytest
 
 from generator import bundle, claims, pipeline
 from generator.config import Config, load_config
-from generator.kinds import KINDS
+from generator.kinds import BUILTIN_KINDS as KINDS
 from generator.models import FetchResult
 from generator.services import Services
 from generator.synthesis import structured

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..chat_models import Completion, PromptRequest
-from ..kinds import KINDS, page_stem
+from ..kinds import BUILTIN_KINDS, KindRegistry
 from ..models import NumberedPaper
 from ..safe_text import md_model
 from ..synthesis.structured import InvalidAnswer, parse_answer
@@ -52,28 +52,30 @@ log = logging.getLogger(__name__)
 
 
 def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
-             published: Sequence[EditionRecord], built_at: str | None = None) -> Edition:
+             published: Sequence[EditionRecord], built_at: str | None = None,
+             kinds: KindRegistry = BUILTIN_KINDS) -> Edition:
     """The edition, complete: `published` are the records of the other editions; `facts` what
-    the papers' text says (from the text itself, or as the edition's record wrote it down)."""
+    the papers' text says (from the text itself, or as the edition's record wrote it down);
+    `kinds` the registry the run was given."""
     built_at = built_at or datetime.now(UTC).isoformat(timespec="seconds")
     others = [r for r in published if r.edition != edition]
     prior = appearances([r for r in others if r.edition < edition])
     statuses = {p.number: status(p.paper, prior) for p in inputs.papers}
     pairs = inputs.synthesis.pairs()
-    structured = _structured(inputs.papers, pairs)
+    structured = _structured(inputs.papers, pairs, kinds)
     briefs: dict[int, Brief] = dict(structured.get("brief", ()))
     themes = [t for found in structured.get("themes", ()) for t in found]
     names = paper_names(inputs.papers, {n: b.name for n, b in briefs.items()})
     checks = facts.checks(pairs)
-    pages, answers = _pages(inputs.papers, pairs, structured, names, checks, facts)
-    research_map = next((c.content for r, c in pairs if KINDS[r.kind].overview and c.ok), "")
+    pages, answers = _pages(inputs.papers, pairs, structured, names, checks, facts, kinds)
+    research_map = next((c.content for r, c in pairs if kinds[r.kind].overview and c.ok), "")
     overview = name_citations(overview_text(research_map), names)
     citing = Counter(n for page, _ in pages for n in page.citations.cited)
     picks = editors_picks(inputs.papers, names, briefs, citing, inputs.triage, facts)
     record = build_record(edition, title, inputs, facts, checks, statuses, overview,
                           names=names, briefs=briefs, themes=themes,
                           pages=[page for page, _ in pages], picks=picks,
-                          structured=structured, built_at=built_at)
+                          structured=structured, built_at=built_at, kinds=kinds)
     previous = next((r for r in published if r.edition == edition), None)
     if previous is not None and previous.same_but_date(record):
         # Rendered again with nothing changed: keep the date, so the site need not be rebuilt.
@@ -110,13 +112,14 @@ def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
 
 
 def _structured(papers: Sequence[NumberedPaper],
-                pairs: list[tuple[PromptRequest, Completion]]) -> dict[str, tuple[Any, ...]]:
+                pairs: list[tuple[PromptRequest, Completion]], kinds: KindRegistry
+                ) -> dict[str, tuple[Any, ...]]:
     """Each structured kind's answers as the typed values its spec parses them into, by kind
     (briefs as (paper, brief) pairs, theme maps as tuples of themes, a new kind's its own)."""
     numbers = frozenset(p.number for p in papers)
     found: dict[str, list[Any]] = {}
     for request, completion in pairs:
-        spec = KINDS.get(request.kind)
+        spec = kinds.get(request.kind)
         if not completion.ok or spec is None or spec.parse is None or spec.schema is None:
             continue  # prose, a failure, or a follow-up checked with its answer (_evidence)
         try:
@@ -131,7 +134,7 @@ def _structured(papers: Sequence[NumberedPaper],
 
 def _pages(papers: Sequence[NumberedPaper], pairs: list[tuple[PromptRequest, Completion]],
            structured: Mapping[str, tuple[Any, ...]], names: Mapping[int, str],
-           evidence: Checks | None, facts: PaperFacts
+           evidence: Checks | None, facts: PaperFacts, kinds: KindRegistry
            ) -> tuple[list[tuple[SynthesisPage, dict[int, list[str]]]], tuple[Answer, ...]]:
     """Each synthesis page with its answers linked and checked, and every prompt's answer.
 
@@ -141,14 +144,14 @@ def _pages(papers: Sequence[NumberedPaper], pairs: list[tuple[PromptRequest, Com
     checks: dict[str, list[ClaimCheck]] = {}
     answers: list[Answer] = []
     for request, completion in pairs:
-        stem = page_stem(request)
+        stem = kinds.page_stem(request)
         if stem is None:
             answers.append(Answer(request, completion, "", ""))
             continue
         linker = linkers.setdefault(stem, CitationLinker(stem, papers, names=names,
                                                                   facts=facts))
-        shift = KINDS[request.kind].shift
-        if KINDS[request.kind].schema is not None:
+        shift = kinds[request.kind].shift
+        if kinds[request.kind].schema is not None:
             answer = Answer(request, completion, "", "")
             answers.append(answer)
             grouped.setdefault(stem, []).append(answer)
@@ -167,7 +170,7 @@ def _pages(papers: Sequence[NumberedPaper], pairs: list[tuple[PromptRequest, Com
     pages = []
     for stem, group in grouped.items():
         first = group[0].request
-        spec = KINDS[first.kind]
+        spec = kinds[first.kind]
         assert spec.template is not None
         result = linkers[stem].result
         title = first.page_title or first.title
@@ -180,7 +183,7 @@ def _pages(papers: Sequence[NumberedPaper], pairs: list[tuple[PromptRequest, Com
             if len(group) == 2 and not first.thinking and group[1].request.thinking else None,
             # A kind whose claims are not checked is never shown as checked (with 0 claims).
             evidence=tuple(checks.get(stem, ())) if evidence is not None
-            and any(KINDS[a.request.kind].evidence for a in group) else None,
+            and any(kinds[a.request.kind].evidence for a in group) else None,
             values=structured.get(first.kind, ()) if spec.schema is not None else (),
         ), result.contexts))
     return pages, tuple(answers)

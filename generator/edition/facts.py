@@ -13,7 +13,7 @@ from typing import Protocol
 
 from ..chat_models import Completion, PromptRequest
 from ..claims import Claim, claims_of, figure_in
-from ..kinds import KINDS
+from ..kinds import BUILTIN_KINDS, KindRegistry
 from ..models import NumberedPaper
 from ..synthesis.evidence import ALONE_TITLE, parse_evidence_name
 from .evidence import PaperText, check_claims
@@ -45,8 +45,10 @@ class PaperFacts(Protocol):
 class TextFacts:
     """The facts from the papers' text itself, each answer kept for the record."""
 
-    def __init__(self, papers: Sequence[NumberedPaper]) -> None:
+    def __init__(self, papers: Sequence[NumberedPaper],
+                 kinds: KindRegistry = BUILTIN_KINDS) -> None:
         self._papers = {p.number: p for p in papers}
+        self._kinds = kinds
         self._texts = {p.number: f"{p.paper.title}\n{p.paper.abstract}\n{p.full_text.text}"
                        for p in papers}
         self.figures: dict[tuple[int, str, str], bool] = {}
@@ -71,9 +73,10 @@ class TextFacts:
         texts = {n: PaperText.of(p) for n, p in self._papers.items()}
         found: Checks = {}
         for request, completion in pairs:
-            if not (KINDS[request.kind].evidence and completion.ok):
+            spec = self._kinds[request.kind]
+            if not (spec.evidence and completion.ok):
                 continue
-            claims = claims_of(completion.content, set(self._papers), KINDS[request.kind].shift)
+            claims = claims_of(completion.content, set(self._papers), spec.shift)
             found[request.name] = _with_ids(request.name, claims, check_claims(
                 claims, batches.get(request.name, []), texts, alone.get(request.name, ())))
         return found

@@ -27,9 +27,11 @@ class History:
     that finds nothing changed reads none of it."""
 
     def __init__(self, records: Sequence[EditionRecord] | None = None, *,
-                 docs_dir: Path | None = None) -> None:
+                 docs_dir: Path | None = None, before: str | None = None,
+                 of: History | None = None) -> None:
         self._records = None if records is None else tuple(records)
         self._docs_dir = docs_dir
+        self._before, self._of = before, of
 
     @classmethod
     def load(cls, docs_dir: Path) -> History:
@@ -38,8 +40,16 @@ class History:
     @property
     def records(self) -> tuple[EditionRecord, ...]:
         if self._records is None:
-            self._records = tuple(load_records(self._docs_dir)) if self._docs_dir else ()
+            if self._of is not None:
+                self._records = tuple(earlier(self._of.records, self._before or ""))
+            else:
+                self._records = tuple(load_records(self._docs_dir)) if self._docs_dir else ()
         return self._records
+
+    def before(self, edition: str) -> History:
+        """The editions published before `edition` (what a build of it may read: a rebuild
+        sees the same past, whatever was published after it). Read when first asked for."""
+        return History(before=edition, of=self)
 
     @property
     def latest(self) -> str | None:

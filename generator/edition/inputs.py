@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..chat_models import SynthesisResult
+from ..kinds import BUILTIN_KINDS, KindRegistry
 from ..models import Bundle, FetchResult, NumberedPaper, Triage
 from .facts import PaperFacts, RecordedFacts, TextFacts
 from .record import BundleFigures, EditionRecord
@@ -26,13 +27,14 @@ class EditionInputs:
 
     @classmethod
     def of_stages(cls, fetch: FetchResult, bundle: Bundle, synthesis: SynthesisResult,
-                  bundle_note: str = "") -> tuple[EditionInputs, TextFacts]:
+                  bundle_note: str = "", kinds: KindRegistry = BUILTIN_KINDS
+                  ) -> tuple[EditionInputs, TextFacts]:
         """The inputs of a build, and the facts of its papers' text (to be recorded)."""
         papers = tuple(replace(p, full_text=replace(p.full_text, text=""))
                        for p in bundle.papers)
         return cls(fetch.query, fetch.fetched_at, fetch.max_papers, fetch.skipped, fetch.triage,
                    papers, BundleFigures(bundle.chars, bundle.estimated_tokens, bundle_note),
-                   synthesis), TextFacts(bundle.papers)
+                   synthesis), TextFacts(bundle.papers, kinds)
 
     @classmethod
     def of_record(cls, record: EditionRecord) -> tuple[EditionInputs, PaperFacts]:

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from .. import __version__
-from ..kinds import KINDS, page_stem
+from ..kinds import KindRegistry
 from ..models import NumberedPaper
 from .facts import Checks, PaperFacts
 from .inputs import EditionInputs
@@ -21,14 +21,15 @@ def build_record(edition: str, title: str, inputs: EditionInputs, facts: PaperFa
                  checks: Checks | None, statuses: Mapping[int, Status], overview: str, *,
                  names: Mapping[int, str], briefs: Mapping[int, Brief], themes: Sequence[Theme],
                  pages: Sequence[SynthesisPage], picks: Sequence[Pick],
-                 structured: Mapping[str, tuple[Any, ...]], built_at: str) -> EditionRecord:
+                 structured: Mapping[str, tuple[Any, ...]], built_at: str,
+                 kinds: KindRegistry) -> EditionRecord:
     """edition.json: what was fetched and asked, every answer, and what was made of them."""
     numbered = {p.number: p for p in inputs.papers}
     synthesis = inputs.synthesis
     return EditionRecord(
         edition=edition, title=title, built_at=built_at,
         papers=tuple(_paper(p, statuses[p.number], names[p.number]) for p in inputs.papers),
-        prompts=tuple(RecordPrompt.of(r, c, page_stem(r)) for r, c in synthesis.pairs()),
+        prompts=tuple(RecordPrompt.of(r, c, kinds.page_stem(r)) for r, c in synthesis.pairs()),
         query=inputs.query, fetched_at=inputs.fetched_at,
         generator=f"research-digest {__version__}", model=synthesis.model,
         max_papers=inputs.max_papers, bundle=inputs.bundle,
@@ -36,7 +37,7 @@ def build_record(edition: str, title: str, inputs: EditionInputs, facts: PaperFa
         skipped_seen=inputs.skipped, triage=inputs.triage, names=dict(names),
         briefs=dict(briefs), themes=tuple(themes), picks=tuple(picks),
         citations={page.stem: _citations(page.citations, numbered) for page in pages},
-        checks=checks, figures=facts.recorded(), structured=_structured(structured))
+        checks=checks, figures=facts.recorded(), structured=_structured(structured, kinds))
 
 
 def _paper(p: NumberedPaper, status: Status, name: str) -> RecordPaper:
@@ -54,11 +55,12 @@ def _citations(c: Citations, papers: Mapping[int, NumberedPaper]) -> PageCitatio
         c.problems, c.figures)
 
 
-def _structured(structured: Mapping[str, tuple[Any, ...]]) -> dict[str, tuple[Any, ...]]:
+def _structured(structured: Mapping[str, tuple[Any, ...]], kinds: KindRegistry
+                ) -> dict[str, tuple[Any, ...]]:
     """The registered kinds' values that have a record form, each through its kind's codec."""
     recorded = {}
     for kind, values in structured.items():
-        to_record = KINDS[kind].to_record
+        to_record = kinds[kind].to_record
         if to_record is not None:
             recorded[kind] = tuple(to_record(v) for v in values)
     return recorded

@@ -16,7 +16,6 @@ import json
 import re
 
 from ..chat_models import Completion, PromptRequest
-from ..kinds import structured
 
 SUSPECT_CUT = "stopped mid-sentence"  # in the error of an answer sent again for looking cut
 CUT = "cut"  # the finish reason of an answer kept although it still looked cut
@@ -24,9 +23,10 @@ _BUDGET_SHARE = 0.25  # an answer this far below its max_tokens that stops mid-s
 _WHOLE_LINE_RE = re.compile(r"^\s*(?:[-*+] |\d+[.)] |\||#|```|\$\$|>)")
 
 
-def looks_cut(request: PromptRequest, completion: Completion) -> bool:
-    """Whether a prose answer that says it stopped by itself reads as cut off."""
-    if request.kind in structured() or completion.finish_reason != "stop":
+def looks_cut(request: PromptRequest, completion: Completion, structured: bool = False) -> bool:
+    """Whether a prose answer that says it stopped by itself reads as cut off (`structured`:
+    the request asked for JSON, which is whole when it parses)."""
+    if structured or completion.finish_reason != "stop":
         return False
     text = completion.content.rstrip()
     if not text:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..chat_models import PromptRequest
-from ..kinds import KINDS
+from ..kinds import BUILTIN_KINDS, KindRegistry
 
 # How long followers wait for the leader's first token before they go anyway. A server that
 # matches prefixes when it schedules (SGLang) still serves them from the cache; one that does
@@ -42,11 +42,12 @@ class DispatchPlan:
         return ([] if self.leader is None else [self.leader]) + [*self.followers, *self.free]
 
 
-def dispatch_plan(requests: Sequence[PromptRequest], todo: Sequence[int]) -> DispatchPlan:
+def dispatch_plan(requests: Sequence[PromptRequest], todo: Sequence[int],
+                  kinds: KindRegistry = BUILTIN_KINDS) -> DispatchPlan:
     """Deterministic: the same requests always give the same plan."""
-    shared = sorted((i for i in todo if KINDS[requests[i].kind].shares_bundle),
+    shared = sorted((i for i in todo if kinds.shares_bundle(requests[i])),
                     key=lambda i: (not requests[i].thinking, -requests[i].max_tokens, i))
-    free = tuple(i for i in todo if not KINDS[requests[i].kind].shares_bundle)
+    free = tuple(i for i in todo if not kinds.shares_bundle(requests[i]))
     if not shared:
         return DispatchPlan(None, (), free)
     return DispatchPlan(shared[0], tuple(shared[1:]), free)

@@ -17,7 +17,7 @@ from dataclasses import replace
 from ..chat_models import Completion, Message, PromptRequest
 from ..claims import Claim, claims_of
 from ..config import EvidenceSettings
-from ..kinds import KINDS, evidence_max_tokens
+from ..kinds import BUILTIN_KINDS, KindRegistry, evidence_max_tokens
 from .structured import EVIDENCE_SCHEMA, response_format, schema_instruction
 
 TASK = """Evidence check. Your answer above cites papers of the bundle. For each numbered claim \
@@ -50,9 +50,10 @@ def parse_evidence_name(name: str) -> tuple[str, range] | None:
 
 
 def evidence_requests(parent: PromptRequest, completion: Completion, settings: EvidenceSettings,
-                      papers: Collection[int]) -> list[PromptRequest]:
+                      papers: Collection[int], kinds: KindRegistry = BUILTIN_KINDS
+                      ) -> list[PromptRequest]:
     """The evidence requests for one answer; none if it has no citing sentence or failed."""
-    spec = KINDS[parent.kind]
+    spec = kinds[parent.kind]
     if not (settings.enabled and spec.evidence and completion.ok):
         return []
     claims = claims_of(completion.content, papers, spec.shift)

@@ -13,10 +13,10 @@ import json
 import logging
 import threading
 from dataclasses import replace
+from typing import Any
 
 from ..chat_models import Completion, Message, PromptRequest
 from ..errors import LlmRequestError
-from ..kinds import schema_for
 from ..ports import ChatModel
 from .cuts import json_cut, suspect_message
 from .llm_client import StreamEvents
@@ -58,12 +58,11 @@ def format_refused(err: LlmRequestError) -> bool:
 
 
 def ask_for_json(client: ChatModel, request: PromptRequest, events: StreamEvents,
-                formats: StructuredFormats, *, retry: bool = True,
+                formats: StructuredFormats, schema: dict[str, Any], *, retry: bool = True,
                 cuts: bool | None = None) -> Completion:
     """A JSON answer that matches the request's schema: constrained by the server where it can,
     else asked for in words (the schema is in the task either way), and asked once more if the
     answer does not parse or validate. The completion's content is the validated JSON."""
-    schema = schema_for(request.kind)
     completion: Completion | None = None
     for kind in formats.tries():
         attempt = with_format(request, kind)

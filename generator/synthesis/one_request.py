@@ -14,7 +14,7 @@ from dataclasses import replace
 from ..cache import Cache, completion_key
 from ..chat_models import UNFIT_CHECK, Completion, PromptRequest
 from ..errors import LlmRequestError
-from ..kinds import structured
+from ..kinds import BUILTIN_KINDS, KindRegistry
 from ..ports import ChatModel
 from ..urls import redact_text
 from .cuts import CUT, looks_cut, suspect_message
@@ -34,7 +34,8 @@ MAX_CUTS = 3
 def complete_one(client: ChatModel, cache: Cache, request: PromptRequest, key: str,
                  events: StreamEvents, shrink: Shrink | None, shrunk: int = 0, *,
                  formats: StructuredFormats | None = None, retry: bool = True,
-                 cuts: bool | None = None) -> tuple[Completion, PromptRequest]:
+                 cuts: bool | None = None, kinds: KindRegistry = BUILTIN_KINDS
+                 ) -> tuple[Completion, PromptRequest]:
     """One request, and the request as last sent: if the server refuses it for its length,
     again with shorter excerpts (each cut sized by the server's own count, each smaller than
     the last, at most three).
@@ -42,10 +43,11 @@ def complete_one(client: ChatModel, cache: Cache, request: PromptRequest, key: s
     `cuts`: None, answers are taken as the server says they ended; False, a prose answer that
     stops mid-sentence far below its budget comes back as a sign of overload (to be sent again,
     fewer at a time); True (it was), it is kept, marked as cut, and not cached (cuts.py)."""
+    schema = kinds[request.kind].schema
     try:
-        if request.kind in structured():
+        if schema is not None:
             completion = ask_for_json(client, request, events, formats or StructuredFormats(),
-                                      retry=retry, cuts=cuts)
+                                      schema, retry=retry, cuts=cuts)
         else:
             completion = client.complete(request, events, retry=retry)
     except LlmRequestError as err:
@@ -65,7 +67,7 @@ def complete_one(client: ChatModel, cache: Cache, request: PromptRequest, key: s
                 if cached is not None:  # a rerun: the smaller check was answered before
                     return renamed(cached, request.name), smaller
                 return complete_one(client, cache, smaller, key, events, shrink, shrunk + 1,
-                                    formats=formats, retry=retry, cuts=cuts)
+                                    formats=formats, retry=retry, cuts=cuts, kinds=kinds)
         if smaller is None and refusal and request.kind == "evidence":
             # Where not even the cited papers' text and the claims fit, its claims are shown
             # as not checked: not a failed build.
@@ -81,8 +83,8 @@ def complete_one(client: ChatModel, cache: Cache, request: PromptRequest, key: s
         log.warning("prompt %s was too long for a %d-token context; retrying with shorter "
                     "excerpts", request.name, refusal.context)
         return complete_one(client, cache, smaller, completion_key(client.model, smaller),
-                            events, shrink, shrunk + 1, formats=formats, retry=retry, cuts=cuts)
-    if cuts is not None and looks_cut(request, completion):
+                            events, shrink, shrunk + 1, formats=formats, retry=retry, cuts=cuts, kinds=kinds)
+    if cuts is not None and looks_cut(request, completion, schema is not None):
         if not cuts:
             return Completion(name=request.name, model=client.model, overloaded=True,
                               error=suspect_message(client.base_url, request, completion)

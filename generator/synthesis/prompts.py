@@ -12,13 +12,16 @@ import json
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..bundle import paper_section
 from ..chat_models import Message, PromptKind, PromptRequest
-from ..config import Config, PromptSettings
 from ..models import Bundle
 from .structured import BRIEF_SCHEMA, THEMES_SCHEMA, response_format, schema_instruction
+
+if TYPE_CHECKING:  # the config's dataclasses hold the registry of kinds, which imports this
+    from ..config import Config, PromptSettings
+    from ..edition.history import History
 
 _SEPARATOR = "\n\n---\n\n"
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
@@ -37,11 +40,14 @@ def system_message(prompts: PromptSettings, language: str) -> str:
 @dataclass(frozen=True)
 class RequestContext:
     """What a kind's request builder is given: the config, the bundle, the page stems other
-    kinds and the edition already use, and `make`, the factory every request goes through."""
+    kinds and the edition already use, the editions published before this one (`history`,
+    typed records; None where the caller has none, as in a benchmark), and `make`, the factory
+    every request goes through."""
 
     config: Config
     bundle: Bundle
     reserved: Collection[str]
+    history: History | None = None
 
     def make(self, name: str, title: str, kind: PromptKind, question: str, task: str,
              max_tokens: int, temperature: float, *, thinking: bool = False,

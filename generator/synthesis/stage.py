@@ -17,7 +17,7 @@ from typing import Any
 
 from ..cache import Cache, completion_key
 from ..chat_models import UNFIT_CHECK, Completion, PromptRequest, SynthesisResult
-from ..kinds import KINDS
+from ..kinds import BUILTIN_KINDS, KindRegistry
 from ..ports import ChatModel
 from .cuts import SUSPECT_CUT
 from .dispatch import GATE_TIMEOUT_S, AdaptiveWidth, Dispatcher, concurrency, dispatch_plan
@@ -78,6 +78,7 @@ def run_batch(
     follow_up: FollowUp | None = None,
     formats: StructuredFormats | None = None,
     width: AdaptiveWidth | None = None,
+    kinds: KindRegistry = BUILTIN_KINDS,
 ) -> SynthesisResult:
     """Answer every request, from the cache where possible, and then their follow-ups.
 
@@ -100,11 +101,11 @@ def run_batch(
             observer.done(request, completion)
     if todo:
         client.check_ready()  # fail before any prompt is sent, naming the URL
-        plan = dispatch_plan(run.requests, todo)
+        plan = dispatch_plan(run.requests, todo, kinds)
         dispatcher = Dispatcher(plan, gate=prefill_gate, timeout=gate_timeout)
         todo_requests = [run.requests[i] for i in todo]
         private = max(r.max_tokens + sum(len(m.content) for m in r.messages) // 4
-                      - (bundle_tokens if KINDS[r.kind].shares_bundle else 0)
+                      - (bundle_tokens if kinds.shares_bundle(r) else 0)
                       for r in todo_requests)
         # The server's limits, asked for only now that something is to be sent.
         info = server_info() if server_info and not max_concurrency else None
@@ -135,7 +136,7 @@ def run_batch(
                                              events, shrink, formats=formats,
                                              retry=adaptive is None,
                                              cuts=None if adaptive is None else
-                                             index in suspected)
+                                             index in suspected, kinds=kinds)
             except BaseException:
                 if adaptive is not None:  # workers waiting for a slot must not wait for ever
                     adaptive.answered(False, False, ticket)
