@@ -41,7 +41,8 @@ def test_no_module_imports_itself_back() -> None:
     graph = {name: _imports(path, set(paths)) for name, path in paths.items()}
     circles = []
     for start in graph:  # a path from a module's imports back to it is a circle
-        stack, seen = [(start, (start,))], set()
+        stack: list[tuple[str, tuple[str, ...]]] = [(start, (start,))]
+        seen: set[str] = set()
         while stack:
             at, trail = stack.pop()
             for nxt in graph[at]:
