@@ -18,11 +18,14 @@ import pytest
 
 from generator import pipeline
 from generator.chat_models import PromptRequest
-from generator.config import Config, load_config
+from generator.config import Config, EmailSettings, load_config
+from generator.edition.history import History
 from generator.errors import ConfigError
 from generator.kinds import BUILTIN_KINDS, KindRegistry, KindSpec, build_requests, settings_of
+from generator.publish.newsletter import newsletter
+from generator.publish.site import edition_nav
 from generator.synthesis.prompts import RequestContext
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, read_record
 from tests.doubles import MockModel, services
 from tests.edition_fixture import EDITION, PAPERS
 from tests.servers.sglang import Answer, Fault, default_responder
@@ -149,6 +152,22 @@ def test_a_new_kind_is_configured_asked_rendered_and_evidence_checked(
     assert record["checks"]["counterpoint"]
     assert {"counterpoint", "glossary"} <= {c.get("page") for c in record["prompts"]}
 
+    # Everything that lists an edition's pages lists theirs: the navigation, the overview, the
+    # run report and the mail, all made from the typed record.
+    typed = read_record(config.path, EDITION)
+    (nav,) = [entry[EDITION] for entry in edition_nav(History([typed])) if EDITION in entry]
+    assert {"Counterpoint": f"editions/{EDITION}/counterpoint.md",
+            "Glossary": f"editions/{EDITION}/glossary.md"}.items() <= {
+                k: v for entry in nav for k, v in entry.items()}.items()
+    overview = (edition / "index.md").read_text()
+    assert "(counterpoint.md)" in overview and "(glossary.md)" in overview
+    report = (edition / "run-report.md").read_text()
+    assert "Counterpoint" in report and "Glossary" in report
+    mail = newsletter("New Kinds", typed, "https://digest.example.org/", EmailSettings())
+    for stem in ("counterpoint", "glossary"):
+        assert f"https://digest.example.org/editions/{EDITION}/{stem}.html" in mail.text
+        assert f"editions/{EDITION}/{stem}.html" in mail.html
+
 
 def test_a_new_kinds_settings_are_checked_like_every_other(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as raised:
@@ -184,7 +203,6 @@ def recap_requests(ctx: RequestContext) -> list[PromptRequest]:
 
 def test_a_kinds_request_builder_reads_the_typed_past_editions() -> None:
     from generator.bundle import build_bundle
-    from generator.edition.history import History
     from generator.edition.record import EditionRecord
     from generator.models import FullText, Source
 
