@@ -177,7 +177,7 @@ class EmailSettings:
 
     to: tuple[str, ...] = ()
     sender: str = field(default="", metadata={"key": "from"})  # TOML: from = "..."
-    subject: str = "{title} · {edition}"
+    subject: str = "{title} · {edition}: {pick}"  # {pick}: the top pick's name
     smtp_host: str = ""
     smtp_port: int = ranged(587, 1, 65535)
     security: str = "starttls"  # "starttls", "ssl" or "none"

@@ -88,14 +88,15 @@ def evidence_for(request: PromptRequest) -> Completion:
         Usage(prompt_tokens=1100, completion_tokens=60, cached_tokens=1024))
 
 
-def fixed_edition(config: Config | None = None, published: list[EditionRecord] | None = None
-                  ) -> Edition:
-    """The edition every golden file is rendered from (nothing in it depends on the clock)."""
+def fixed_edition(config: Config | None = None, published: list[EditionRecord] | None = None,
+                  papers: tuple[Paper, ...] = PAPERS) -> Edition:
+    """The edition every golden file is rendered from (nothing in it depends on the clock);
+    `papers` may stand in for its three papers (another version of one, say)."""
     config = config or Config(path=__import__("pathlib").Path("config.toml"))
     texts = [FullText("ok", "Paged attention text with a 12% gain.", 3, 10),
              FullText("missing", reason="the PDF download failed: HTTP 404"),
              FullText("not_requested")]
-    sources = tuple(Source(p, t) for p, t in zip(PAPERS, texts, strict=True))
+    sources = tuple(Source(p, t) for p, t in zip(papers, texts, strict=True))
     bundle = Bundle(tuple(NumberedPaper(i + 1, s.paper, s.full_text, len(s.full_text.text))
                           for i, s in enumerate(sources)), "bundle text " * 100)
     requests = requests_for(config, bundle)

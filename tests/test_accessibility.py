@@ -120,10 +120,11 @@ def _check(page: Any, axe: Any, url: str, where: str, name: str,
 
 
 def _dense(page: Any) -> list[str]:
-    """The overview on a laptop: the first paper (the first pick) above the fold, the paper
-    entries at most 160 px apart."""
+    """The overview on a laptop: what leads (the first pick, or where nothing is new to pick,
+    the notice that says so) above the fold, the paper entries at most 160 px apart."""
     top, gaps = page.evaluate("""() => {
-        const pick = document.querySelector('article ol li a[href*="papers/"]');
+        const pick = document.querySelector('article ol li a[href*="papers/"]')
+            || document.querySelector('article .admonition.info');
         const tops = [...document.querySelectorAll('h4.digest-entry')]
             .map(e => e.getBoundingClientRect().top + scrollY);
         return [pick ? pick.getBoundingClientRect().top + scrollY : null,
@@ -131,7 +132,7 @@ def _dense(page: Any) -> list[str]:
     }""")
     problems = []
     if top is None or top > LAPTOP[1]:
-        problems.append(f"overview: the first paper starts at {top} px, below the fold")
+        problems.append(f"overview: its lead starts at {top} px, below the fold")
     if not gaps or max(gaps) > 160:
         problems.append(f"overview: paper entries {gaps} px apart (at most 160)")
     return problems

@@ -24,7 +24,7 @@ from generator.edition.inputs import EditionInputs
 from generator.edition.record import EditionRecord, RecordFormatError
 from generator.edition.render import TemplateError, make_environment, render_edition
 from tests.conftest import ROOT
-from tests.edition_fixture import BUILT_AT, EDITION, fixed_edition
+from tests.edition_fixture import BUILT_AT, EDITION, PAPERS, fixed_edition
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -77,6 +77,28 @@ def test_a_seen_paper_is_seen_against_the_earlier_editions() -> None:
     edition = fixed_edition(published=[earlier])
     assert [p.status for p in edition.papers] == ["seen", "seen", "seen"]
     assert [a.edition for a in edition.papers[0].appearances] == [EDITION, "2026-11-25"]
+
+
+def test_picks_are_news_a_paper_seen_before_is_not_picked_again() -> None:
+    """Every paper was picked last week; this week paper 2 is out in a new version and the
+    rest are the same: only paper 2 may be picked, and its pick says which version is new."""
+    first = fixed_edition()
+    assert len(first.record.picks) > 1  # all three are new: more than one is picked
+    earlier = replace(first.record, edition="2026-11-25")
+    v2 = tuple(replace(p, arxiv_id=p.arxiv_id.replace("v1", "v2")) if i == 1 else p
+               for i, p in enumerate(PAPERS))
+    edition = fixed_edition(published=[earlier], papers=v2)
+    assert [p.status for p in edition.papers] == ["seen", "updated", "seen"]
+    (pick,) = edition.record.picks
+    assert (pick.number, pick.arxiv_id) == (2, v2[1].arxiv_id)
+    assert pick.change == (f"{v2[1].arxiv_id} replaces {PAPERS[1].arxiv_id}, covered in "
+                           "edition 2026-11-25")
+    # Nothing new and nothing updated: no picks at all, and the home page says why.
+    again = fixed_edition(published=[earlier])
+    assert again.record.picks == ()
+    pages = render_edition(make_environment(ROOT), again, [again.record]).pages
+    text = pages["index.md"]
+    assert "no picks this week" in text and "in the same version" in text
 
 
 def test_the_record_reads_back_and_checks_its_format() -> None:

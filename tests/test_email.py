@@ -110,7 +110,8 @@ def test_the_edition_arrives_once_with_both_parts_over_starttls_and_auth(
         record = json.loads((built.parent / "site_src" / "editions" / EDITION
                              / "edition.json").read_text())
         pick = record["picks"][0]
-        assert message["Subject"] == f"Test Digest · {EDITION}"
+        # The subject names the top pick, so the inbox says what is in it.
+        assert message["Subject"] == f"Test Digest · {EDITION}: {pick['name']}"
         assert message["List-Unsubscribe"] == "<mailto:digest@example.org?subject=unsubscribe>"
         assert message["Message-ID"].endswith("@digest.example.org>")
         assert message["To"] == TO[0]
@@ -209,3 +210,13 @@ def test_sending_without_a_site_url_is_refused_with_a_reason(built: Path) -> Non
     result = run("send", "--config", str(built))
     assert result.exit_code == 2
     assert "set [digest] site_url" in result.output
+
+
+def test_a_subject_names_the_top_pick_or_drops_the_place_for_it() -> None:
+    from generator.publish.newsletter import subject_line
+
+    assert subject_line("{title} · {edition}: {pick}", "D", "2026-12-02", "FastKV") == \
+        "D · 2026-12-02: FastKV"
+    assert subject_line("{title} · {edition}: {pick}", "D", "2026-12-02", "") == "D · 2026-12-02"
+    assert subject_line("{pick} — {title}", "D", "e", "") == "D"
+    assert subject_line("{title} · {edition}", "D", "e", "FastKV") == "D · e"  # not asked for

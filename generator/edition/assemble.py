@@ -45,7 +45,7 @@ from .model import (
 )
 from .names import name_citations, paper_names
 from .picks import editors_picks
-from .record import EditionRecord
+from .record import EditionRecord, Status
 from .record_data import build_record
 
 log = logging.getLogger(__name__)
@@ -71,7 +71,8 @@ def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
     research_map = next((c.content for r, c in pairs if kinds[r.kind].overview and c.ok), "")
     overview = name_citations(overview_text(research_map), names)
     citing = Counter(n for page, _ in pages for n in page.citations.cited)
-    picks = editors_picks(inputs.papers, names, briefs, citing, inputs.triage, facts)
+    picks = editors_picks(inputs.papers, names, briefs, citing, inputs.triage, facts,
+                          _news(inputs.papers, statuses, prior))
     record = build_record(edition, title, inputs, facts, checks, statuses, overview,
                           names=names, briefs=briefs, themes=themes,
                           pages=[page for page, _ in pages], picks=picks,
@@ -109,6 +110,21 @@ def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
         papers=papers, pages=tuple(page for page, _ in pages), prompts=answers,
         themes=tuple(themes), skipped_seen=inputs.skipped, overview=overview, figures=figures,
         record=record, triage=inputs.triage, structured=structured)
+
+
+def _news(papers: Sequence[NumberedPaper], statuses: Mapping[int, Status],
+          prior: Mapping[str, list[dict[str, str]]]) -> dict[int, str]:
+    """The papers a pick may be (new, or covered before in another version), each with what
+    changed: a paper seen before in this very version is never news again."""
+    news = {}
+    for item in papers:
+        if statuses[item.number] == "new":
+            news[item.number] = ""
+        elif statuses[item.number] == "updated":
+            last = max(prior[item.paper.base_id], key=lambda seen: seen["edition"])
+            news[item.number] = (f"{item.paper.arxiv_id} replaces {last['arxiv_id']}, "
+                                 f"covered in edition {last['edition']}")
+    return news
 
 
 def _structured(papers: Sequence[NumberedPaper],

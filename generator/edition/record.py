@@ -247,6 +247,15 @@ class EditionRecord:
             return None
         return verdict_counts(c for checks in self.checks.values() for c in checks)
 
+    @property
+    def evidence_figure(self) -> tuple[int, int] | None:
+        """(claims supported by a quote found in the paper, claims checked); None where no
+        evidence was asked or no claim was checked."""
+        counts = self.evidence_counts()
+        if not counts or not sum(counts.values()):
+            return None
+        return counts["supported"], sum(counts.values())
+
     # Reading and writing.
 
     def to_json(self) -> dict[str, Any]:

@@ -92,3 +92,5 @@ class Pick:
     score: int | None  # triage score, where triage ran
     pages: int  # synthesis pages that cite it
     unfound: tuple[str, ...]  # figures in `why` that the paper's text does not contain
+    # What changed, for a paper covered before in another version ("" for a new paper).
+    change: str = ""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import re
 from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import formatdate
@@ -24,6 +25,8 @@ from ..edition.record import EditionRecord
 from ..errors import UsageError
 
 WIDTH = 640
+# A {pick} and what joins it to the rest (before it or after it), dropped when nothing was picked.
+_PICK_RE = re.compile(r"\s*[:·—–-]\s*\{pick\}|\{pick\}\s*[:·—–-]?\s*")
 _TEXT, _MUTED, _LINK = "#1f2328", "#57606a", "#0b57d0"  # 4.5:1 or more on white
 
 
@@ -49,6 +52,14 @@ def message_id(site_url: str, edition: str, address: str) -> str:
     return f"<digest-{edition}.{digest}@{host}>"
 
 
+def subject_line(template: str, title: str, edition: str, pick: str) -> str:
+    """The mail's subject: `template` with {title}, {edition} and {pick} (the top pick's
+    name, so the inbox says what is in it; dropped with what joins it when nothing was picked)."""
+    template = template.replace("{pick}", pick) if pick else _PICK_RE.sub("", template)
+    subject = template.replace("{title}", title).replace("{edition}", edition)
+    return " ".join(subject.split())[:200]
+
+
 def newsletter(title: str, record: EditionRecord, site_url: str,
                settings: EmailSettings) -> Newsletter:
     """The edition's newsletter; refused without `site_url` (its links must be absolute)."""
@@ -58,9 +69,9 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
     edition = record.edition
     url = {"home": page_url(site_url, store.HOME),
            "edition": page_url(site_url, store.edition_overview(edition))}
-    subject = settings.subject.replace("{title}", text_of(title)).replace("{edition}", edition)
-    subject = " ".join(subject.split())[:200]
     picks = record.picks
+    subject = subject_line(settings.subject, text_of(title), edition,
+                           text_of(picks[0].name) if picks else "")
     papers = {p.number: p for p in record.papers}
     new = [p for p in record.papers if p.status == "new"]
     overview = text_of(record.overview)
@@ -70,14 +81,18 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
     def paper_url(number: int) -> str:
         return page_url(site_url, store.paper_page(edition, papers[number].slug))
 
+    figure = record.evidence_figure
+    evidence = (f"Evidence: {figure[0]} of {figure[1]} cited claims are supported by a quote "
+                "found in the paper." if figure else "")
     lines = [text_of(title), f"Edition {edition}: {len(record.papers)} papers, {len(new)} new",
-             url["edition"], ""]
+             *([evidence] if evidence else []), url["edition"], ""]
     blocks: list[str] = [
         f'<h1 style="font-size:24px;line-height:1.3;margin:0 0 4px;color:{_TEXT}">'
         f'{html.escape(text_of(title))}</h1>',
         f'<p style="margin:0 0 20px;color:{_MUTED};font-size:14px">Edition '
         f'<a href="{html.escape(url["edition"])}" style="color:{_LINK}">{html.escape(edition)}</a>'
-        f': {len(record.papers)} papers, {len(new)} new</p>']
+        f': {len(record.papers)} papers, {len(new)} new'
+        + (f'<br>{html.escape(evidence)}' if evidence else "") + '</p>']
     if picks:
         lines += ["EDITOR'S PICKS", ""]
         blocks.append(_heading("Editor's picks"))
