@@ -139,7 +139,10 @@ def test_a_record_of_format_2_is_read_and_upgraded_as_far_as_it_goes() -> None:
     assert [p.excerpt_chars for p in record.papers] == [p.excerpt_chars for p in now.papers]
     assert record.picks == now.picks and record.briefs == now.briefs
     assert record.themes == now.themes and record.names == now.names
-    assert record.citations == now.citations and record.feed == now.feed
+    assert record.citations == now.citations
+    # The feed now shows more of an edition (its picks, pages and evidence figure), so an old
+    # record's feed digest differs: its entry's `updated` moves once when it is rendered again.
+    assert record.feed and now.feed and record.feed.published == now.feed.published
     assert record.failed_prompts == now.failed_prompts == 2
     assert record.evidence_counts() == now.evidence_counts()
     assert record.prompts[0].completion.content == ""  # format 2 never held the answers

@@ -24,7 +24,7 @@ from click.testing import CliRunner, Result
 
 from generator.cli import cli
 from tests.browser import launch_chromium
-from tests.conftest import ROOT, write_config
+from tests.conftest import ROOT, read_record, write_config
 from tests.servers.arxiv import ArxivServer
 from tests.servers.sglang import Answer, SglangServer
 
@@ -86,7 +86,13 @@ def test_the_feed_parses_and_lists_both_editions(two_editions: Path) -> None:
     assert root.tag == f"{ATOM}feed"
     entries = root.findall(f"{ATOM}entry")
     titles = [e.findtext(f"{ATOM}title") for e in entries]
-    assert titles == [f"Test Digest: edition {SECOND}", f"Test Digest: edition {FIRST}"]
+    # Each title says what is in its entry: the picks by name, else the papers' count.
+    second, first = (read_record(two_editions / "config.toml", e) for e in (SECOND, FIRST))
+    assert titles == [
+        f"Test Digest, {SECOND}: " + (", ".join(p.name for p in second.picks)
+                                     or f"{len(second.papers)} papers, none new"),
+        f"Test Digest, {FIRST}: " + ", ".join(p.name for p in first.picks)]
+    assert first.picks  # the first edition's papers are all new
     links = [e.find(f"{ATOM}link").get("href") for e in entries]  # type: ignore[union-attr]
     assert links[0] == f"editions/{SECOND}/index.html"
     assert all(e.findtext(f"{ATOM}summary") for e in entries)

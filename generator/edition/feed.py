@@ -52,6 +52,9 @@ def feed_digest(record: EditionRecord) -> str:
         "title": record.title, "overview": record.overview,
         "papers": [(p.arxiv_id, p.title, p.status, record.tldr(p.number) or None)
                    for p in record.papers],
+        "picks": [(pick.arxiv_id, pick.name, pick.why) for pick in record.picks],
+        "pages": [(page.stem, page.title) for page in record.pages],
+        "evidence": record.evidence_figure,
     }
     return hashlib.sha256(json.dumps(shown, sort_keys=True, ensure_ascii=False).encode()
                           ).hexdigest()[:16]
@@ -110,7 +113,7 @@ def atom_feed(title: str, site_url: str, records: Sequence[EditionRecord], limit
     for record in records[:limit]:
         edition = record.edition
         entry = element(feed, "entry")
-        element(entry, "title", text_of(f"{title}: edition {edition}"))
+        element(entry, "title", entry_title(title, record))
         element(entry, "id", f"tag:{authority},{_tag_date(edition)}:{prefix}editions/{edition}")
         element(entry, "link", href=url(store.edition_url(edition)), rel="alternate")
         element(entry, "published", record.feed.published if record.feed else record.built_at)
@@ -121,6 +124,17 @@ def atom_feed(title: str, site_url: str, records: Sequence[EditionRecord], limit
         element(entry, "summary", summary, type="text")
         element(entry, "content", _content(record, summary, url), type="html")
     return ElementTree.tostring(feed, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def entry_title(title: str, record: EditionRecord) -> str:
+    """An entry's title says what is in it: the edition and its picks by name (or how many
+    papers it has when nothing was picked)."""
+    head = f"{text_of(title)}, {record.edition}"
+    names = [text_of(pick.name) for pick in record.picks]
+    if names:
+        return f"{head}: {', '.join(names)}"
+    new = len(record.new_papers)
+    return f"{head}: {len(record.papers)} papers, {new or 'none'} new"
 
 
 def text_of(text: str) -> str:
@@ -138,8 +152,23 @@ def _tag_date(edition: str) -> str:
 
 
 def _content(record: EditionRecord, summary: str, url: Callable[[str], str]) -> str:
-    """The entry as HTML: the summary, then each new paper with its TL;DR (all text escaped)."""
+    """The entry as HTML (all text escaped): the summary and the evidence figure, the picks
+    with why they matter, each new paper with its TL;DR, then the synthesis pages."""
     parts = [f"<p>{html.escape(summary)}</p>"]
+    figure = record.evidence_figure
+    if figure:
+        parts.append(f"<p>Evidence: {figure[0]} of {figure[1]} cited claims are supported by "
+                     "a quote found in the paper.</p>")
+    papers = {p.number: p for p in record.papers}
+    if record.picks:
+        parts.append("<p>Editor's picks:</p><ol>")
+        for pick in record.picks:
+            link = html.escape(url(store.paper_home_url(papers[pick.number].base_slug)),
+                               quote=True)
+            why = text_of(pick.why)
+            parts.append(f'<li><a href="{link}">{html.escape(text_of(pick.name))}</a>'
+                         + (f": {html.escape(why)}" if why else "") + "</li>")
+        parts.append("</ol>")
     if record.new_papers:
         parts.append("<p>New in this edition:</p><ul>")
         for paper in record.new_papers:
@@ -148,6 +177,12 @@ def _content(record: EditionRecord, summary: str, url: Callable[[str], str]) -> 
             parts.append(f'<li><a href="{link}">{html.escape(text_of(paper.title))}</a>'
                          + (f": {html.escape(tldr)}" if tldr else "") + "</li>")
         parts.append("</ul>")
+    if record.pages:
+        links = [(url(store.built(store.edition_page(record.edition, page.stem))), page.title)
+                 for page in record.pages]
+        parts.append("<p>Synthesis: " + " · ".join(
+            f'<a href="{html.escape(link, quote=True)}">{html.escape(text_of(name))}</a>'
+            for link, name in links) + "</p>")
     return "".join(parts)
 def _name(tag: str, text: str) -> ElementTree.Element:
     node = ElementTree.Element(tag)
