@@ -220,3 +220,11 @@ def test_a_subject_names_the_top_pick_or_drops_the_place_for_it() -> None:
     assert subject_line("{title} · {edition}: {pick}", "D", "2026-12-02", "") == "D · 2026-12-02"
     assert subject_line("{pick} — {title}", "D", "e", "") == "D"
     assert subject_line("{title} · {edition}", "D", "e", "FastKV") == "D · e"  # not asked for
+
+
+def test_a_subject_fills_each_place_once_and_is_never_empty() -> None:
+    from generator.publish.newsletter import subject_line
+
+    assert subject_line("{title}: {pick}", "D", "e", "Evil {edition}") == "D: Evil {edition}"
+    assert subject_line("{title} ({pick})", "D", "e", "") == "D"
+    assert subject_line("{pick}", "D", "e", "") == "D · e"

@@ -130,7 +130,7 @@ def entry_title(title: str, record: EditionRecord) -> str:
     """An entry's title says what is in it: the edition and its picks by name (or how many
     papers it has when nothing was picked)."""
     head = f"{text_of(title)}, {record.edition}"
-    names = [text_of(pick.name) for pick in record.picks]
+    names = [text_of(pick.name) for pick, _ in record.picked]
     if names:
         return f"{head}: {', '.join(names)}"
     new = len(record.new_papers)
@@ -159,12 +159,10 @@ def _content(record: EditionRecord, summary: str, url: Callable[[str], str]) -> 
     if figure:
         parts.append(f"<p>Evidence: {figure[0]} of {figure[1]} cited claims are supported by "
                      "a quote found in the paper.</p>")
-    papers = {p.number: p for p in record.papers}
-    if record.picks:
+    if record.picked:
         parts.append("<p>Editor's picks:</p><ol>")
-        for pick in record.picks:
-            link = html.escape(url(store.paper_home_url(papers[pick.number].base_slug)),
-                               quote=True)
+        for pick, paper in record.picked:
+            link = html.escape(url(store.paper_home_url(paper.base_slug)), quote=True)
             why = text_of(pick.why)
             parts.append(f'<li><a href="{link}">{html.escape(text_of(pick.name))}</a>'
                          + (f": {html.escape(why)}" if why else "") + "</li>")

@@ -26,7 +26,8 @@ from ..errors import UsageError
 
 WIDTH = 640
 # A {pick} and what joins it to the rest (before it or after it), dropped when nothing was picked.
-_PICK_RE = re.compile(r"\s*[:·—–-]\s*\{pick\}|\{pick\}\s*[:·—–-]?\s*")
+_PICK_RE = re.compile(r"\s*[:·—–-]\s*\{pick\}|\s*\(\{pick\}\)|\{pick\}\s*[:·—–-]?\s*")
+_FIELD_RE = re.compile(r"\{(title|edition|pick)\}")
 _TEXT, _MUTED, _LINK = "#1f2328", "#57606a", "#0b57d0"  # 4.5:1 or more on white
 
 
@@ -55,9 +56,12 @@ def message_id(site_url: str, edition: str, address: str) -> str:
 def subject_line(template: str, title: str, edition: str, pick: str) -> str:
     """The mail's subject: `template` with {title}, {edition} and {pick} (the top pick's
     name, so the inbox says what is in it; dropped with what joins it when nothing was picked)."""
-    template = template.replace("{pick}", pick) if pick else _PICK_RE.sub("", template)
-    subject = template.replace("{title}", title).replace("{edition}", edition)
-    return " ".join(subject.split())[:200]
+    if not pick:
+        template = _PICK_RE.sub("", template)
+    values = {"title": title, "edition": edition, "pick": pick}
+    # One pass: a name or title that itself reads "{edition}" is not filled in again.
+    subject = _FIELD_RE.sub(lambda m: values[m.group(1)], template)
+    return " ".join(subject.split())[:200] or f"{title} · {edition}"
 
 
 def newsletter(title: str, record: EditionRecord, site_url: str,
@@ -70,8 +74,9 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
     url = {"home": page_url(site_url, store.HOME),
            "edition": page_url(site_url, store.edition_overview(edition))}
     picks = record.picks
+    picked = record.picked
     subject = subject_line(settings.subject, text_of(title), edition,
-                           text_of(picks[0].name) if picks else "")
+                           text_of(picked[0][0].name) if picked else "")
     papers = {p.number: p for p in record.papers}
     new = [p for p in record.papers if p.status == "new"]
     overview = text_of(record.overview)
