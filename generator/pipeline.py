@@ -16,15 +16,13 @@ from .config import Config
 from .edition.history import History
 from .errors import UsageError
 from .fetch.stage import OnText
+from .render_stage import remove_edition, render_all, render_stage
 from .services import Services
 from .stages import (
     all_cached,
     fetch_stage,
     launch_advice_on_failure,
     query_for,
-    remove_edition,
-    render_all,
-    render_stage,
     site_stage,
     skeleton_dir,
     synthesize_stage,
