@@ -112,16 +112,6 @@ class KindRegistry:
     def values(self) -> tuple[KindSpec, ...]:
         return tuple(self._specs.values())
 
-    def structured(self) -> frozenset[PromptKind]:
-        """The kinds whose answers are JSON under a schema."""
-        return frozenset(k for k, s in self._specs.items() if s.schema)
-
-    def schema_for(self, kind: PromptKind) -> dict[str, Any]:
-        schema = self._specs[kind].schema
-        if schema is None:
-            raise KeyError(f"{kind} has no schema")
-        return schema
-
     def shares_bundle(self, request: PromptRequest) -> bool:
         return self._specs[request.kind].shares_bundle
 

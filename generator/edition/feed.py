@@ -137,6 +137,13 @@ def entry_title(title: str, record: EditionRecord) -> str:
     return f"{head}: {len(record.papers)} papers, {new or 'none'} new"
 
 
+def evidence_line(record: EditionRecord) -> str:
+    """The edition's evidence figure as a sentence, for the feed and the mail ("" without one)."""
+    figure = record.evidence_figure
+    return (f"Evidence: {figure[0]} of {figure[1]} cited claims are supported by a quote found "
+            "in the paper." if figure else "")
+
+
 def text_of(text: str) -> str:
     """Untrusted text as a feed reader shows it: plain, with math spelt in Unicode."""
     return plain_math(tex_accents(clean(text)))
@@ -155,10 +162,9 @@ def _content(record: EditionRecord, summary: str, url: Callable[[str], str]) -> 
     """The entry as HTML (all text escaped): the summary and the evidence figure, the picks
     with why they matter, each new paper with its TL;DR, then the synthesis pages."""
     parts = [f"<p>{html.escape(summary)}</p>"]
-    figure = record.evidence_figure
-    if figure:
-        parts.append(f"<p>Evidence: {figure[0]} of {figure[1]} cited claims are supported by "
-                     "a quote found in the paper.</p>")
+    evidence = evidence_line(record)
+    if evidence:
+        parts.append(f"<p>{html.escape(evidence)}</p>")
     if record.picked:
         parts.append("<p>Editor's picks:</p><ol>")
         for pick, paper in record.picked:

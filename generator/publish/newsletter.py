@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 from .. import store
 from ..config import EmailSettings
-from ..edition.feed import text_of
+from ..edition.feed import evidence_line, text_of
 from ..edition.record import EditionRecord
 from ..errors import UsageError
 
@@ -86,9 +86,7 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
     def paper_url(number: int) -> str:
         return page_url(site_url, store.paper_page(edition, papers[number].slug))
 
-    figure = record.evidence_figure
-    evidence = (f"Evidence: {figure[0]} of {figure[1]} cited claims are supported by a quote "
-                "found in the paper." if figure else "")
+    evidence = evidence_line(record)
     lines = [text_of(title), f"Edition {edition}: {len(record.papers)} papers, {len(new)} new",
              *([evidence] if evidence else []), url["edition"], ""]
     blocks: list[str] = [
