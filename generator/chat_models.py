@@ -6,6 +6,8 @@ data and back, so the cache and edition.json share one format.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -38,6 +40,20 @@ class PromptRequest:
     extra_body_json: str = "{}"  # JSON text, so the record stays hashable and frozen
     page_title: str = ""  # the title of the page its answer appears on (not part of the cache key)
     subject: int | None = None  # the bundle's paper a per-paper request is about (a brief)
+    # `prompt_hash` as recorded, for a request read back without its messages.
+    sent_hash: str = field(default="", compare=False)
+
+    @property
+    def prompt_hash(self) -> str:
+        """A short hash of the prompt as sent (messages and parameters): which prompt wrote an
+        answer, shown with it, so a reader can tell two answers of the same prompt apart."""
+        if not self.messages:
+            return self.sent_hash
+        payload = {"messages": [[m.role, m.content] for m in self.messages],
+                   "max_tokens": self.max_tokens, "temperature": self.temperature,
+                   "thinking": self.thinking, "extra_body": json.loads(self.extra_body_json)}
+        blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()
+        return hashlib.sha256(blob).hexdigest()[:12]
 
 
 @dataclass(frozen=True)
@@ -171,6 +187,7 @@ class SynthesisResult:
     bundle_chars: int
     bundle_tokens: int
     wall_time_s: float
+    server: str = ""  # the kind of server that answered ("SGLang", "vLLM", ...), where known
 
     def pairs(self) -> list[tuple[PromptRequest, Completion]]:
         return list(zip(self.requests, self.completions, strict=True))

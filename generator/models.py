@@ -72,6 +72,12 @@ class Paper:
         """The slug of the paper's own page, the same in every edition and for every version."""
         return paper_slug(self.base_id)
 
+    @property
+    def arxiv_pdf(self) -> str:
+        """The PDF on arXiv itself, for links: `pdf_url` keeps the host it was fetched from (an
+        API mirror, a test server), as `abs_url` does not."""
+        return f"https://arxiv.org/pdf/{self.arxiv_id}"
+
     def short_authors(self, limit: int = 5) -> str:
         """First `limit` authors, then "et al."."""
         names = list(self.authors[:limit])

@@ -242,7 +242,9 @@ def synthesize_stage(
                            result.completions)
         if learnt != known:
             save_capabilities(cache, chat.base_url, chat.model, learnt)
+        known = learnt
     previous = load_synthesis(cache, edition)
+    result = replace(result, server=known.server or (previous.server if previous else ""))
     if previous is None or not _same_answers(previous, result):
         save_synthesis(cache, edition, result)
     # Otherwise every answer came from the cache: the record keeps the figures of the run that
@@ -255,7 +257,8 @@ def _same_answers(previous: SynthesisResult, result: SynthesisResult) -> bool:
     def answers(r: SynthesisResult) -> list[tuple[str, str, str, str]]:
         return [(c.name, c.content, c.reasoning, c.error) for c in r.completions]
 
-    return all(c.from_cache for c in result.completions) and answers(previous) == answers(result)
+    return (all(c.from_cache for c in result.completions) and answers(previous) == answers(result)
+            and previous.server == result.server)
 
 
 def skeleton_dir() -> Path:

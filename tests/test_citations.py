@@ -237,6 +237,34 @@ def test_the_picks_are_what_the_synthesis_leans_on_with_figures_checked() -> Non
     assert editors_picks(numbered, names, briefs, {}, None) == ()
 
 
+def test_a_pick_says_why_with_a_sentence_a_quote_from_that_very_paper_backs() -> None:
+    """The backing claim is one supported by a quote found in the picked paper itself (about
+    it alone where there is one); a paper no such claim backs says so and ranks after."""
+    from generator.edition.model import Brief, ClaimCheck
+    from generator.edition.picks import backing_claims, editors_picks
+
+    def claim(sentence: str, cites: tuple[int, ...], verdict: str, found: int | None
+              ) -> ClaimCheck:
+        return ClaimCheck(sentence, cites, verdict, "a quote of seven words from it",  # type: ignore[arg-type]
+                          found, "", f"research-map#{len(sentence)}")
+
+    claims = [claim("Paper 2 and Paper 5 share a cache.", (2, 5), "supported", 2),
+              claim("Paper 5 drafts tokens for Paper 2.", (5, 2), "wrong_paper", 2),
+              claim("Paper 2 halves the latency of decoding.", (2,), "supported", 2),
+              claim("Paper 7 invents a benchmark.", (7,), "not_in_paper", None),
+              claim("Paper 5 is cited for Paper 2's quote.", (5, 2), "supported", 2)]
+    backing = backing_claims(claims)
+    assert backing == {2: claims[2]}  # alone beats shared; a wrong paper or other's quote never
+    numbered = papers()
+    names = {p.number: p.paper.title.split(":")[0] for p in numbered}
+    briefs = {7: Brief("Invents a benchmark.", "", "", "", "")}
+    picks = editors_picks(numbered, names, briefs, {5: 4, 7: 2, 2: 1}, None, claims=claims)
+    assert [p.number for p in picks] == [2, 5, 7]  # the backed pick first, then by pages
+    assert picks[0].backed and picks[0].why == claims[2].sentence
+    assert picks[0].why_from == "synthesis" and picks[0].claim == claims[2]
+    assert not picks[2].backed and picks[2].why_from == "brief"
+
+
 def test_a_quoted_sentence_keeps_its_comparison_signs() -> None:
     """Only a blockquote's leading marker goes: "latency > 10 ms" keeps its ">" ("Cited in")."""
     from generator.claims import plain_sentence

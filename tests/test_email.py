@@ -9,6 +9,7 @@ from __future__ import annotations
 import email
 import email.policy
 import json
+import re
 from collections.abc import Iterator
 from email.message import EmailMessage
 from pathlib import Path
@@ -19,6 +20,7 @@ from click.testing import CliRunner, Result
 
 from generator.cli import cli
 from generator.publish.inert import live_in_fragment
+from generator.publish.newsletter import OWN_MARKUP
 from tests.browser import launch_chromium
 from tests.conftest import write_config
 from tests.servers.arxiv import ArxivServer
@@ -116,6 +118,11 @@ def test_the_edition_arrives_once_with_both_parts_over_starttls_and_auth(
         assert message["Message-ID"].endswith("@digest.example.org>")
         assert message["To"] == TO[0]
         assert pick["name"] in text and pick["name"] in html
+        # A story: the lead from the checked picks, who wrote each paper, its arXiv page.
+        assert "Top pick:" in text and "Top pick:" in html
+        first = record["papers"][0]
+        assert first["authors"][0] in text and f"https://arxiv.org/abs/{first['arxiv_id']}" in html
+        assert "prefers-color-scheme: dark" in html
         assert f"{SITE}editions/{EDITION}/research-map.html" in text
         assert f'href="{SITE}editions/{EDITION}/papers/' in html
         assert "Paper 1" not in text and "s3cret" not in raw.decode(errors="replace")
@@ -186,13 +193,17 @@ def test_a_dry_run_writes_an_eml_whose_html_is_inert_and_fits_a_phone(
     eml = config.parent / ".cache" / "editions" / EDITION / "newsletter.eml"
     assert str(eml) in result.output
     _, text, html = parts(eml.read_bytes())
-    assert live_in_fragment(html) == []
+    # Live: only our own constant stylesheet (the dark-mode colours), never the model's text.
+    assert live_in_fragment(html, allowed=OWN_MARKUP) == []
+    assert live_in_fragment(html) == ["<style>"]
     assert "TLDR &lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;" in html
     tree = html5lib.parse(html, namespaceHTMLElements=False)
     tags = {element.tag for element in tree.iter()}
     attributes = {name for element in tree.iter() for name in element.attrib}
-    assert not tags & {"script", "img", "link", "style", "iframe", "object", "svg"}
-    assert attributes <= {"lang", "charset", "name", "content", "style", "href"}
+    assert not tags & {"script", "img", "link", "iframe", "object", "svg"}
+    assert [f"<style>{e.text}</style>" for e in tree.iter("style")] == [OWN_MARKUP]
+    assert "url(" not in OWN_MARKUP and "@import" not in OWN_MARKUP
+    assert attributes <= {"lang", "charset", "name", "content", "style", "href", "class"}
     # Nothing loads from elsewhere: links are followed only when clicked.
     assert not any("url(" in element.get("style", "") for element in tree.iter())
     assert "<script>alert(1)</script>" in text  # plain text is text
@@ -228,3 +239,18 @@ def test_a_subject_fills_each_place_once_and_is_never_empty() -> None:
     assert subject_line("{title}: {pick}", "D", "e", "Evil {edition}") == "D: Evil {edition}"
     assert subject_line("{title} ({pick})", "D", "e", "") == "D"
     assert subject_line("{pick}", "D", "e", "") == "D · e"
+
+
+def test_the_dark_mail_colours_read_at_7_to_1_or_more() -> None:
+    """Clients that honour prefers-color-scheme show OWN_MARKUP's colours on its background."""
+    def luminance(colour: str) -> float:
+        channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        r, g, b = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    background = re.search(r"\.dm-page\{background:(#[0-9a-f]{6})", OWN_MARKUP)
+    colours = re.findall(r"\{color:(#[0-9a-f]{6})", OWN_MARKUP)
+    assert background and len(colours) == 3
+    dark = luminance(background.group(1))
+    for colour in colours:
+        assert (luminance(colour) + 0.05) / (dark + 0.05) >= 7, colour

@@ -117,9 +117,29 @@ def test_the_site_loads_nothing_from_another_host_and_holds_no_full_text(two_edi
             assert "://" not in url and not url.startswith("//"), (page, url)
     assert not list(site.rglob("*.pdf"))
     assert not [p for p in site.rglob("*") if p.suffix in (".woff", ".woff2", ".ttf")]
+    # Papers link arXiv itself, their PDFs too, never the API host they were fetched from.
+    pages = [p.read_text() for p in (site / "papers").glob("*.html")]
+    assert any('href="https://arxiv.org/pdf/' in page for page in pages)
+    assert not any("127.0.0.1" in page for page in pages)
     index = (site / "search" / "search_index.js").read_text()
     assert index.startswith("var __index =")  # offline search
     assert (site / "assets" / "javascripts" / "iframe-worker-shim.js").is_file()
+
+
+def test_every_synthesized_page_says_which_model_server_and_prompt_wrote_it(
+        two_editions: Path) -> None:
+    """Provenance: the model, the server kind (SGLang says so at /server_info), the date and
+    the prompt's hash, in each synthesis page's footer and in the record."""
+    record = read_record(two_editions / "config.toml", SECOND)
+    assert record.server == "SGLang"
+    prompt = next(p for p in record.prompts if p.name == "research-map")
+    assert len(prompt.prompt_hash) == 12
+    page = (two_editions / "site" / "editions" / SECOND / "research-map.html").read_text()
+    footer = page[page.index('class="digest-provenance"'):]
+    assert f"made {record.built_at[:10]}" in footer
+    assert f"written by {prompt.completion.model} on SGLang" in footer
+    assert f"from prompt <code>{prompt.prompt_hash}</code>" in footer
+    assert len({p.prompt_hash for p in record.prompts}) == len(record.prompts)  # one hash per distinct prompt
 
 
 def test_the_archive_holds_the_whole_site(two_editions: Path) -> None:

@@ -43,7 +43,7 @@ from .model import (
     ThinkingSummary,
     TokenTotals,
 )
-from .names import name_citations, paper_names
+from .names import paper_names
 from .picks import editors_picks
 from .record import EditionRecord, Status
 from .record_data import build_record
@@ -69,10 +69,11 @@ def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
     checks = facts.checks(pairs)
     pages, answers = _pages(inputs.papers, pairs, structured, names, checks, facts, kinds)
     research_map = next((c.content for r, c in pairs if kinds[r.kind].overview and c.ok), "")
-    overview = name_citations(overview_text(research_map), names)
+    overview = overview_text(research_map)  # named where it is shown (record.overview_parts)
     citing = Counter(n for page, _ in pages for n in page.citations.cited)
     picks = editors_picks(inputs.papers, names, briefs, citing, inputs.triage, facts,
-                          _news(inputs.papers, statuses, prior))
+                          _news(inputs.papers, statuses, prior),
+                          [claim for page, _ in pages for claim in page.evidence or ()])
     record = build_record(edition, title, inputs, facts, checks, statuses, overview,
                           names=names, briefs=briefs, themes=themes,
                           pages=[page for page, _ in pages], picks=picks,

@@ -13,6 +13,8 @@ from xml.etree import ElementTree
 from .. import store
 from ..safe_text import clean, separate_blocks, tex_accents
 from ..tex import MATH_RE, plain_math
+from .lead import lead_parts, parts_html, parts_text
+from .names import cited_parts
 from .record import EditionRecord, FeedStamps
 
 _ATOM = "http://www.w3.org/2005/Atom"
@@ -49,10 +51,12 @@ def overview_text(research_map: str, limit: int = 700) -> str:
 def feed_digest(record: EditionRecord) -> str:
     """What a feed entry shows of an edition's record: its `updated` moves only when this does."""
     shown = {
-        "title": record.title, "overview": record.overview,
+        "title": record.title, "overview": record.overview_named,
         "papers": [(p.arxiv_id, p.title, p.status, record.tldr(p.number) or None)
                    for p in record.papers],
-        "picks": [(pick.arxiv_id, pick.name, pick.why) for pick in record.picks],
+        "picks": [(pick.arxiv_id, pick.name, pick.why) + ((pick.claim.quote,) if pick.backed
+                                                          and pick.claim else ())
+                  for pick in record.picks],
         "pages": [(page.stem, page.title) for page in record.pages],
         "evidence": record.evidence_figure,
     }
@@ -119,8 +123,8 @@ def atom_feed(title: str, site_url: str, records: Sequence[EditionRecord], limit
         element(entry, "published", record.feed.published if record.feed else record.built_at)
         element(entry, "updated", _updated(record))
         element(entry, "author").append(_name(f"{{{_ATOM}}}name", record.model))
-        summary = (f"{len(record.papers)} papers ({len(record.new_papers)} new). "
-                   f"{text_of(record.overview)}").strip()
+        summary = (parts_text([(text_of(t), n) for t, n in lead_parts(record)])
+                   or f"{len(record.papers)} papers ({len(record.new_papers)} new).")
         element(entry, "summary", summary, type="text")
         element(entry, "content", _content(record, summary, url), type="html")
     return ElementTree.tostring(feed, encoding="unicode", xml_declaration=True) + "\n"
@@ -161,33 +165,50 @@ def _tag_date(edition: str) -> str:
 def _content(record: EditionRecord, summary: str, url: Callable[[str], str]) -> str:
     """The entry as HTML (all text escaped): the summary and the evidence figure, the picks
     with why they matter, each new paper with its TL;DR, then the synthesis pages."""
-    parts = [f"<p>{html.escape(summary)}</p>"]
+    by_number = {p.number: p for p in record.papers}
+
+    def link(number: int) -> str | None:
+        paper = by_number.get(number)
+        return url(store.paper_home_url(paper.base_slug)) if paper else None
+
+    def linked(pieces: Sequence[tuple[str, int | None]]) -> str:
+        return parts_html([(text_of(t), n) for t, n in pieces], link)
+
+    parts = [f"<p>{linked(lead_parts(record)) or html.escape(summary)}</p>"]
     evidence = evidence_line(record)
     if evidence:
         parts.append(f"<p>{html.escape(evidence)}</p>")
     if record.picked:
         parts.append("<p>Editor's picks:</p><ol>")
         for pick, paper in record.picked:
-            link = html.escape(url(store.paper_home_url(paper.base_slug)), quote=True)
-            why = text_of(pick.why)
-            parts.append(f'<li><a href="{link}">{html.escape(text_of(pick.name))}</a>'
-                         + (f": {html.escape(why)}" if why else "") + "</li>")
+            href = html.escape(link(paper.number) or "", quote=True)
+            why = linked(cited_parts(pick.why, record.names))
+            backing = (f" (backed by the paper: “{html.escape(text_of(pick.claim.quote))}”)"
+                       if pick.backed and pick.claim is not None
+                       else " (not backed by a quote found in the paper)"
+                       if record.checks is not None else "")
+            parts.append(f'<li><a href="{href}">{html.escape(text_of(pick.name))}</a>'
+                         + (f": {why}" if why else "") + backing + "</li>")
         parts.append("</ol>")
+    if record.overview:
+        parts.append(f"<p>The field in this edition: {linked(record.overview_parts)}</p>")
     if record.new_papers:
         parts.append("<p>New in this edition:</p><ul>")
         for paper in record.new_papers:
-            link = html.escape(url(store.paper_home_url(paper.base_slug)), quote=True)
+            href = html.escape(link(paper.number) or "", quote=True)
             tldr = text_of(record.tldr(paper.number))
-            parts.append(f'<li><a href="{link}">{html.escape(text_of(paper.title))}</a>'
+            parts.append(f'<li><a href="{href}">{html.escape(text_of(paper.title))}</a>'
                          + (f": {html.escape(tldr)}" if tldr else "") + "</li>")
         parts.append("</ul>")
     if record.pages:
-        links = [(url(store.built(store.edition_page(record.edition, page.stem))), page.title)
+        pages = [(url(store.built(store.edition_page(record.edition, page.stem))), page.title)
                  for page in record.pages]
         parts.append("<p>Synthesis: " + " · ".join(
-            f'<a href="{html.escape(link, quote=True)}">{html.escape(text_of(name))}</a>'
-            for link, name in links) + "</p>")
+            f'<a href="{html.escape(href, quote=True)}">{html.escape(text_of(name))}</a>'
+            for href, name in pages) + "</p>")
     return "".join(parts)
+
+
 def _name(tag: str, text: str) -> ElementTree.Element:
     node = ElementTree.Element(tag)
     node.text = clean(text) or "Research Digest"

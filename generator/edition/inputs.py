@@ -44,6 +44,6 @@ class EditionInputs:
         synthesis = SynthesisResult(
             record.model, tuple(p.request for p in record.prompts),
             tuple(p.completion for p in record.prompts), record.bundle.chars,
-            record.bundle.estimated_tokens, record.synthesis_wall_time_s)
+            record.bundle.estimated_tokens, record.synthesis_wall_time_s, record.server)
         return cls(record.query, record.fetched_at, record.max_papers, record.skipped_seen,
                    record.triage, papers, record.bundle, synthesis), RecordedFacts(record)

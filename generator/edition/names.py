@@ -106,21 +106,36 @@ def paper_names(papers: Sequence[NumberedPaper], brief_names: Mapping[int, str]
     return names
 
 
+def cited_parts(text: str, names: Mapping[int, str]) -> list[tuple[str, int | None]]:
+    """Plain text cut where it cites papers: (text, None) between citations, (name, number)
+    for each paper cited, so a page, the mail or the feed can make each name a link. "Paper 3"
+    and "Papers 1, 8 and 9" become the papers' names; numbers outside the bundle stay text."""
+    parts: list[tuple[str, int | None]] = []
+    last = 0
+    for match in _CITE_GIVEN_RE.finditer(text):
+        numbers = cited_numbers(match.group(2))
+        if not numbers or any(n not in names for n in numbers):
+            continue
+        parts.append((text[last:match.start()], None))
+        last = match.end()
+        given = match.group("given")
+        if len(numbers) == 1:
+            parts.append((names[numbers[0]], numbers[0]))
+            # "Paper 3 (KV Cache Compression)" reads "KV Cache Compression", not twice.
+            if given is not None and not _restates(given, names[numbers[0]]):
+                parts.append((f" ({given})", None))
+            continue
+        for index, number in enumerate(numbers):
+            if index:
+                parts.append((" and " if index == len(numbers) - 1 else ", ", None))
+            parts.append((names[number], number))
+        if given:
+            parts.append((f" ({given})", None))
+    parts.append((text[last:], None))
+    return [(piece, number) for piece, number in parts if piece]
+
+
 def name_citations(text: str, names: Mapping[int, str]) -> str:
     """Plain text with "Paper 3" and "Papers 1, 8 and 9" read as the papers' names; numbers
     outside the bundle stay as they are."""
-    def one(match: re.Match[str]) -> str:
-        numbers = cited_numbers(match.group(2))
-        if not numbers or any(n not in names for n in numbers):
-            return match.group(0)
-        if len(numbers) == 1:
-            name = names[numbers[0]]
-            given = match.group("given")
-            # "Paper 3 (KV Cache Compression)" reads "KV Cache Compression", not twice.
-            return name if given is None or _restates(given, name) else f"{name} ({given})"
-        return ", ".join(names[n] for n in numbers[:-1]) + f" and {names[numbers[-1]]}" + (
-            f" ({match.group('given')})" if match.group("given") else "")
-
-    return _CITE_GIVEN_RE.sub(one, text)
-
-
+    return "".join(piece for piece, _ in cited_parts(text, names))

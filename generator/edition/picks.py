@@ -3,19 +3,21 @@
 Picks are news: only papers new to the digest, or covered before in another version (the pick
 says which version replaces which), are picked, so a paper never comes back week after week.
 Chosen by triage score where triage ran (the reader's own interests), else by how much the
-synthesis leans on each paper (the pages citing it); each with one line on why it matters, from
-the model's structured output (the triage reason, else the brief's TL;DR), and checked like
-any claim: a figure in that line that the paper's text does not contain is flagged.
+synthesis leans on each paper (the pages citing it), a paper a checked claim backs first.
+Each pick's one line on why it matters is a sentence of the synthesis about it whose quote was
+found in that very paper (the claim, its quote and verdict go with the pick), so a pick is
+checked like any claim; a paper no such sentence backs keeps the triage reason or the brief's
+TL;DR, says it is not backed, and has any figure of that line the paper does not state flagged.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..claims import FIGURE_RE
 from ..models import NumberedPaper, Triage
 from .facts import PaperFacts, TextFacts
-from .values import Brief, Pick
+from .values import Brief, ClaimCheck, Pick
 
 MAX_PICKS = 3
 
@@ -23,12 +25,15 @@ MAX_PICKS = 3
 def editors_picks(papers: Sequence[NumberedPaper], names: Mapping[int, str],
                   briefs: Mapping[int, Brief], citing_pages: Mapping[int, int],
                   triage: Triage | None, facts: PaperFacts | None = None,
-                  changes: Mapping[int, str] | None = None) -> tuple[Pick, ...]:
+                  changes: Mapping[int, str] | None = None,
+                  claims: Iterable[ClaimCheck] = ()) -> tuple[Pick, ...]:
     """The edition's picks, most important first (none when nothing marks any paper out).
 
     `changes`: where given, only these papers may be picked (the new and the updated ones), each
-    with what changed ("" for a new paper); None: every paper may (no history to go by)."""
+    with what changed ("" for a new paper); None: every paper may (no history to go by).
+    `claims`: the edition's checked claims, in page order, for the sentences that back picks."""
     facts = facts or TextFacts(papers)
+    backing = backing_claims(claims)
     if changes is not None:
         papers = [p for p in papers if p.number in changes]
     judged = {c.paper.base_id: c for c in triage.candidates} if triage else {}
@@ -37,10 +42,10 @@ def editors_picks(papers: Sequence[NumberedPaper], names: Mapping[int, str],
         candidate = judged.get(item.paper.base_id)
         return candidate.score if candidate else None
 
-    def rank(item: NumberedPaper) -> tuple[int, int, int]:
+    def rank(item: NumberedPaper) -> tuple[int, bool, int, int]:
         scored = score(item)
-        return (-(scored if scored is not None else -1), -citing_pages.get(item.number, 0),
-                item.number)
+        return (-(scored if scored is not None else -1), item.number not in backing,
+                -citing_pages.get(item.number, 0), item.number)
 
     chosen = [p for p in sorted(papers, key=rank)
               if score(p) is not None or citing_pages.get(p.number, 0)][:MAX_PICKS]
@@ -48,16 +53,34 @@ def editors_picks(papers: Sequence[NumberedPaper], names: Mapping[int, str],
     for item in chosen:
         candidate = judged.get(item.paper.base_id)
         brief = briefs.get(item.number)
-        if candidate and candidate.reason and candidate.score is not None:
-            why, source = candidate.reason, "triage"
+        reason = candidate.reason if candidate and candidate.score is not None else ""
+        claim = backing.get(item.number)
+        if claim is not None:
+            why, source = claim.sentence, "synthesis"
+        elif reason:
+            why, source = reason, "triage"
         elif brief and brief.tldr:
             why, source = brief.tldr, "brief"
         else:
             why, source = "", ""
-        unfound = tuple(dict.fromkeys(
+        unfound = () if claim else tuple(dict.fromkeys(
             m.group(0).strip() for m in FIGURE_RE.finditer(why)
             if not facts.states(item.number, m.group(1), m.group(2).strip())))
         picks.append(Pick(item.number, item.paper.arxiv_id, names[item.number], item.paper.title,
                           why, source, score(item), citing_pages.get(item.number, 0), unfound,
-                          (changes or {}).get(item.number, "")))
+                          (changes or {}).get(item.number, ""), claim, reason))
     return tuple(picks)
+
+
+def backing_claims(claims: Iterable[ClaimCheck]) -> dict[int, ClaimCheck]:
+    """For each paper, the claim that best says why it matters: one whose quote was found in
+    that very paper, about it alone where there is one, the earliest page's first."""
+    best: dict[int, tuple[bool, int, ClaimCheck]] = {}
+    for order, claim in enumerate(claims):
+        paper = claim.found_in
+        if claim.verdict != "supported" or paper is None or paper not in claim.papers:
+            continue
+        key = (len(claim.papers) > 1, order)
+        if paper not in best or key < best[paper][:2]:
+            best[paper] = (*key, claim)
+    return {paper: claim for paper, (_, _, claim) in best.items()}

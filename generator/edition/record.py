@@ -20,6 +20,7 @@ from ..chat_models import UNFIT_CHECK, Completion, PromptKind, PromptRequest
 from ..codec import CodecError, from_data, to_data
 from ..errors import DigestError
 from ..models import Candidate, FullText, Paper, Triage, paper_slug
+from .names import cited_parts, name_citations
 from .values import Brief, ClaimCheck, FigureCheck, Pick, Problem, Theme, verdict_counts
 
 RECORD_FORMAT = 3
@@ -66,6 +67,10 @@ class RecordPaper:
         return paper_slug(self.base_id)
 
     @property
+    def arxiv_pdf(self) -> str:
+        return self.paper.arxiv_pdf
+
+    @property
     def paper(self) -> Paper:
         return Paper(self.arxiv_id, self.title, self.authors, self.published, self.updated,
                      self.abstract, self.categories, self.abs_url, self.pdf_url)
@@ -86,20 +91,22 @@ class RecordPrompt:
     page: str | None = None  # the stem of the page it appears on
     page_title: str = ""
     subject: int | None = None
+    prompt_hash: str = ""  # PromptRequest.prompt_hash: which prompt, exactly, was answered
 
     @classmethod
     def of(cls, request: PromptRequest, completion: Completion, page: str | None
            ) -> RecordPrompt:
         return cls(request.name, request.title, request.kind, completion, request.question,
                    request.max_tokens, request.temperature, request.thinking, page,
-                   request.page_title or request.title, request.subject)
+                   request.page_title or request.title, request.subject, request.prompt_hash)
 
     @property
     def request(self) -> PromptRequest:
         """The request as the pages know it: everything but the messages."""
         return PromptRequest(self.name, self.title, self.kind, self.question, (),
                              self.max_tokens, self.temperature, self.thinking,
-                             page_title=self.page_title, subject=self.subject)
+                             page_title=self.page_title, subject=self.subject,
+                             sent_hash=self.prompt_hash)
 
 
 @dataclass(frozen=True)
@@ -168,9 +175,12 @@ class EditionRecord:
     fetched_at: str = ""
     generator: str = ""
     model: str = ""
+    server: str = ""  # the kind of server that answered ("SGLang", "vLLM", ...), where known
     max_papers: int = 0
     bundle: BundleFigures = BundleFigures()
     synthesis_wall_time_s: float = 0.0
+    # The research map's field overview, its citations kept as "Paper N" so that pages, mail
+    # and feed can link each name (a record before 0.6 holds it with names, which reads alike).
     overview: str = ""
     skipped_seen: tuple[str, ...] = ()
     triage: Triage | None = None
@@ -195,6 +205,16 @@ class EditionRecord:
             if p.page:
                 found.setdefault(p.page, RecordPage(p.page, p.page_title or p.title, p.kind))
         return tuple(found.values())
+
+    @property
+    def overview_named(self) -> str:
+        """The field overview as plain text, papers by name."""
+        return name_citations(self.overview, self.names)
+
+    @property
+    def overview_parts(self) -> list[tuple[str, int | None]]:
+        """The field overview as (text, None) and (name, paper number) pieces, for links."""
+        return cited_parts(self.overview, self.names)
 
     @property
     def new_papers(self) -> tuple[RecordPaper, ...]:

@@ -32,6 +32,7 @@ def build_record(edition: str, title: str, inputs: EditionInputs, facts: PaperFa
         prompts=tuple(RecordPrompt.of(r, c, kinds.page_stem(r)) for r, c in synthesis.pairs()),
         query=inputs.query, fetched_at=inputs.fetched_at,
         generator=f"research-digest {__version__}", model=synthesis.model,
+        server=synthesis.server,
         max_papers=inputs.max_papers, bundle=inputs.bundle,
         synthesis_wall_time_s=synthesis.wall_time_s, overview=overview,
         skipped_seen=inputs.skipped, triage=inputs.triage, names=dict(names),

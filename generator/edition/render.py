@@ -27,6 +27,7 @@ from ..safe_text import clean_data, cut, md_cell, md_text, page_title, plain, sa
 from ..store import Docs
 from .feed import atom_feed
 from .model import VERDICT_LABELS, VERDICT_SHORT, Edition
+from .names import cited_parts
 from .paper_homes import paper_homes
 from .record import EditionRecord
 
@@ -63,7 +64,7 @@ def make_environment(workspace: Path) -> jinja2.Environment:
         autoescape=False,  # Markdown, not HTML: the filters below do the escaping
     )
     env.filters.update(text=md_text, cell=md_cell, plain=plain, url=safe_url, tooltip=tooltip,
-                       num=_num, cut=cut, suffix_headings=suffix_headings)
+                       num=_num, cut=cut, suffix_headings=suffix_headings, cited=cited)
     env.globals.update(labels=VERDICT_LABELS, short_labels=VERDICT_SHORT)
     return env
 
@@ -87,6 +88,15 @@ def suffix_headings(markdown: str, suffix: str) -> str:
         else:
             out.append(_HEADING_RE.sub(lambda m: f"{m.group(1)}{suffix}{m.group(2) or ''}", part))
     return "".join(out)
+
+
+def cited(text: str, record: EditionRecord, prefix: str = "", own: bool = False) -> str:
+    """Untrusted text citing "Paper N" as inline Markdown, each cited paper by its name and a
+    link to its page in the edition (`own`: its own page across editions), under `prefix`."""
+    slugs = {p.number: p.base_slug if own else p.slug for p in record.papers}
+    return "".join(
+        f"[{plain(piece)}]({prefix}papers/{slugs[number]}.md)" if number in slugs
+        else md_text(piece) for piece, number in cited_parts(text, record.names))
 
 
 def _num(value: Any) -> str:

@@ -87,10 +87,19 @@ class Pick:
     arxiv_id: str
     name: str
     title: str
-    why: str  # one line, from the model's structured output ("" where there is none)
-    why_from: str  # "triage" (the reason it scored) or "brief" (its TL;DR)
+    # Why it matters, one line citing papers as "Paper N": the synthesis sentence about it that
+    # a quote found in the paper backs (`claim`), else the triage reason or the brief's TL;DR.
+    why: str
+    why_from: str  # "synthesis" (a checked claim), "triage" (the reason it scored) or "brief"
     score: int | None  # triage score, where triage ran
     pages: int  # synthesis pages that cite it
     unfound: tuple[str, ...]  # figures in `why` that the paper's text does not contain
     # What changed, for a paper covered before in another version ("" for a new paper).
     change: str = ""
+    claim: ClaimCheck | None = None  # the checked sentence behind `why`, with its quote
+    reason: str = ""  # the triage model's reason for its score, where triage ran
+
+    @property
+    def backed(self) -> bool:
+        """Whether `why` is a claim a quote found in this very paper supports."""
+        return self.claim is not None and self.claim.verdict == "supported"

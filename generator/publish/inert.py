@@ -98,9 +98,13 @@ def check_site(site_dir: Path, *, base_path: str = "/") -> list[LiveMarkup]:
     return problems
 
 
-def live_in_fragment(html: str) -> list[str]:
-    """What is live in an HTML fragment on its own (no theme allowed): for search entries."""
-    return [what for _, what in _constructs(LexborHTMLParser(html), "fragment.html", "/")]
+def live_in_fragment(html: str, allowed: str = "") -> list[str]:
+    """What is live in an HTML fragment on its own (no theme allowed): for search entries.
+    `allowed`: markup of our own (the mail's constant stylesheet) that may stand in it as is."""
+    known = {fp for fp, _ in _constructs(LexborHTMLParser(allowed), "fragment.html", "/")
+             } if allowed else set()
+    return [what for fp, what in _constructs(LexborHTMLParser(html), "fragment.html", "/")
+            if fp not in known]
 
 
 def _parse(path: Path) -> LexborHTMLParser:

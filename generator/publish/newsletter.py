@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import html
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import formatdate
@@ -21,14 +22,25 @@ from urllib.parse import urlsplit
 from .. import store
 from ..config import EmailSettings
 from ..edition.feed import evidence_line, text_of
-from ..edition.record import EditionRecord
+from ..edition.lead import lead_parts, paper_byline, parts_html, parts_text
+from ..edition.names import cited_parts
+from ..edition.record import EditionRecord, RecordPaper
+from ..edition.values import Pick
 from ..errors import UsageError
+from ..safe_text import safe_url
 
 WIDTH = 640
 # A {pick} and what joins it to the rest (before it or after it), dropped when nothing was picked.
 _PICK_RE = re.compile(r"\s*[:·—–-]\s*\{pick\}|\s*\(\{pick\}\)|\{pick\}\s*[:·—–-]?\s*")
 _FIELD_RE = re.compile(r"\{(title|edition|pick)\}")
 _TEXT, _MUTED, _LINK = "#1f2328", "#57606a", "#0b57d0"  # 4.5:1 or more on white
+_LINK_ATTRS = f' class="dm-link" style="color:{_LINK}"'
+# Clients that honour prefers-color-scheme (Apple Mail, iOS, some webmail) show the dark
+# colours, 7:1 or more on #0d1117; the others keep the inline light ones.
+_DARK = ("@media (prefers-color-scheme: dark){.dm-page{background:#0d1117 !important}"
+         ".dm-text{color:#e6edf3 !important}.dm-muted{color:#a8b3bf !important}"
+         ".dm-link{color:#8cc4ff !important}}")
+OWN_MARKUP = f"<style>{_DARK}</style>"  # the one live element of ours the mail may carry
 
 
 @dataclass(frozen=True)
@@ -73,90 +85,134 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
     edition = record.edition
     url = {"home": page_url(site_url, store.HOME),
            "edition": page_url(site_url, store.edition_overview(edition))}
-    picks = record.picks
     picked = record.picked
     subject = subject_line(settings.subject, text_of(title), edition,
                            text_of(picked[0][0].name) if picked else "")
     papers = {p.number: p for p in record.papers}
     new = [p for p in record.papers if p.status == "new"]
-    overview = text_of(record.overview)
     pages = [(text_of(p.title), page_url(site_url, store.edition_page(edition, p.stem)))
              for p in record.pages]
 
-    def paper_url(number: int) -> str:
-        return page_url(site_url, store.paper_page(edition, papers[number].slug))
+    def paper_url(number: int) -> str | None:
+        paper = papers.get(number)
+        return page_url(site_url, store.paper_page(edition, paper.slug)) if paper else None
+
+    def linked(parts: Sequence[tuple[str, int | None]]) -> tuple[str, str]:
+        """(plain text, HTML with each name a link to its paper's page)."""
+        shown = [(text_of(piece), number) for piece, number in parts]
+        return parts_text(shown), parts_html(shown, paper_url, _LINK_ATTRS)
 
     evidence = evidence_line(record)
+    lead, lead_html = linked(lead_parts(record))
     lines = [text_of(title), f"Edition {edition}: {len(record.papers)} papers, {len(new)} new",
-             *([evidence] if evidence else []), url["edition"], ""]
+             *([evidence] if evidence else []), url["edition"], "", *([lead, ""] if lead else [])]
     blocks: list[str] = [
-        f'<h1 style="font-size:24px;line-height:1.3;margin:0 0 4px;color:{_TEXT}">'
-        f'{html.escape(text_of(title))}</h1>',
-        f'<p style="margin:0 0 20px;color:{_MUTED};font-size:14px">Edition '
-        f'<a href="{html.escape(url["edition"])}" style="color:{_LINK}">{html.escape(edition)}</a>'
+        f'<h1 class="dm-text" style="font-size:24px;line-height:1.3;margin:0 0 4px;'
+        f'color:{_TEXT}">{html.escape(text_of(title))}</h1>',
+        f'<p class="dm-muted" style="margin:0 0 16px;color:{_MUTED};font-size:14px">Edition '
+        f'<a href="{html.escape(url["edition"])}"{_LINK_ATTRS}>{html.escape(edition)}</a>'
         f': {len(record.papers)} papers, {len(new)} new'
-        + (f'<br>{html.escape(evidence)}' if evidence else "") + '</p>']
-    if picks:
+        + (f'<br>{html.escape(evidence)}' if evidence else "") + '</p>',
+        *([f'<p style="margin:0 0 20px;font-size:17px">{lead_html}</p>'] if lead else [])]
+    if picked:
         lines += ["EDITOR'S PICKS", ""]
         blocks.append(_heading("Editor's picks"))
         items = []
-        for index, pick in enumerate(picks, start=1):
-            name, why = text_of(pick.name), text_of(pick.why)
-            link = paper_url(pick.number)
-            score = f" (triage {pick.score}/10)" if pick.score is not None else ""
-            lines += [f"{index}. {name}{score}" + (f": {why}" if why else ""), f"   {link}"]
-            items.append(f'<li style="margin:0 0 10px"><a href="{html.escape(link)}" '
-                         f'style="color:{_LINK};font-weight:bold">{html.escape(name)}</a>'
-                         f'{html.escape(score)}' + (f": {html.escape(why)}" if why else "")
-                         + "</li>")
+        for index, (pick, paper) in enumerate(picked, start=1):
+            name, link = text_of(pick.name), paper_url(pick.number) or url["edition"]
+            why, why_html = linked(cited_parts(pick.why, record.names))
+            backing = _backing(record, pick)
+            about = _about(paper)
+            lines += [f"{index}. {name}" + (f": {why}" if why else ""), f"   {backing}",
+                      f"   {about}", f"   {link}"]
+            items.append(
+                f'<li style="margin:0 0 14px"><a href="{html.escape(link)}"{_LINK_ATTRS}>'
+                f'<strong>{html.escape(name)}</strong></a>'
+                + (f": {why_html}" if why else "")
+                + f'<br><span class="dm-muted" style="color:{_MUTED};font-size:14px">'
+                f'{html.escape(backing)}<br>{_about_html(paper)}</span></li>')
         lines.append("")
         blocks.append(f'<ol style="margin:0 0 20px;padding-left:22px">{"".join(items)}</ol>')
+    overview, overview_html = linked(record.overview_parts)
     if overview:
         lines += ["THE FIELD IN THIS EDITION", "", overview, ""]
         blocks += [_heading("The field in this edition"),
-                   f'<p style="margin:0 0 20px">{html.escape(overview)}</p>']
+                   f'<p style="margin:0 0 20px">{overview_html}</p>']
     if new:
         lines += ["NEW PAPERS", ""]
         blocks.append(_heading("New papers"))
         items = []
         for paper in new:
-            tldr, link = text_of(record.tldr(paper.number)), paper_url(paper.number)
-            lines += [f"- {text_of(paper.title)}" + (f": {tldr}" if tldr else ""), f"  {link}"]
-            items.append(f'<li style="margin:0 0 10px"><a href="{html.escape(link)}" '
-                         f'style="color:{_LINK}">{html.escape(text_of(paper.title))}</a>'
-                         + (f'<br><span style="color:{_MUTED}">{html.escape(tldr)}</span>'
-                            if tldr else "") + "</li>")
+            tldr, link = text_of(record.tldr(paper.number)), paper_url(paper.number) or ""
+            lines += [f"- {text_of(paper.title)}" + (f": {tldr}" if tldr else ""),
+                      f"  {_about(paper)}", f"  {link}"]
+            items.append(f'<li style="margin:0 0 12px"><a href="{html.escape(link)}"'
+                         f'{_LINK_ATTRS}>{html.escape(text_of(paper.title))}</a>'
+                         + (f"<br>{html.escape(tldr)}" if tldr else "")
+                         + f'<br><span class="dm-muted" style="color:{_MUTED};font-size:14px">'
+                         f'{_about_html(paper)}</span></li>')
         lines.append("")
         blocks.append(f'<ul style="margin:0 0 20px;padding-left:22px">{"".join(items)}</ul>')
     if pages:
         lines += ["READ ON THE SITE", ""] + [f"- {name}: {link}" for name, link in pages] + [""]
         blocks += [_heading("Read on the site"),
                    '<ul style="margin:0 0 20px;padding-left:22px">' + "".join(
-                       f'<li><a href="{html.escape(link)}" style="color:{_LINK}">'
+                       f'<li><a href="{html.escape(link)}"{_LINK_ATTRS}>'
                        f'{html.escape(name)}</a></li>' for name, link in pages) + "</ul>"]
     lines += [f"All editions: {url['home']}"]
     if settings.unsubscribe:
         lines += [f"Unsubscribe: {settings.unsubscribe}"]
-    footer = (f'<p style="margin:24px 0 0;font-size:13px;color:{_MUTED}">'
-              f'<a href="{html.escape(url["home"])}" style="color:{_LINK}">All editions</a>'
-              + (f' · <a href="{html.escape(settings.unsubscribe)}" style="color:{_LINK}">'
+    footer = (f'<p class="dm-muted" style="margin:24px 0 0;font-size:13px;color:{_MUTED}">'
+              f'<a href="{html.escape(url["home"])}"{_LINK_ATTRS}>All editions</a>'
+              + (f' · <a href="{html.escape(settings.unsubscribe)}"{_LINK_ATTRS}>'
                  'Unsubscribe</a>' if _safe_link(settings.unsubscribe) else "")
               + " · Thank you to arXiv for use of its open access interoperability.</p>")
     body = "".join(blocks) + footer
     document = (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        '<meta name="color-scheme" content="light only">'
-        f'<title>{html.escape(subject)}</title></head>'
-        '<body style="margin:0;padding:0;background:#ffffff">'
-        f'<div style="max-width:{WIDTH}px;margin:0 auto;padding:16px;background:#ffffff;'
-        f'color:{_TEXT};font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;'
-        f'font-size:16px;line-height:1.5;overflow-wrap:anywhere">{body}</div></body></html>')
+        '<meta name="color-scheme" content="light dark">'
+        '<meta name="supported-color-schemes" content="light dark">'
+        f'<title>{html.escape(subject)}</title>{OWN_MARKUP}</head>'
+        '<body class="dm-page" style="margin:0;padding:0;background:#ffffff">'
+        f'<div class="dm-page dm-text" style="max-width:{WIDTH}px;margin:0 auto;padding:16px;'
+        f'background:#ffffff;color:{_TEXT};font-family:-apple-system,Segoe UI,Helvetica,Arial,'
+        f'sans-serif;font-size:16px;line-height:1.5;overflow-wrap:anywhere">{body}</div>'
+        '</body></html>')
     return Newsletter(subject, "\n".join(lines) + "\n", document, site_url, edition)
 
 
+def _backing(record: EditionRecord, pick: Pick) -> str:
+    """What backs a pick's reason, in words, with the quote where one was found."""
+    if pick.backed and pick.claim is not None:
+        return f"Backed by the paper: “{text_of(pick.claim.quote)}”"
+    if record.checks is None:
+        return "Not checked: this edition asked for no evidence."
+    return "Not backed: no sentence of the synthesis about it has a quote found in the paper."
+
+
+def _about(paper: RecordPaper) -> str:
+    """"Ada Author, Bo Writer et al., 2026 · arXiv 2611.00001v1: https://arxiv.org/abs/…"."""
+    link = _abs(paper)
+    arxiv = f"arXiv {text_of(paper.arxiv_id)}" + (f": {link}" if link else "")
+    return " · ".join(x for x in (text_of(paper_byline(paper)), arxiv) if x)
+
+
+def _about_html(paper: RecordPaper) -> str:
+    byline, link = html.escape(text_of(paper_byline(paper))), _abs(paper)
+    label = f"arXiv {html.escape(text_of(paper.arxiv_id))}"
+    arxiv = (f'<a href="{html.escape(link, quote=True)}"{_LINK_ATTRS}>{label}</a>' if link
+             else label)
+    return f"{byline} · {arxiv}" if byline else arxiv
+
+
+def _abs(paper: RecordPaper) -> str:
+    """The paper's abstract page on arXiv (never the API's host, never its PDF)."""
+    return safe_url(paper.abs_url) or safe_url(f"https://arxiv.org/abs/{paper.arxiv_id}") or ""
+
+
 def _heading(text: str) -> str:
-    return (f'<h2 style="font-size:18px;margin:24px 0 8px;color:{_TEXT}">'
+    return (f'<h2 class="dm-text" style="font-size:18px;margin:24px 0 8px;color:{_TEXT}">'
             f"{html.escape(text)}</h2>")
 
 

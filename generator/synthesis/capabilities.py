@@ -29,6 +29,9 @@ from .structured import response_format
 log = logging.getLogger(__name__)
 
 _PROBE_SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+# A server family by its tokenizer endpoint (server.TOKENIZERS), for the pages' provenance.
+SERVER_NAMES = {"sglang": "SGLang", "vllm": "vLLM", "llama-cpp-python": "llama-cpp-python",
+                "llama.cpp": "llama.cpp"}
 STRUCTURED_WORDS = {"json_schema": "json_schema (constrained decoding)",
                     "json_object": "json_object with the schema (constrained decoding)",
                     "": "none: the schema in words, the answer validated and asked for again"}
@@ -47,6 +50,13 @@ class Capabilities:
     context_source: str = ""  # where the context length came from
     concurrency: int | None = None  # prompts at once: stated, or what the last run settled at
     concurrency_source: str = ""
+
+    @property
+    def server(self) -> str:
+        """The kind of server, as far as it showed it ("" where it showed nothing)."""
+        if self.limits:
+            return "SGLang"  # /server_info with its limits: SGLang's own endpoint
+        return SERVER_NAMES.get(self.tokenizer or "", "")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -37,6 +37,7 @@ def synthesis_to_dict(result: SynthesisResult) -> dict[str, Any]:
         "bundle_chars": result.bundle_chars,
         "bundle_tokens": result.bundle_tokens,
         "wall_time_s": result.wall_time_s,
+        "server": result.server,
         "prompts": [
             {
                 "name": r.name,
@@ -48,6 +49,7 @@ def synthesis_to_dict(result: SynthesisResult) -> dict[str, Any]:
                 "thinking": r.thinking,
                 "page_title": r.page_title,
                 "subject": r.subject,
+                "prompt_hash": r.prompt_hash,
                 "completion": c.to_dict() | {"from_cache": c.from_cache},
             }
             for r, c in result.pairs()
@@ -64,6 +66,7 @@ def synthesis_from_dict(data: dict[str, Any]) -> SynthesisResult:
             messages=(), max_tokens=item["max_tokens"],
             temperature=item["temperature"], thinking=item["thinking"],
             page_title=item.get("page_title", ""), subject=item.get("subject"),
+            sent_hash=item.get("prompt_hash", ""),
         ))
         completion = item["completion"]
         completions.append(Completion.from_dict(completion, from_cache=completion.get("from_cache", False)))
@@ -74,4 +77,5 @@ def synthesis_from_dict(data: dict[str, Any]) -> SynthesisResult:
         bundle_chars=data["bundle_chars"],
         bundle_tokens=data["bundle_tokens"],
         wall_time_s=data["wall_time_s"],
+        server=data.get("server", ""),
     )

@@ -1,0 +1,93 @@
+"""The edition's lead: a paragraph on why this week matters, built from its checked picks.
+
+Made from the record alone, with no request of its own: what is new, the top pick and the
+synthesis sentence (backed by a quote found in the paper) that says why it matters, the other
+picks, and how many picks a quote backs. It leads the mail and the feed entry; names stay
+pieces (`cited_parts`), so each reader of it can make them links of its own kind.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Sequence
+
+from .names import cited_parts
+from .record import EditionRecord, RecordPaper
+
+Parts = list[tuple[str, int | None]]
+
+
+def lead_parts(record: EditionRecord) -> Parts:
+    """The lead as (text, None) and (name, paper number) pieces; [] for an empty edition."""
+    if not record.papers:
+        return []
+    new = len(record.new_papers)
+    updated = sum(1 for p in record.papers if p.status == "updated")
+    total = len(record.papers)
+    if not record.picked:
+        if new or updated:
+            return [(f"{_count(new, 'new paper')}{_and_updated(updated)} among {total} this "
+                     "week; none stood out enough to pick.", None)]
+        return [(f"Nothing new this week: every one of the {total} papers was covered in an "
+                 "earlier edition, so there are no picks.", None)]
+    parts: Parts = [(f"{_count(new, 'new paper')}{_and_updated(updated)} among {total} this "
+                     "week. ", None)]
+    top, _ = record.picked[0]
+    why = cited_parts(_sentence(top.why), record.names) if top.why else []
+    parts.append(("Top pick: ", None))
+    if any(number == top.number for _, number in why):  # the sentence names it: no repeat
+        parts += why
+    else:
+        parts += [(top.name, top.number), (". " if why else ".", None), *why]
+    others = [pick for pick, _ in record.picked[1:]]
+    if others:
+        parts.append((" Also picked: ", None))
+        for index, pick in enumerate(others):
+            if index:
+                parts.append((" and " if index == len(others) - 1 else ", ", None))
+            parts.append((pick.name, pick.number))
+        parts.append((".", None))
+    backed = sum(1 for pick, _ in record.picked if pick.backed)
+    if record.checks is not None:
+        shown = len(record.picked)
+        parts.append((" " + ("Each pick is backed by a quote found in the paper." if backed == shown
+                             else f"{backed} of {shown} picks are backed by a quote found in "
+                             "the paper."), None))
+    return parts
+
+
+def parts_text(parts: Sequence[tuple[str, int | None]]) -> str:
+    """The pieces as one plain line (names as they are)."""
+    return " ".join("".join(piece for piece, _ in parts).split())
+
+
+def parts_html(parts: Sequence[tuple[str, int | None]], link: Callable[[int], str | None],
+               style: str = "") -> str:
+    """The pieces as HTML, every text escaped, each name a link where `link` gives one."""
+    out = []
+    for piece, number in parts:
+        href = link(number) if number is not None else None
+        escaped = html.escape(piece)
+        out.append(f'<a href="{html.escape(href, quote=True)}"{style}>{escaped}</a>' if href
+                   else escaped)
+    return "".join(out)
+
+
+def paper_byline(paper: RecordPaper, limit: int = 4) -> str:
+    """"Ada Author, Bo Writer et al., 2026": who wrote it and when, for the mail and feed."""
+    authors = list(paper.authors[:limit]) + (["et al."] if len(paper.authors) > limit else [])
+    year = paper.published[:4]
+    return ", ".join(authors) + (f", {year}" if year and authors else year)
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(text.split())
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'s' if n != 1 else ''}" if n else f"No {what}s"
+
+
+def _and_updated(updated: int) -> str:
+    return f" and {updated} updated" if updated else ""
