@@ -53,6 +53,8 @@ class Paper:
     categories: tuple[str, ...]
     abs_url: str
     pdf_url: str | None
+    comment: str = ""  # the authors' arXiv comment ("12 pages; code at github.com/...")
+    code: tuple[str, ...] = ()  # code or data repositories the paper names (fetch/code.py)
 
     def __post_init__(self) -> None:
         if not valid_arxiv_id(self.arxiv_id):
@@ -96,6 +98,8 @@ class Paper:
             "categories": list(self.categories),
             "abs_url": self.abs_url,
             "pdf_url": self.pdf_url,
+            "comment": self.comment,
+            "code": list(self.code),
         }
 
     @classmethod
@@ -110,6 +114,8 @@ class Paper:
             categories=tuple(data["categories"]),
             abs_url=data["abs_url"],
             pdf_url=data.get("pdf_url"),
+            comment=data.get("comment", ""),
+            code=tuple(data.get("code", ())),
         )
 
 

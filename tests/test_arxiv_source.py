@@ -188,3 +188,24 @@ def test_anything_else_is_refused_with_the_id_named(arxiv_id: str) -> None:
     assert not valid_arxiv_id(arxiv_id)
     with pytest.raises(InvalidPaperId, match=re.escape(repr(arxiv_id))):
         paper_slug(arxiv_id)
+
+
+def test_a_papers_code_is_the_repository_it_names_itself(arxiv_server: ArxivServer) -> None:
+    """Recorded abstracts that name their code (github.com/huawei-noah/..., "our code at
+    github.com/sihaoevery/lambda_vit."): each paper gets its repositories, whole; a comment
+    or the first page of its text count too, a host's own pages (github.com/about) never."""
+    from generator.fetch.code import code_links
+    from generator.fetch.stage import with_code
+    from generator.models import FullText, Source
+
+    arxiv_server.state.default_feed = "lumen_search_ti_attention_OR_transformer_max3.xml"
+    papers = source(arxiv_server).search("ti:attention OR transformer", 3, 2000)
+    found = {p.arxiv_id: with_code(Source(p, FullText("not_requested"))).paper.code
+             for p in papers}
+    assert sorted(url for urls in found.values() for url in urls) == [
+        "https://github.com/huawei-noah/CV-Backbones", "https://github.com/sihaoevery/lambda_vit"]
+    first = papers[0]
+    page = FullText("ok", "Title\nCode: https://gitlab.com/team/tool.git and see github.com/about/x")
+    assert with_code(Source(first, page)).paper.code[-1] == "https://gitlab.com/team/tool"
+    assert code_links("12 pages; data at https://zenodo.org/records/42 (zenodo.org/communities/x)"
+                      ) == ("https://zenodo.org/records/42",)

@@ -250,3 +250,25 @@ def test_the_thinking_answers_headings_say_whose_they_are() -> None:
     assert suffix_headings(text, " (with thinking)") == (
         "## Analysis (with thinking)\n\nText.\n\n```\n## not a heading\n```\n"
         "### Verdict (with thinking) { #v }\n")
+
+
+def test_the_thinking_comparison_reads_each_answers_conclusion_and_citations() -> None:
+    """The concluding section where a model heads one, else the last paragraph of prose (not
+    a table); the papers both or only one answer cites; each answer's backed claims."""
+    from generator.edition.compare import compare, conclusion
+    from generator.edition.values import ClaimCheck
+
+    headed = ("## Analysis\n\nPaper 1 is fast.\n\n## Bottom line\n\nUse Paper 2 for latency. "
+              "Use Paper 3 for throughput. Never both.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
+    assert conclusion(headed) == "Use Paper 2 for latency. Use Paper 3 for throughput."
+    plain = "It depends on **load** (Paper 4).\n\nIn the end, batch (Paper 5).\n\n| x |\n|---|\n"
+    assert conclusion(plain) == "In the end, batch (Paper 5)."
+    assert conclusion("") == ""
+    checks = (ClaimCheck("Paper 1 is fast.", (1,), "supported", "q", 1, "", "thinking-off#1"),
+              ClaimCheck("Paper 4 is slow.", (4,), "not_in_paper", "q", None, "", "thinking-on#1"))
+    compared = compare(("thinking-off", headed), ("thinking-on", plain + " Paper 1 too."),
+                       {1, 2, 3, 4, 5}, checks)
+    assert (compared.both, compared.only_off, compared.only_on) == ((1,), (2, 3), (4, 5))
+    assert (compared.off.supported, compared.off.claims) == (1, 1)
+    assert (compared.on.supported, compared.on.claims) == (0, 1)
+    assert compare(("a", "Paper 9."), ("b", ""), {1}, None).off.claims is None

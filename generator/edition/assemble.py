@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -22,6 +22,7 @@ from ..safe_text import md_model
 from ..synthesis.structured import InvalidAnswer, parse_answer
 from .charts import timeline, token_chart
 from .citations import CitationLinker, PageCitations
+from .compare import compare
 from .facts import Checks, PaperFacts
 from .feed import overview_text, stamps
 from .history import appearances, status
@@ -185,6 +186,7 @@ def _pages(papers: Sequence[NumberedPaper], pairs: list[tuple[PromptRequest, Com
         answers.append(answer)
         grouped.setdefault(stem, []).append(answer)
     pages = []
+    numbers = frozenset(p.number for p in papers)
     for stem, group in grouped.items():
         first = group[0].request
         spec = kinds[first.kind]
@@ -196,7 +198,8 @@ def _pages(papers: Sequence[NumberedPaper], pairs: list[tuple[PromptRequest, Com
             question=first.question, template=spec.template, answers=tuple(group),
             citations=_frozen(result),
             # One question asked without and then with thinking: the comparison's figures.
-            thinking=thinking_summary(group[0].completion, group[1].completion)
+            thinking=_thinking(group, numbers, checks.get(stem, [])
+                               if evidence is not None else None)
             if len(group) == 2 and not first.thinking and group[1].request.thinking else None,
             # A kind whose claims are not checked is never shown as checked (with 0 claims).
             evidence=tuple(checks.get(stem, ())) if evidence is not None
@@ -222,6 +225,15 @@ def _frozen(result: PageCitations) -> Citations:
         cited=dict(sorted(result.cited.items())),
         problems=tuple(Problem(p.text, p.number, p.reason) for p in result.problems),
         figures=tuple(FigureCheck(f.paper, f.figure, f.found, f.sentence) for f in result.figures))
+
+
+def _thinking(pair: Sequence[Answer], papers: Collection[int],
+              checks: Sequence[ClaimCheck] | None) -> ThinkingSummary:
+    """The comparison of one question answered without and with thinking."""
+    off, on = pair
+    return replace(thinking_summary(off.completion, on.completion), compared=compare(
+        (off.request.name, off.completion.content), (on.request.name, on.completion.content),
+        papers, checks))
 
 
 def thinking_summary(off: Completion, on: Completion) -> ThinkingSummary:

@@ -123,6 +123,7 @@ class CitationLinker:
         # The verdicts of the answer being linked, by sentence (see edition/evidence.py);
         # None: no evidence was asked for this text.
         self.evidence: Mapping[str, ClaimCheck] | None = None
+        self._keyed = False  # whether a tick has said in words what it means on this page
 
     def __call__(self, text: str) -> str:
         return "".join(self._sentence(sentence) + gap for sentence, gap in sentences(text))
@@ -175,7 +176,7 @@ class CitationLinker:
             check = self.evidence.get(plain)
             if check is not None:
                 mark = self._evidence(check)
-                linked = linked.rstrip() + " " + mark if mark else linked
+                linked = _before_stop(linked.rstrip(), mark) if mark else linked
         return linked
 
     def _evidence(self, check: ClaimCheck) -> str:
@@ -183,8 +184,13 @@ class CitationLinker:
         A sentence with no quote, or not checked, gets none: the page counts them."""
         if check.verdict in ("no_quote", "not_checked"):
             return ""
-        mark = {"supported": "✓", "figure_missing": "? figure", "wrong_paper": "⚠ wrong paper",
-                "not_in_paper": "⚠ quote not in paper"}[check.verdict]
+        # Every mark says what it means in words but the tick, which does once, at the page's
+        # first: the key stands where a reader meets the marks, not far below them.
+        tick = "✓" if self._keyed else "✓ quote found in paper"
+        mark = {"supported": tick, "figure_missing": "? figure not in paper",
+                "wrong_paper": "⚠ wrong paper", "not_in_paper": "⚠ quote not in paper"
+                }[check.verdict]
+        self._keyed = self._keyed or check.verdict == "supported"
         box = []
         if check.quote:
             source = check.found_in or check.papers[0]
@@ -195,7 +201,7 @@ class CitationLinker:
         box.append(escape_markdown(f"{label}: {note}." if note else f"{label}."))
         return (f'<span class="digest-ev digest-ev-{check.verdict}" tabindex="0">'
                 f'<span class="digest-ev-mark">{mark}</span>'
-                f'<span class="digest-ev-box">{"".join(box)}</span></span>')
+                f'<span class="digest-ev-box" data-search-exclude>{"".join(box)}</span></span>')
 
     def _markup(self, word: str, spec: str, numbers: list[int]) -> str:
         if len(numbers) == 1:
@@ -266,3 +272,11 @@ class CitationLinker:
             return f"\x00{len(parked) - 1}\x00"
 
         return _FIGURE_RE.sub(mark, sentence)
+
+
+def _before_stop(sentence: str, mark: str) -> str:
+    """The mark inside the sentence, before its closing stop ("…gain ✓."), so a badge at the
+    start of a wrapped line is never read as the start of the next sentence."""
+    if sentence[-1:] in ".!?" and not sentence.endswith("..."):
+        return f"{sentence[:-1]} {mark}{sentence[-1]}"
+    return f"{sentence} {mark}"

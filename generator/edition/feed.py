@@ -123,8 +123,9 @@ def atom_feed(title: str, site_url: str, records: Sequence[EditionRecord], limit
         element(entry, "published", record.feed.published if record.feed else record.built_at)
         element(entry, "updated", _updated(record))
         element(entry, "author").append(_name(f"{{{_ATOM}}}name", record.model))
-        summary = (parts_text([(text_of(t), n) for t, n in lead_parts(record)])
-                   or f"{len(record.papers)} papers ({len(record.new_papers)} new).")
+        lead = (parts_text([(text_of(t), n) for t, n in lead_parts(record)])
+                or f"{len(record.papers)} papers ({len(record.new_papers)} new).")
+        summary = f"{lead} {text_of(record.overview_named)}".strip()
         element(entry, "summary", summary, type="text")
         element(entry, "content", _content(record, summary, url), type="html")
     return ElementTree.tostring(feed, encoding="unicode", xml_declaration=True) + "\n"

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..chat_models import Completion, PromptKind, PromptRequest
 from ..models import Candidate, FullText, Paper, Triage, best_first
+from .compare import Compared
 from .record import STATUS_LABELS, STATUS_SECTIONS, EditionRecord, Status
 from .values import (  # re-exported: the page model reads them as its own
     VERDICT_LABELS,
@@ -96,6 +97,7 @@ class ThinkingSummary:
     reasoning_words: int
     extra_tokens: int | None
     ratio: float | None
+    compared: Compared | None = None  # conclusions and cited papers, side by side
 
 
 @dataclass(frozen=True)

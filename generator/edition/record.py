@@ -60,6 +60,7 @@ class RecordPaper:
     full_text: FullText = FullText("missing")  # how much was read; `text` is always ""
     excerpt_chars: int = 0
     name: str = ""  # the short name pages call it by
+    code: tuple[str, ...] = ()  # code or data repositories the paper names
 
     @property
     def base_slug(self) -> str:
@@ -73,7 +74,8 @@ class RecordPaper:
     @property
     def paper(self) -> Paper:
         return Paper(self.arxiv_id, self.title, self.authors, self.published, self.updated,
-                     self.abstract, self.categories, self.abs_url, self.pdf_url)
+                     self.abstract, self.categories, self.abs_url, self.pdf_url,
+                     code=self.code)
 
 
 @dataclass(frozen=True)

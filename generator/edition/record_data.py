@@ -47,7 +47,8 @@ def _paper(p: NumberedPaper, status: Status, name: str) -> RecordPaper:
         p.number, paper.arxiv_id, paper.base_id, paper.slug, paper.title,
         status,
         paper.authors, paper.published, paper.categories, paper.abstract, paper.abs_url,
-        paper.pdf_url, paper.updated, replace(p.full_text, text=""), p.excerpt_chars, name)
+        paper.pdf_url, paper.updated, replace(p.full_text, text=""), p.excerpt_chars, name,
+        paper.code)
 
 
 def _citations(c: Citations, papers: Mapping[int, NumberedPaper]) -> PageCitations:

@@ -28,6 +28,8 @@ from ..errors import ArxivError, PdfTextError
 from ..models import Paper, valid_arxiv_id
 from ..safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, clean, cut
 
+MAX_COMMENT_CHARS = 1000
+
 log = logging.getLogger(__name__)
 
 USER_AGENT = f"research-digest/{__version__} (periodic research digests; +https://pypi.org/)"
@@ -314,6 +316,7 @@ def _paper(result: arxiv.Result, max_abstract_chars: int) -> Paper:
         categories=tuple(clean_text(c) for c in result.categories),
         abs_url=f"https://arxiv.org/abs/{arxiv_id}",
         pdf_url=result.pdf_url,
+        comment=cut(clean_text(result.comment or ""), MAX_COMMENT_CHARS),
     )
 
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from ..cache import Cache
 from ..errors import PdfTextError
 from ..models import FetchResult, FullText, Paper, Source, Triage
 from ..ports import PaperSearch, PdfSource
+from .code import FIRST_PAGE_CHARS, code_links
 from .pdf_text import extract_text
 
 log = logging.getLogger(__name__)
@@ -67,11 +68,19 @@ def run_fetch(
 
     wanted = papers[: settings.full_text_papers]
     texts = fetch_full_texts(wanted, settings.max_pdf_chars, downloader, cache, on_text=on_text)
-    sources = [Source(p, texts.get(p.arxiv_id, FullText(status="not_requested"))) for p in papers]
+    sources = [with_code(Source(p, texts.get(p.arxiv_id, FullText(status="not_requested"))))
+               for p in papers]
     result = FetchResult(settings.query, settings.max_papers, fetched_at, tuple(sources), skipped,
                          triage)
     cache.put_fetch(edition, result)
     return result
+
+
+def with_code(source: Source) -> Source:
+    """The source with the repositories its paper names in its abstract, comment or first page."""
+    text = source.full_text.text[:FIRST_PAGE_CHARS] if source.full_text.text else ""
+    code = code_links(source.paper.abstract, source.paper.comment, text)
+    return replace(source, paper=replace(source.paper, code=code)) if code else source
 
 
 OnText = Callable[[Paper, FullText, bool], None]  # paper, its text, whether it came from the cache

@@ -1,0 +1,90 @@
+"""The thinking comparison at a glance: what each answer concludes and where the two agree.
+
+Two long answers side by side cannot be compared by eye on a phone (or on a laptop: each runs
+to thousands of pixels). This reads both mechanically, with no request of its own: each
+answer's conclusion (the section a model heads "Conclusion", "Bottom line", "Verdict"... or
+else its last paragraph), the papers each cites (both, or only one), and how many of each
+answer's cited claims a quote found in the paper backs. The full answers stay below it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from ..claims import CITE_RE, SENTENCE_RE
+from ..claims import numbers as cited_numbers
+from ..safe_text import separate_blocks
+from .feed import overview_text
+from .values import ClaimCheck
+
+_CONCLUDING_RE = re.compile(
+    r"conclu|bottom line|verdict|summary|recommend|takeaway|in short|answer|when to use",
+    re.IGNORECASE)
+_HEADING_RE = re.compile(r"^#{1,6}\s+(.*)$", re.MULTILINE)
+MAX_SENTENCES = 2
+
+
+@dataclass(frozen=True)
+class Side:
+    """One answer as the comparison shows it."""
+
+    conclusion: str  # its concluding sentences, citing papers as "Paper N" ("" if it failed)
+    cites: tuple[int, ...]  # the bundle's papers it cites, in number order
+    supported: int | None  # its cited claims a quote found in the paper backs (None: unchecked)
+    claims: int | None
+
+
+@dataclass(frozen=True)
+class Compared:
+    off: Side
+    on: Side
+
+    @property
+    def both(self) -> tuple[int, ...]:
+        """The papers both answers cite: where they draw on the same work."""
+        return tuple(n for n in self.off.cites if n in self.on.cites)
+
+    @property
+    def only_off(self) -> tuple[int, ...]:
+        return tuple(n for n in self.off.cites if n not in self.on.cites)
+
+    @property
+    def only_on(self) -> tuple[int, ...]:
+        return tuple(n for n in self.on.cites if n not in self.off.cites)
+
+
+def compare(off: tuple[str, str], on: tuple[str, str], papers: Collection[int],
+            checks: Sequence[ClaimCheck] | None) -> Compared:
+    """`off` and `on`: (request name, answer text) without and with thinking; `checks` the
+    page's verdicts (None: no evidence was asked)."""
+    return Compared(_side(*off, papers, checks), _side(*on, papers, checks))
+
+
+def _side(name: str, text: str, papers: Collection[int],
+          checks: Sequence[ClaimCheck] | None) -> Side:
+    cites = sorted({n for m in CITE_RE.finditer(text) for n in cited_numbers(m.group(2))
+                    if n in papers})
+    own = [c for c in checks or () if c.id.startswith(f"{name}#")]
+    return Side(conclusion(text), tuple(cites),
+                sum(1 for c in own if c.verdict == "supported") if checks is not None else None,
+                len(own) if checks is not None else None)
+
+
+def conclusion(text: str) -> str:
+    """The answer's concluding sentences as plain text (citations kept as "Paper N")."""
+    if not text.strip():
+        return ""
+    sections = _HEADING_RE.split(text)
+    # split() alternates text, heading, text...: the last section a heading calls concluding.
+    body = next((body for heading, body in reversed(list(zip(sections[1::2], sections[2::2],
+                                                                strict=False)))
+                 if _CONCLUDING_RE.search(heading) and body.strip()), None)
+    if body is None:
+        blocks = "\n".join(separate_blocks(text.strip().split("\n"))).split("\n\n")
+        prose = [b for b in blocks if b.strip() and not b.lstrip().startswith(("#", "|", "```"))]
+        body = prose[-1] if prose else ""
+    plain = overview_text(f"## Overview\n\n{body}", limit=2000)
+    sentences = [s for s in SENTENCE_RE.split(plain) if s.strip()]
+    return " ".join(sentences[:MAX_SENTENCES]).strip()
