@@ -144,6 +144,17 @@ def test_the_paper_page_lists_its_editions_and_each_copy_its_neighbours(digest: 
     assert re.search(r"\[← 2\. .*\]\(\S+\.md\) · \[4\. .* →\]\(\S+\.md\)", copy)
 
 
+def test_search_results_name_the_edition_of_every_edition_page(digest: Path) -> None:
+    """The latest edition's pages are titled by the navigation ("Research map"); in search
+    they say which week they are from, like the older ones."""
+    index = json.loads((digest / "site" / "search" / "search_index.json").read_text())
+    titles = {d["location"]: d["title"] for d in index["docs"]}
+    assert titles[f"editions/{LATEST}/research-map.html"] == f"Research map · {LATEST}"
+    assert titles[f"editions/{FIRST}/research-map.html"].endswith(FIRST)
+    assert not [t for loc, t in titles.items() if loc.startswith("editions/") and "#" not in loc
+                and loc.split("/")[1] not in t]
+
+
 def test_an_older_edition_says_so_and_links_the_latest(digest: Path) -> None:
     older = (digest / "site" / "editions" / FIRST / "research-map.html").read_text()
     assert "An earlier edition" in older and f'href="../{LATEST}/index.html"' in older

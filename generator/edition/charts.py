@@ -73,7 +73,7 @@ def token_chart(pairs: Sequence[tuple[PromptRequest, Completion]]) -> str:
 
 
 def timeline(papers: Sequence[NumberedPaper], statuses: Mapping[int, str]) -> str:
-    """The papers' submission dates on one axis, numbered as in the edition and coloured by
+    """The papers' submission dates on one axis, coloured by
     status (new, updated, seen before)."""
     dated = []
     for item in papers:
@@ -101,16 +101,16 @@ def timeline(papers: Sequence[NumberedPaper], statuses: Mapping[int, str]) -> st
         levels[level].append(x)
         y = axis_y + 20 + level * 22
         status = statuses.get(item.number, "new")
-        tip = f"Paper {item.number}: {item.paper.title} (submitted {d.isoformat()}, {status})"
+        # No number on the dot (numbers mean nothing outside the bundle, and read at 9 px on a
+        # phone): the dot's colour is its status, its tooltip its title.
+        tip = f"{item.paper.title} (submitted {d.isoformat()}, {status})"
         body.append(f'<g><title>{escape(tip)}</title><circle cx="{x:.1f}" cy="{y}" r="10" '
-                    f'class="digest-dot digest-dot-{status}"></circle><text x="{x:.1f}" '
-                    f'y="{y + 4}" text-anchor="middle" class="digest-dot-label">{item.number}'
-                    f'</text></g>')
+                    f'class="digest-dot digest-dot-{status}"></circle></g>')
     height = axis_y + 20 + len(levels) * 22 + 18
     shown = [s for s in ("new", "updated", "seen") if s in statuses.values()]
     body.append(_legend(height - 4, [(f"digest-dot digest-dot-{s}", _STATUS_WORDS[s])
                                      for s in shown]))
-    return _svg(height + 4, body, "Submission dates of the papers, numbered as in the edition")
+    return _svg(height + 4, body, "Submission dates of the papers, by status")
 
 
 _STATUS_WORDS = {"new": "new", "updated": "updated", "seen": "seen before"}

@@ -9,10 +9,11 @@ edition's pages is added here, as is the feed's auto-discovery link in every pag
 from __future__ import annotations
 
 import html
+import json
 from pathlib import Path
 from typing import Any
 
-from mkdocs.plugins import BasePlugin
+from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.utils import get_relative_url
 
 from .. import store
@@ -57,6 +58,23 @@ class ReadingPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
                 f'<p class="admonition-title">An earlier edition</p>'
                 f"<p>This page is from edition {html.escape(edition)}. The latest edition is "
                 f'<a href="{href}">{html.escape(self.latest)}</a>.</p></div>\n{content}')
+
+    @event_priority(-50)  # after the search plugin writes its index, before offline copies it
+    def on_post_build(self, config: Any, **kwargs: Any) -> None:
+        """Search results name each edition page's edition: the latest editions' pages take
+        their titles from the navigation ("Research map"), alike in every week's results."""
+        path = Path(config["site_dir"]) / "search" / "search_index.json"
+        if not path.is_file():
+            return
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for doc in data.get("docs", []):
+            location = str(doc.get("location", ""))
+            edition = edition_of(location)
+            title = str(doc.get("title", ""))
+            if edition and "#" not in location and edition not in title:
+                doc["title"] = f"{title} · {html.escape(edition)}"
+        path.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")),
+                        encoding="utf-8")
 
     def on_post_page(self, output: str, page: Any, **kwargs: Any) -> str:
         if not self.has_feed or "</head>" not in output:

@@ -34,6 +34,11 @@ ARXIV_CREDIT = "Thank you to arXiv for use of its open access interoperability."
 # Editions whose pages are all in the global navigation; older ones appear by their overview.
 EXPANDED_EDITIONS = 4
 
+# Loads the search index when the reader starts a search, not with every page (it grows with
+# every edition): a script before Material's bundle, from templates/assets/ (`digest render`
+# copies it into docs_dir).
+LAZY_SEARCH = "assets/javascripts/lazy-search.js"
+
 
 def edition_nav(history: History) -> list[dict[str, Any]]:
     """Home, the latest editions with their synthesis pages, then an archive of overviews.
@@ -50,9 +55,12 @@ def edition_nav(history: History) -> list[dict[str, Any]]:
             archive.append({edition: store.edition_overview(edition)})
             continue
         entries: list[dict[str, str]] = [{"Overview": store.edition_overview(edition)}]
+        if record.triage is not None:
+            entries.append({"Triage": store.edition_page(edition, "triage")})
         # Themes print navigation labels raw, so a label is HTML text.
         entries += [{html.escape(page.title): store.edition_page(edition, page.stem)}
                     for page in record.pages]
+        entries.append({"Run report": store.edition_page(edition, "run-report")})
         nav.append({edition: entries})
     if archive:
         nav.append({"Earlier editions": archive})
@@ -120,6 +128,8 @@ def build_site(
             add_our_plugins(config, latest=history.latest)
             if (docs_dir / "assets" / "digest.css").is_file():
                 config.extra_css.append("assets/digest.css")
+            if (docs_dir / LAZY_SEARCH).is_file():
+                config.extra["polyfills"] = with_lazy_search(config.extra.get("polyfills"))
             config.copyright = with_arxiv_credit(config.copyright)
             mkdocs_build(config)
         except (MkDocsException, OSError) as err:
@@ -155,6 +165,14 @@ def add_our_plugins(config: Any, *, latest: str | None = None) -> None:
             config.plugins[name] = instance
             if hasattr(instance, "on_config"):
                 instance.on_config(config)  # the config was loaded before it was added
+
+
+def with_lazy_search(polyfills: Any) -> list[Any]:
+    """Material's extra.polyfills (scripts it loads before its bundle) with the lazy search
+    script first, once, whatever the workspace's mkdocs.yml lists."""
+    listed = (list(polyfills) if isinstance(polyfills, list | tuple)
+              else [] if polyfills is None else [polyfills])
+    return [LAZY_SEARCH, *(p for p in listed if p != LAZY_SEARCH)]
 
 
 def with_arxiv_credit(copyright: str | None) -> str:
