@@ -158,6 +158,19 @@ class TriageSettings:
         return bool(self.interests.strip())
 
 
+@dataclass(frozen=True)
+class ContinuitySettings:
+    """What each edition says about the ones before it ("Since last edition")."""
+
+    enabled: bool = True
+    # Papers covered in this many editions before are looked up for withdrawals (one arXiv
+    # request per 100 of them).
+    lookback_editions: int = ranged(8, 0, 520)
+    instruction: str = default_prompts.CHANGES
+    max_tokens: int = ranged(700, 50, 100_000)
+    temperature: float = ranged(0.2, 0.0, 2.0)
+
+
 def _default_deep_dives() -> tuple[DeepDivePrompt, ...]:
     return tuple(DeepDivePrompt(label, q) for label, q in default_prompts.DEEP_DIVES)
 
@@ -205,6 +218,7 @@ class Config:
     briefs: BriefSettings = field(default_factory=BriefSettings)
     evidence: EvidenceSettings = field(default_factory=EvidenceSettings)
     triage: TriageSettings = field(default_factory=TriageSettings)
+    continuity: ContinuitySettings = field(default_factory=ContinuitySettings)
     email: EmailSettings = field(default_factory=EmailSettings)
     # The settings of kinds registered beyond the built-in ones (generator.kinds), by kind.
     kinds: Mapping[str, Any] = field(default_factory=dict)
@@ -241,6 +255,7 @@ _SECTIONS: dict[str, type] = {
     "briefs": BriefSettings,
     "evidence": EvidenceSettings,
     "triage": TriageSettings,
+    "continuity": ContinuitySettings,
     "email": EmailSettings,
 }
 

@@ -78,6 +78,9 @@ class KindSpec:
     # Whether its requests follow another kind's answer (made by the run as answers arrive,
     # not from the bundle: an evidence check).
     follows: bool = False
+    # Claims checked in one evidence request (0: `[evidence] claims_per_request`): a kind
+    # whose cost is bounded asks for all its checks at once.
+    evidence_batch: int = 0
 
 
 class KindRegistry:
@@ -218,6 +221,11 @@ BUILTIN_KINDS = KindRegistry((
     KindSpec("brief", None, None, False,
              lambda c: [c.briefs.max_tokens] if c.briefs.enabled else [], prompts.briefs,
              schema=BRIEF_SCHEMA, parse=_brief),
+    # What changed since the previous edition: its claims checked in one request, so
+    # continuity costs an edition two requests at most.
+    KindSpec("changes", "changes.md.j2", None, True,
+             lambda c: [c.continuity.max_tokens] if c.continuity.enabled else [],
+             prompts.changes, evidence=True, evidence_batch=12),
     # A follow-up of an answer: its own prompt plus the answer, so it shares their prefix.
     KindSpec("evidence", None, None, True, _evidence_budget, schema=EVIDENCE_SCHEMA,
              follows=True),

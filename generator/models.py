@@ -226,6 +226,40 @@ class Triage:
 
 
 @dataclass(frozen=True)
+class Withdrawal:
+    """A paper covered in an earlier edition whose latest version arXiv lists as withdrawn."""
+
+    base_id: str
+    arxiv_id: str  # the withdrawn version
+    title: str
+    notice: str  # arXiv's withdrawal notice, as its abstract or comment gives it
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"base_id": self.base_id, "arxiv_id": self.arxiv_id, "title": self.title,
+                "notice": self.notice}
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """The ids of earlier editions' papers looked up on arXiv for this edition, and what was
+    found withdrawn (a rebuild reads this instead of asking again)."""
+
+    ids: tuple[str, ...] = ()  # base ids, sorted
+    withdrawn: tuple[Withdrawal, ...] = ()
+    error: str = ""  # why the lookup is incomplete ("" when every id was answered)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ids": list(self.ids), "withdrawn": [w.to_dict() for w in self.withdrawn],
+                "error": self.error}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Lookup:
+        return cls(tuple(data.get("ids", ())),
+                   tuple(Withdrawal(**w) for w in data.get("withdrawn", ())),
+                   data.get("error", ""))
+
+
+@dataclass(frozen=True)
 class FetchResult:
     """What the fetch stage leaves for the later ones."""
 
@@ -235,6 +269,7 @@ class FetchResult:
     sources: tuple[Source, ...]
     skipped: tuple[str, ...] = ()  # ids left out because an earlier edition published them
     triage: Triage | None = None  # with [triage] interests: the window the sources came from
+    lookup: Lookup | None = None  # earlier papers looked up for withdrawals (continuity)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -244,6 +279,7 @@ class FetchResult:
             "sources": [s.to_dict() for s in self.sources],
             "skipped": list(self.skipped),
             **({"triage": self.triage.to_dict()} if self.triage else {}),
+            **({"lookup": self.lookup.to_dict()} if self.lookup else {}),
         }
 
     @classmethod
@@ -255,6 +291,7 @@ class FetchResult:
             sources=tuple(Source.from_dict(s) for s in data["sources"]),
             skipped=tuple(data.get("skipped", ())),
             triage=Triage.from_dict(data["triage"]) if data.get("triage") else None,
+            lookup=Lookup.from_dict(data["lookup"]) if data.get("lookup") else None,
         )
 
 

@@ -16,7 +16,7 @@ from .config import Config
 from .edition.history import History
 from .errors import UsageError
 from .fetch.stage import OnText
-from .render_stage import remove_edition, render_all, render_stage
+from .render_stage import remove_edition, render_all, render_flagged, render_stage
 from .services import Services
 from .stages import (
     all_cached,
@@ -100,7 +100,7 @@ def run(
     record = render_stage(config, services.cache, edition, history=history,
                           only_if_changed=True)
     if record is not None:
-        history = history.with_record(record)
+        history = render_flagged(config, services.cache, record, history.with_record(record))
     stages.stage("site: MkDocs build and check")
     site_dir = site_stage(config, only_if_changed=True, history=history)
     statuses = [s.full_text.status for s in fetch.sources]

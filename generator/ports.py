@@ -7,7 +7,7 @@ its mock model): a stage never knows which it was given.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -25,6 +25,10 @@ class PaperSearch(Protocol):
 
     def search_window(self, query: str, limit: int, max_abstract_chars: int,
                       page_size: int = ...) -> Window: ...
+
+    def lookup(self, base_ids: Sequence[str], max_abstract_chars: int) -> list[Paper]:
+        """The latest version of each paper (ids without version), 100 ids a request."""
+        ...
 
 
 class PdfSource(Protocol):

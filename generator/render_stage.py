@@ -86,6 +86,26 @@ def render_stage(config: Config, cache: Cache, edition: str, *,
     return assembled.record
 
 
+def render_flagged(config: Config, cache: Cache, record: EditionRecord, history: History
+                   ) -> History:
+    """Render again the earlier editions that covered a paper `record` found withdrawn, so
+    their pages flag it where they cite it (their records are unchanged: the flag comes from
+    this one). Returns the history with whatever was rendered."""
+    withdrawn = {w.base_id for w in record.continuity.withdrawn} if record.continuity else set()
+    for earlier in history.records:
+        if earlier.edition >= record.edition or cache.is_removed(earlier.edition):
+            continue
+        if withdrawn & {p.base_id for p in earlier.papers}:
+            try:
+                again = render_stage(config, cache, earlier.edition, history=history)
+            except UsageError as err:
+                log.warning("%s; its pages do not flag the withdrawn paper yet", err)
+                continue
+            if again is not None:
+                history = history.with_record(again)
+    return history
+
+
 def edition_inputs(cache: Cache, edition: str, records: Sequence[EditionRecord],
                    kinds: KindRegistry) -> tuple[EditionInputs, PaperFacts]:
     """What the edition is made from: the stages' results where the cache has them (they may

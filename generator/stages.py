@@ -23,6 +23,7 @@ from .edition.render import (
 )
 from .errors import ServerNotAnsweringError, UsageError
 from .fetch.stage import FetchSettings, OnText, run_fetch
+from .fetch.withdrawals import look_up
 from .models import Bundle, FetchResult, Source, Triage
 from .publish.site import build_site  # imports MkDocs only when a site is built
 from .services import Services
@@ -90,14 +91,25 @@ def fetch_stage(config: Config, services: Services, edition: str, *, refresh: bo
     """The edition's papers and full text: the newest of the query, or those `triage` chose
     (judged here when [triage] is on and no triage is given, as `digest fetch` does)."""
     a = config.arxiv
-    search = query_for(config, edition, history or History.load(config.docs_dir))
+    history = history or History.load(config.docs_dir)
+    search = query_for(config, edition, history)
     settings = FetchSettings(search.query, a.max_papers, a.full_text_papers, a.max_abstract_chars,
                              a.max_pdf_chars, search.skip)
     previous = None if refresh else services.cache.get_fetch(edition)
     if triage is None and config.triage.enabled:
         triage = triage_stage(config, services, search, previous)
-    return run_fetch(edition, settings, services.arxiv, services.downloader, services.cache,
-                     previous=previous, on_text=on_text, triage=triage)
+    result = run_fetch(edition, settings, services.arxiv, services.downloader, services.cache,
+                       previous=previous, on_text=on_text, triage=triage)
+    if config.continuity.enabled:  # the papers covered lately, looked up for withdrawals
+        done = previous.lookup if previous else None
+        # Looked up once per edition: a rebuild keeps what was found (and reads no record).
+        lookup = done if done is not None and not done.error else look_up(
+            services.arxiv, history.before(edition).covered(config.continuity.lookback_editions),
+            a.max_abstract_chars, done)
+        if lookup != result.lookup:
+            result = replace(result, lookup=lookup)
+            services.cache.put_fetch(edition, result)
+    return result
 
 
 def triage_stage(config: Config, services: Services, search: EditionQuery,

@@ -13,6 +13,7 @@ FEED = "feed.xml"
 EDITIONS = "editions"
 RECORD = "edition.json"
 PAPERS = "papers"  # each paper's own page, the same across editions
+THEMES = "themes"  # each theme's own page, across editions
 RUN_REPORT = "run-report"
 TRIAGE = "triage"
 
@@ -31,6 +32,11 @@ def edition_page(edition: str, stem: str) -> str:
 
 def paper_page(edition: str, slug: str) -> str:
     return f"{edition_dir(edition)}/papers/{slug}.md"
+
+
+def theme_page(slug: str) -> str:
+    """A theme's own page, whichever editions it appeared in."""
+    return f"{THEMES}/{slug}.md"
 
 
 def paper_home(base_slug: str) -> str:

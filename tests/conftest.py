@@ -41,14 +41,16 @@ def sglang_server() -> Iterator[SglangServer]:
 def write_config(directory: Path, arxiv_server: ArxivServer, sglang_server: SglangServer,
                  extra: str = "", *, max_papers: int = 6, full_text_papers: int = 3,
                  max_pdf_chars: int = 6000, structured: bool = False,
-                 evidence: bool = False) -> Path:
+                 evidence: bool = False, continuity: bool = False) -> Path:
     """A workspace config pointing at the local servers, with arXiv's delay off for speed and
     PDF text cut at `max_pdf_chars` (a page or two of each PDF: extraction is most of a small
     build's CPU, and a few pages exercise it as well as twenty).
 
-    Briefs and the theme map are off unless `structured`, evidence checks unless `evidence`:
-    most tests count the six prose prompts; tests/test_briefs.py covers the structured ones
-    and tests/test_evidence.py the evidence checks.
+    Briefs and the theme map are off unless `structured`, evidence checks unless `evidence`,
+    continuity (its withdrawal lookup and comparison request) unless `continuity`: most tests
+    count the six prose prompts and arXiv's requests; tests/test_briefs.py covers the
+    structured ones, tests/test_evidence.py the evidence checks and tests/test_continuity.py
+    the editions' continuity.
     """
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "config.toml"
@@ -64,6 +66,9 @@ enabled = {str(structured).lower()}
 
 [evidence]
 enabled = {str(evidence).lower()}
+
+[continuity]
+enabled = {str(continuity).lower()}
 
 [arxiv]
 query = "testing"

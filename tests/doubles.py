@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,9 @@ class ScriptedArxiv:
 
     papers: list[Paper]
     queries: list[str] = field(default_factory=list)
+    # The latest version of papers looked up by id, where it is not among `papers`.
+    latest: dict[str, Paper] = field(default_factory=dict)
+    lookups: list[tuple[str, ...]] = field(default_factory=list)  # each request's ids
 
     def search(self, query: str, max_papers: int, max_abstract_chars: int) -> list[Paper]:
         self.queries.append(query)
@@ -43,6 +46,15 @@ class ScriptedArxiv:
                       page_size: int = 2000) -> Window:
         self.queries.append(query)
         return Window(tuple(self.papers[:limit]), len(self.papers), len(self.papers) > limit)
+
+    def lookup(self, base_ids: Sequence[str], max_abstract_chars: int) -> list[Paper]:
+        found = []
+        for start in range(0, len(base_ids), 100):  # one request per 100 ids, as arXiv's
+            batch = tuple(base_ids[start:start + 100])
+            self.lookups.append(batch)
+            known = {p.base_id: p for p in self.papers} | self.latest
+            found += [known[i] for i in batch if i in known]
+        return found
 
 
 @dataclass

@@ -58,11 +58,12 @@ def test_briefs_and_themes_end_to_end(workspace: Path, sglang_server: SglangServ
                                    "papers": [3]}
     paper = (edition(workspace) / "papers" / "2202.12139v1.md").read_text()
     assert '!!! abstract "TL;DR: A study of Testing Deep Learning' in paper
-    assert "**Themes:** [Testing](../research-map.md#theme-map)" in paper
+    assert "**Themes:** [Testing](../../../themes/testing.md)" in paper
     overview = (edition(workspace) / "index.md").read_text()
     assert "A study of Active Fuzzing" in overview  # the TL;DR, under its entry
     research_map = (edition(workspace) / "research-map.md").read_text()
-    assert "## Theme map" in research_map and "- **Testing**: How systems are tested." in research_map
+    assert "## Theme map" in research_map
+    assert "- **[Testing](../../themes/testing.md)**: How systems are tested." in research_map
     site = workspace.parent / "site" / "editions" / EDITION
     assert "Problem." in (site / "papers" / "2202.12139v1.html").read_text()
     # Briefs are cached like every completion: a rebuild sends nothing.

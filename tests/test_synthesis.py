@@ -352,8 +352,8 @@ def test_answers_without_streaming(workspace: Path, sglang_server: SglangServer)
 def test_run_figures_show_tokens_and_timings(workspace: Path) -> None:
     assert build(workspace).exit_code == 0
     report = (workspace.parent / "site_src" / "editions" / EDITION / "run-report.md").read_text()
-    assert ("| Prompt | Thinking | Prompt tokens (cached) | Completion (reasoning) | "
-            "First token / total (s) | Finish |") in report
+    assert "| Prompt | Tokens in (cached) → out | Seconds |" in report  # three columns: a phone
+    assert "| Thinking comparison: with thinking | " in report
     assert "Synthesis wall time:" in report and "came from the server's prefix cache" in report
 
 

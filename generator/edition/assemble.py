@@ -23,8 +23,9 @@ from ..synthesis.structured import InvalidAnswer, parse_answer
 from .charts import timeline, token_chart
 from .citations import CitationLinker, PageCitations
 from .compare import compare
+from .continuity import continuity, earlier_papers
 from .facts import Checks, PaperFacts
-from .feed import overview_text, stamps
+from .feed import stamps
 from .history import appearances, status
 from .inputs import EditionInputs
 from .model import (
@@ -45,6 +46,7 @@ from .model import (
     TokenTotals,
 )
 from .names import paper_names
+from .overview import overview_text
 from .picks import editors_picks
 from .record import EditionRecord, Status
 from .record_data import build_record
@@ -60,25 +62,35 @@ def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
     `kinds` the registry the run was given."""
     built_at = built_at or datetime.now(UTC).isoformat(timespec="seconds")
     others = [r for r in published if r.edition != edition]
-    prior = appearances([r for r in others if r.edition < edition])
+    before = sorted((r for r in others if r.edition < edition), key=lambda r: r.edition,
+                    reverse=True)
+    prior = appearances(before)
     statuses = {p.number: status(p.paper, prior) for p in inputs.papers}
+    withdrawn = _withdrawn(inputs, others)
     pairs = inputs.synthesis.pairs()
     structured = _structured(inputs.papers, pairs, kinds)
     briefs: dict[int, Brief] = dict(structured.get("brief", ()))
     themes = [t for found in structured.get("themes", ()) for t in found]
     names = paper_names(inputs.papers, {n: b.name for n, b in briefs.items()})
     checks = facts.checks(pairs)
-    pages, answers = _pages(inputs.papers, pairs, structured, names, checks, facts, kinds)
+    pages, answers = _pages(inputs.papers, pairs, structured, names, checks, facts, kinds,
+                            withdrawn)
     research_map = next((c.content for r, c in pairs if kinds[r.kind].overview and c.ok), "")
     overview = overview_text(research_map)  # named where it is shown (record.overview_parts)
     citing = Counter(n for page, _ in pages for n in page.citations.cited)
     picks = editors_picks(inputs.papers, names, briefs, citing, inputs.triage, facts,
                           _news(inputs.papers, statuses, prior),
                           [claim for page, _ in pages for claim in page.evidence or ()])
+    comparison = next(((c.content, (checks or {}).get(r.name)) for r, c in pairs
+                       if r.kind == "changes" and c.ok), None)
+    since = continuity(edition, inputs.papers, statuses, themes, before,
+                       facts.follow_ups(inputs.papers, statuses, earlier_papers(before)),
+                       inputs.lookup, comparison) if before else None
     record = build_record(edition, title, inputs, facts, checks, statuses, overview,
                           names=names, briefs=briefs, themes=themes,
                           pages=[page for page, _ in pages], picks=picks,
-                          structured=structured, built_at=built_at, kinds=kinds)
+                          structured=structured, built_at=built_at, kinds=kinds,
+                          continuity=since)
     previous = next((r for r in published if r.edition == edition), None)
     if previous is not None and previous.same_but_date(record):
         # Rendered again with nothing changed: keep the date, so the site need not be rebuilt.
@@ -99,6 +111,7 @@ def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
             cited_in=tuple(CitedIn(page.stem, page.title, tuple(contexts[item.number]))
                            for page, contexts in pages if item.number in contexts),
             appearances=tuple(Appearance(**a) for a in history.get(item.paper.base_id, [])),
+            withdrawn=withdrawn.get(item.number, ""),
         )
         for item in inputs.papers)
     from_cache = sum(1 for _, c in pairs if c.from_cache)
@@ -112,6 +125,14 @@ def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
         papers=papers, pages=tuple(page for page, _ in pages), prompts=answers,
         themes=tuple(themes), skipped_seen=inputs.skipped, overview=overview, figures=figures,
         record=record, triage=inputs.triage, structured=structured)
+
+
+def _withdrawn(inputs: EditionInputs, others: Sequence[EditionRecord]) -> dict[int, str]:
+    """This edition's papers that arXiv lists as withdrawn, as any edition's lookup found
+    (this one's or a later one's, so a page rendered again shows it), with the notice."""
+    found = {w.base_id: w.notice for r in others if r.continuity for w in r.continuity.withdrawn}
+    found |= {w.base_id: w.notice for w in (inputs.lookup.withdrawn if inputs.lookup else ())}
+    return {p.number: found[p.paper.base_id] for p in inputs.papers if p.paper.base_id in found}
 
 
 def _news(papers: Sequence[NumberedPaper], statuses: Mapping[int, Status],
@@ -152,7 +173,8 @@ def _structured(papers: Sequence[NumberedPaper],
 
 def _pages(papers: Sequence[NumberedPaper], pairs: list[tuple[PromptRequest, Completion]],
            structured: Mapping[str, tuple[Any, ...]], names: Mapping[int, str],
-           evidence: Checks | None, facts: PaperFacts, kinds: KindRegistry
+           evidence: Checks | None, facts: PaperFacts, kinds: KindRegistry,
+           withdrawn: Mapping[int, str]
            ) -> tuple[list[tuple[SynthesisPage, dict[int, list[str]]]], tuple[Answer, ...]]:
     """Each synthesis page with its answers linked and checked, and every prompt's answer.
 
@@ -167,7 +189,7 @@ def _pages(papers: Sequence[NumberedPaper], pairs: list[tuple[PromptRequest, Com
             answers.append(Answer(request, completion, "", ""))
             continue
         linker = linkers.setdefault(stem, CitationLinker(stem, papers, names=names,
-                                                                  facts=facts))
+                                                         facts=facts, withdrawn=withdrawn))
         shift = kinds[request.kind].shift
         if kinds[request.kind].schema is not None:
             answer = Answer(request, completion, "", "")

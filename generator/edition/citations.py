@@ -108,8 +108,11 @@ class CitationLinker:
 
     def __init__(self, page: str, papers: Sequence[NumberedPaper], link_prefix: str = "papers/",
                  overview: str = "index.md", names: Mapping[int, str] | None = None,
-                 facts: PaperFacts | None = None) -> None:
+                 facts: PaperFacts | None = None,
+                 withdrawn: Mapping[int, str] | None = None) -> None:
         self.result = PageCitations(page)
+        # Papers arXiv now lists as withdrawn (by number, with the notice): flagged where cited.
+        self._withdrawn = dict(withdrawn or {})
         self._papers = {p.number: p for p in papers}
         # The papers' short names (edition/names.py): a citation reads as the name it links.
         self._plain_names = dict(names or {})
@@ -130,7 +133,11 @@ class CitationLinker:
 
     def _link(self, number: int, label: str) -> str:
         paper = self._papers[number].paper
-        return f'[{label}]({self._prefix}{paper.slug}.md "{tooltip(paper.title)}")'
+        link = f'[{label}]({self._prefix}{paper.slug}.md "{tooltip(paper.title)}")'
+        if number in self._withdrawn:
+            notice = html.escape(tooltip(self._withdrawn[number]), quote=True)
+            link += f' <span class="digest-flag" title="{notice}">⚠ withdrawn</span>'
+        return link
 
     def _invalid(self, number: int, label: str) -> str:
         total = len(self._papers)

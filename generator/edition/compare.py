@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..claims import CITE_RE, SENTENCE_RE
 from ..claims import numbers as cited_numbers
 from ..safe_text import separate_blocks
-from .feed import overview_text
+from .overview import overview_text
 from .values import ClaimCheck
 
 _CONCLUDING_RE = re.compile(

@@ -7,7 +7,7 @@ published)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Protocol
 
@@ -16,9 +16,10 @@ from ..claims import Claim, claims_of, figure_in
 from ..kinds import BUILTIN_KINDS, KindRegistry
 from ..models import NumberedPaper
 from ..synthesis.evidence import ALONE_TITLE, parse_evidence_name
+from .continuity import find_follow_ups
 from .evidence import PaperText, check_claims
-from .record import EditionRecord, FigureFact
-from .values import ClaimCheck
+from .record import EditionRecord, FigureFact, RecordPaper, Status
+from .values import ClaimCheck, FollowUp
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,11 @@ class PaperFacts(Protocol):
         """Every figure asked about, with the answer, for the record."""
         ...
 
+    def follow_ups(self, papers: Sequence[NumberedPaper], statuses: Mapping[int, Status],
+                   earlier: Sequence[tuple[RecordPaper, str]]) -> tuple[FollowUp, ...]:
+        """The new papers that name an earlier edition's paper in their text."""
+        ...
+
 
 class TextFacts:
     """The facts from the papers' text itself, each answer kept for the record."""
@@ -49,8 +55,8 @@ class TextFacts:
                  kinds: KindRegistry = BUILTIN_KINDS) -> None:
         self._papers = {p.number: p for p in papers}
         self._kinds = kinds
-        self._texts = {p.number: f"{p.paper.title}\n{p.paper.abstract}\n{p.full_text.text}"
-                       for p in papers}
+        self._texts = {p.number: f"{p.paper.title}\n{p.paper.abstract}\n{p.paper.comment}\n"
+                                 f"{p.full_text.text}" for p in papers}
         self.figures: dict[tuple[int, str, str], bool] = {}
 
     def states(self, number: int, figure: str, unit: str) -> bool:
@@ -85,6 +91,10 @@ class TextFacts:
         return tuple(FigureFact(n, figure, unit, found)
                      for (n, figure, unit), found in sorted(self.figures.items()))
 
+    def follow_ups(self, papers: Sequence[NumberedPaper], statuses: Mapping[int, Status],
+                   earlier: Sequence[tuple[RecordPaper, str]]) -> tuple[FollowUp, ...]:
+        return find_follow_ups(papers, statuses, lambda n: self._texts.get(n, ""), earlier)
+
 
 def _with_ids(name: str, claims: Sequence[Claim], checks: Sequence[ClaimCheck]
               ) -> tuple[ClaimCheck, ...]:
@@ -99,6 +109,7 @@ class RecordedFacts:
         self._figures = {(f.paper, f.number, f.unit): f.found for f in record.figures}
         self._checks = record.checks
         self._recorded = record.figures
+        self._follow_ups = record.continuity.followups if record.continuity else ()
 
     def states(self, number: int, figure: str, unit: str) -> bool:
         found = self._figures.get((number, figure, unit))
@@ -113,4 +124,8 @@ class RecordedFacts:
 
     def recorded(self) -> tuple[FigureFact, ...]:
         return self._recorded
+
+    def follow_ups(self, papers: Sequence[NumberedPaper], statuses: Mapping[int, Status],
+                   earlier: Sequence[tuple[RecordPaper, str]]) -> tuple[FollowUp, ...]:
+        return self._follow_ups
 

@@ -11,41 +11,13 @@ from urllib.parse import urljoin, urlsplit
 from xml.etree import ElementTree
 
 from .. import store
-from ..safe_text import clean, separate_blocks, tex_accents
-from ..tex import MATH_RE, plain_math
-from .lead import lead_parts, parts_html, parts_text
+from ..safe_text import clean, tex_accents
+from ..tex import plain_math
+from .lead import lead_parts, parts_html, parts_text, since_lines
 from .names import cited_parts
 from .record import EditionRecord, FeedStamps
 
 _ATOM = "http://www.w3.org/2005/Atom"
-_HEADING_RE = re.compile(r"^#{1,6}\s+(.*)$", re.MULTILINE)
-_MARKUP_RE = re.compile(r"[*_`#>|\[\]]+")
-
-
-def overview_text(research_map: str, limit: int = 700) -> str:
-    """The research map's field overview (or its first paragraph) as plain text."""
-    sections = _HEADING_RE.split(research_map)
-    # split() alternates text, heading, text...: pick the text under an "overview" heading.
-    body = sections[0]
-    for heading, text in zip(sections[1::2], sections[2::2], strict=False):
-        if "overview" in heading.lower():
-            body = text
-            break
-    else:
-        body = next((t for t in sections[::2] if t.strip()), "")
-    # The first paragraph of text: models often run a list or a table right under it.
-    blocks = "\n".join(separate_blocks(body.strip().split("\n"))).split("\n\n")
-    paragraph = next((p for p in blocks if p.strip()), "")
-    # Markup goes, formulas stay whole ($x_i$ keeps its underscore) for the pages and feed.
-    pieces, last = [], 0
-    for match in MATH_RE.finditer(paragraph):
-        pieces += [_MARKUP_RE.sub("", paragraph[last:match.start()]), match.group(0)]
-        last = match.end()
-    pieces.append(_MARKUP_RE.sub("", paragraph[last:]))
-    plain = " ".join("".join(pieces).split())
-    if plain.endswith(":") and ". " in plain:
-        plain = plain.rsplit(". ", 1)[0] + "."  # "Key findings:" led into a list left out
-    return plain if len(plain) <= limit else plain[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
 def feed_digest(record: EditionRecord) -> str:
@@ -59,6 +31,7 @@ def feed_digest(record: EditionRecord) -> str:
                   for pick in record.picks],
         "pages": [(page.stem, page.title) for page in record.pages],
         "evidence": record.evidence_figure,
+        **({"since": since_lines(record)} if record.continuity else {}),
     }
     return hashlib.sha256(json.dumps(shown, sort_keys=True, ensure_ascii=False).encode()
                           ).hexdigest()[:16]
@@ -179,6 +152,11 @@ def _content(record: EditionRecord, summary: str, url: Callable[[str], str]) -> 
     evidence = evidence_line(record)
     if evidence:
         parts.append(f"<p>{html.escape(evidence)}</p>")
+    since = since_lines(record)
+    if since and record.continuity:
+        parts.append(f"<p>Since edition {html.escape(record.continuity.previous)}:</p><ul>"
+                     + "".join(f"<li>{html.escape(text_of(line))}</li>" for line in since)
+                     + "</ul>")
     if record.picked:
         parts.append("<p>Editor's picks:</p><ol>")
         for pick, paper in record.picked:

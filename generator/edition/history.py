@@ -32,6 +32,8 @@ class History:
         self._records = None if records is None else tuple(records)
         self._docs_dir = docs_dir
         self._before, self._of = before, of
+        # Each record file read once, whichever of this history and its pasts asks first.
+        self._read: dict[Path, EditionRecord] = of._read if of is not None else {}
 
     @classmethod
     def load(cls, docs_dir: Path) -> History:
@@ -40,16 +42,25 @@ class History:
     @property
     def records(self) -> tuple[EditionRecord, ...]:
         if self._records is None:
-            if self._of is not None:
+            if self._of is not None and self._of._records is None and self._of._docs_dir:
+                # Only the earlier editions' files are read (a rebuild of the latest reads none).
+                self._records = tuple(load_records(self._of._docs_dir, before=self._before,
+                                                   read=self._read))
+            elif self._of is not None:
                 self._records = tuple(earlier(self._of.records, self._before or ""))
             else:
-                self._records = tuple(load_records(self._docs_dir)) if self._docs_dir else ()
+                self._records = tuple(load_records(self._docs_dir, read=self._read)
+                                      ) if self._docs_dir else ()
         return self._records
 
     def before(self, edition: str) -> History:
         """The editions published before `edition` (what a build of it may read: a rebuild
         sees the same past, whatever was published after it). Read when first asked for."""
         return History(before=edition, of=self)
+
+    def covered(self, editions: int) -> list[str]:
+        """The base ids of the papers the newest `editions` of these editions covered."""
+        return sorted({p.base_id for record in self.records[:editions] for p in record.papers})
 
     @property
     def latest(self) -> str | None:
@@ -61,18 +72,26 @@ class History:
         return History(tuple(sorted([*others, record], key=lambda r: r.edition, reverse=True)))
 
 
-def load_records(docs_dir: Path) -> list[EditionRecord]:
-    """Every published edition's record, newest first.
+def load_records(docs_dir: Path, before: str | None = None,
+                 read: dict[Path, EditionRecord] | None = None) -> list[EditionRecord]:
+    """Every published edition's record (only those before `before`, if given), newest first.
 
     A record this version cannot read stops the run with a message naming the file (a
     history with a hole in it would mark old papers new).
     """
     records = []
     for path in Docs(docs_dir).record_paths():
+        if before is not None and path.parent.name >= before:
+            continue
+        if read is not None and path in read:
+            records.append(read[path])
+            continue
         record = EditionRecord.from_json(read_json(path), str(path))
         if record.edition != path.parent.name:
             raise RecordFormatError(f"{path} records edition {record.edition!r}, not "
                                     f"{path.parent.name!r}")
+        if read is not None:
+            read[path] = record
         records.append(record)
     return sorted(records, key=lambda r: r.edition, reverse=True)
 

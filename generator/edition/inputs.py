@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from ..chat_models import SynthesisResult
 from ..kinds import BUILTIN_KINDS, KindRegistry
-from ..models import Bundle, FetchResult, NumberedPaper, Triage
+from ..models import Bundle, FetchResult, Lookup, NumberedPaper, Triage
 from .facts import PaperFacts, RecordedFacts, TextFacts
 from .record import BundleFigures, EditionRecord
 
@@ -24,6 +24,7 @@ class EditionInputs:
     papers: tuple[NumberedPaper, ...]  # their full text left out: it never reaches a page
     bundle: BundleFigures
     synthesis: SynthesisResult  # the requests without their messages, where read from a record
+    lookup: Lookup | None = None  # the earlier papers looked up for withdrawals
 
     @classmethod
     def of_stages(cls, fetch: FetchResult, bundle: Bundle, synthesis: SynthesisResult,
@@ -34,7 +35,7 @@ class EditionInputs:
                        for p in bundle.papers)
         return cls(fetch.query, fetch.fetched_at, fetch.max_papers, fetch.skipped, fetch.triage,
                    papers, BundleFigures(bundle.chars, bundle.estimated_tokens, bundle_note),
-                   synthesis), TextFacts(bundle.papers, kinds)
+                   synthesis, fetch.lookup), TextFacts(bundle.papers, kinds)
 
     @classmethod
     def of_record(cls, record: EditionRecord) -> tuple[EditionInputs, PaperFacts]:
@@ -45,5 +46,7 @@ class EditionInputs:
             record.model, tuple(p.request for p in record.prompts),
             tuple(p.completion for p in record.prompts), record.bundle.chars,
             record.bundle.estimated_tokens, record.synthesis_wall_time_s, record.server)
+        known = record.continuity
+        lookup = Lookup(known.looked_up, known.withdrawn, known.lookup_error) if known else None
         return cls(record.query, record.fetched_at, record.max_papers, record.skipped_seen,
-                   record.triage, papers, record.bundle, synthesis), RecordedFacts(record)
+                   record.triage, papers, record.bundle, synthesis, lookup), RecordedFacts(record)

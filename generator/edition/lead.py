@@ -11,7 +11,8 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Sequence
 
-from .names import cited_parts
+from .names import cited_parts, name_citations
+from .overview import overview_text
 from .record import EditionRecord, RecordPaper
 
 Parts = list[tuple[str, int | None]]
@@ -91,3 +92,36 @@ def _count(n: int, what: str) -> str:
 
 def _and_updated(updated: int) -> str:
     return f" and {updated} updated" if updated else ""
+
+
+def since_lines(record: EditionRecord) -> list[str]:
+    """"Since last edition" as plain sentences, for the mail and the feed (the pages link each
+    name): follow-ups, revisions, withdrawals, themes, and the checked comparison's first
+    paragraph. [] for a first edition."""
+    since = record.continuity
+    if since is None or not since.previous:
+        return []
+    names = record.names
+    lines = [f"{names.get(f.number, '')} follows up {f.name} (edition {f.edition}), naming it by "
+             f"its {f.by}: “{f.quote}”" for f in since.followups]
+    for r in since.revised:
+        paper = record.paper_of(r.number)
+        now = paper.arxiv_id if paper else ""
+        lines.append(f"{names.get(r.number, '')} is revised: {now} replaces {r.before} "
+                     f"(edition {r.edition}); its abstract "
+                     + ("changed." if r.changed else "is unchanged."))
+    lines += [f"Withdrawn on arXiv: {w.title} ({w.arxiv_id}): “{w.notice}”"
+              for w in since.withdrawn]
+    themes = [f"{label}: {', '.join(found)}" for label, found in (
+        ("new themes", since.themes_new), ("continuing", since.themes_continuing),
+        ("quiet since the last edition", since.themes_quiet)) if found]
+    if themes:
+        lines.append(_sentence("; ".join(themes)[:1].upper() + "; ".join(themes)[1:]))
+    comparison = next((p.completion.content for p in record.prompts
+                       if p.kind == "changes" and p.completion.ok), "")
+    if comparison:
+        lines.append(name_citations(overview_text(comparison), names))
+    if not lines:
+        lines.append(f"Nothing continues edition {since.previous}'s papers, and none of them "
+                     "was revised or withdrawn.")
+    return lines

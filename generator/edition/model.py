@@ -61,6 +61,7 @@ class EditionPaper:
     themes: tuple[str, ...]
     cited_in: tuple[CitedIn, ...]
     appearances: tuple[Appearance, ...]
+    withdrawn: str = ""  # arXiv's withdrawal notice, where its latest version is withdrawn
 
     @property
     def status_label(self) -> str:

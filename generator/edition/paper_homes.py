@@ -35,6 +35,10 @@ class PaperHome:
     tldr_edition: str
     tldr_slug: str
     editions: tuple[Seen, ...]  # newest first
+    # Later papers that build on it: (edition, their name, their page in that edition, the
+    # sentence that names it).
+    followed_by: tuple[tuple[str, str, str, str], ...] = ()
+    withdrawn: str = ""  # arXiv's withdrawal notice, where its latest version is withdrawn
 
 
 def _authors(authors: Sequence[str], limit: int = 10) -> str:
@@ -61,5 +65,11 @@ def paper_homes(records: Sequence[EditionRecord], papers: Collection[str] | None
                 status_label=STATUS_LABELS.get(p.status, p.status),
                 cited_by=tuple((page.stem, page.title, count)
                                for page, count in r.cited_by(p.number)),
-                themes=tuple(r.themes_of(p.number))) for r, p in appearances)))
+                themes=tuple(r.themes_of(p.number))) for r, p in appearances),
+            followed_by=tuple(
+                (r.edition, by.name or by.title, by.slug, f.quote)
+                for r in newest_first if r.continuity for f in r.continuity.followups
+                if f.earlier == base_id and (by := r.paper_of(f.number)) is not None),
+            withdrawn=next((w.notice for r in newest_first if r.continuity
+                            for w in r.continuity.withdrawn if w.base_id == base_id), "")))
     return homes

@@ -21,7 +21,7 @@ from ..codec import CodecError, from_data, to_data
 from ..errors import DigestError
 from ..models import Candidate, FullText, Paper, Triage, paper_slug
 from .names import cited_parts, name_citations
-from .values import Brief, ClaimCheck, FigureCheck, Pick, Problem, Theme, verdict_counts
+from .values import Brief, ClaimCheck, Continuity, FigureCheck, Pick, Problem, Theme, verdict_counts
 
 RECORD_FORMAT = 3
 READABLE_FORMATS = (1, 2, 3)  # 1 and 2: without answers (upgraded on reading)
@@ -196,6 +196,7 @@ class EditionRecord:
     figures: tuple[FigureFact, ...] = ()
     structured: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # each kind's codec
     feed: FeedStamps | None = None
+    continuity: Continuity | None = None  # "Since last edition" (None: not asked, or older)
     complete: bool = True
 
     # What history, the navigation, the feed and the mail ask of it.
@@ -244,6 +245,9 @@ class EditionRecord:
         by_number = {p.number: p for p in self.papers}
         return tuple((pick, by_number[pick.number]) for pick in self.picks
                      if pick.number in by_number)
+
+    def paper_of(self, number: int) -> RecordPaper | None:
+        return next((p for p in self.papers if p.number == number), None)
 
     def themes_of(self, number: int) -> list[str]:
         return [t.name for t in self.themes if number in t.papers]

@@ -14,7 +14,7 @@ from .facts import Checks, PaperFacts
 from .inputs import EditionInputs
 from .model import Brief, Citations, SynthesisPage, Theme
 from .record import CitedPaper, EditionRecord, PageCitations, RecordPaper, RecordPrompt, Status
-from .values import Pick
+from .values import Continuity, Pick
 
 
 def build_record(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
@@ -22,7 +22,7 @@ def build_record(edition: str, title: str, inputs: EditionInputs, facts: PaperFa
                  names: Mapping[int, str], briefs: Mapping[int, Brief], themes: Sequence[Theme],
                  pages: Sequence[SynthesisPage], picks: Sequence[Pick],
                  structured: Mapping[str, tuple[Any, ...]], built_at: str,
-                 kinds: KindRegistry) -> EditionRecord:
+                 kinds: KindRegistry, continuity: Continuity | None = None) -> EditionRecord:
     """edition.json: what was fetched and asked, every answer, and what was made of them."""
     numbered = {p.number: p for p in inputs.papers}
     synthesis = inputs.synthesis
@@ -38,7 +38,8 @@ def build_record(edition: str, title: str, inputs: EditionInputs, facts: PaperFa
         skipped_seen=inputs.skipped, triage=inputs.triage, names=dict(names),
         briefs=dict(briefs), themes=tuple(themes), picks=tuple(picks),
         citations={page.stem: _citations(page.citations, numbered) for page in pages},
-        checks=checks, figures=facts.recorded(), structured=_structured(structured, kinds))
+        checks=checks, figures=facts.recorded(), structured=_structured(structured, kinds),
+        continuity=continuity)
 
 
 def _paper(p: NumberedPaper, status: Status, name: str) -> RecordPaper:

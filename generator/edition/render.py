@@ -23,13 +23,16 @@ import jinja2
 from .. import store
 from ..cache import atomic_write_text
 from ..errors import DigestError
+from ..models import paper_slug
 from ..safe_text import clean_data, cut, md_cell, md_text, page_title, plain, safe_url, tooltip
 from ..store import Docs
 from .feed import atom_feed
 from .model import VERDICT_LABELS, VERDICT_SHORT, Edition
 from .names import cited_parts
+from .overview import overview_text
 from .paper_homes import paper_homes
 from .record import EditionRecord
+from .theme_pages import theme_pages, theme_slug
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +67,8 @@ def make_environment(workspace: Path) -> jinja2.Environment:
         autoescape=False,  # Markdown, not HTML: the filters below do the escaping
     )
     env.filters.update(text=md_text, cell=md_cell, plain=plain, url=safe_url, tooltip=tooltip,
-                       num=_num, cut=cut, suffix_headings=suffix_headings, cited=cited)
+                       num=_num, cut=cut, suffix_headings=suffix_headings, cited=cited,
+                       theme_slug=theme_slug, slug=paper_slug, first_paragraph=overview_text)
     env.globals.update(labels=VERDICT_LABELS, short_labels=VERDICT_SHORT)
     return env
 
@@ -135,6 +139,7 @@ class RenderedEdition:
     edition: str
     pages: dict[str, str]  # path relative to docs_dir -> Markdown or JSON text
     paper_homes: frozenset[str] = frozenset()  # every paper's own page the site should have
+    theme_pages: frozenset[str] = frozenset()  # every theme's own page the site should have
 
 
 def render_edition(env: jinja2.Environment, edition: Edition, published: Sequence[EditionRecord],
@@ -173,13 +178,16 @@ def render_edition(env: jinja2.Environment, edition: Edition, published: Sequenc
                      key=lambda r: r.edition, reverse=True)
     # Only this edition's papers: the others' pages depend on records that did not change.
     mine = {item.paper.base_id for item in edition.papers}
+    since = edition.record.continuity
+    if since:  # the earlier papers it follows up or found withdrawn: their pages say so
+        mine |= {f.earlier for f in since.followups} | {w.base_id for w in since.withdrawn}
     for path, text in front_pages(env, edition.title, records, site_url, mine).items():
         add(path, text)
     add(store.record(name),
         json.dumps(clean_data(edition.record.to_json()), indent=2, ensure_ascii=False) + "\n")
     for path, text in static_assets(env).items():
         add(path, text)
-    return RenderedEdition(name, pages, all_paper_homes(records))
+    return RenderedEdition(name, pages, all_paper_homes(records), all_theme_pages(records))
 
 
 def front_pages(env: jinja2.Environment, title: str, records: Sequence[EditionRecord],
@@ -191,7 +199,15 @@ def front_pages(env: jinja2.Environment, title: str, records: Sequence[EditionRe
     for home in paper_homes(records, papers):
         pages[store.paper_home(home.paper.base_slug)] = with_title(
             home.paper.title, render_template(env, "paper_home.md.j2", home=home))
+    # A theme's page reads every record: made again whenever an edition is (a few a week).
+    for theme in theme_pages(records):
+        pages[store.theme_page(theme.slug)] = with_title(
+            f"Theme: {theme.name}", render_template(env, "theme.md.j2", theme=theme))
     return pages
+
+
+def all_theme_pages(records: Sequence[EditionRecord]) -> frozenset[str]:
+    return frozenset(store.theme_page(t.slug) for t in theme_pages(records))
 
 
 def all_paper_homes(records: Sequence[EditionRecord]) -> frozenset[str]:
@@ -225,6 +241,7 @@ def write_pages(docs_dir: Path, rendered: RenderedEdition) -> None:
     edition_dir = Docs(docs_dir).edition_folder(rendered.edition)
     remove_stale(edition_dir, {docs_dir / p for p in rendered.pages})
     remove_stale(docs_dir / store.PAPERS, {docs_dir / p for p in rendered.paper_homes})
+    remove_stale(docs_dir / store.THEMES, {docs_dir / p for p in rendered.theme_pages})
 
 
 def write_front_pages(docs_dir: Path, pages: dict[str, str],
@@ -233,6 +250,7 @@ def write_front_pages(docs_dir: Path, pages: dict[str, str],
     for path, text in pages.items():
         atomic_write_text(docs_dir / path, text)
     remove_stale(docs_dir / store.PAPERS, {docs_dir / p for p in all_paper_homes(records)})
+    remove_stale(docs_dir / store.THEMES, {docs_dir / p for p in all_theme_pages(records)})
 
 
 def remove_stale(folder: Path, wanted: set[Path]) -> None:

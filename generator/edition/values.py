@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from ..models import Withdrawal
+
 
 @dataclass(frozen=True)
 class Brief:
@@ -103,3 +105,60 @@ class Pick:
     def backed(self) -> bool:
         """Whether `why` is a claim a quote found in this very paper supports."""
         return self.claim is not None and self.claim.verdict == "supported"
+
+
+@dataclass(frozen=True)
+class FollowUp:
+    """A paper of this edition that names one covered in an earlier edition."""
+
+    number: int  # this edition's paper
+    earlier: str  # the earlier paper's base id
+    title: str  # its title
+    name: str  # the name the digest called it by
+    edition: str  # the edition that last covered it
+    quote: str  # the sentence of this edition's paper that names it
+    by: str  # how it names it: "arXiv id", "title" or "name"
+
+
+@dataclass(frozen=True)
+class Revision:
+    """A paper covered before that is here in a new version: its abstract, word by word."""
+
+    number: int
+    before: str  # the version covered before
+    edition: str  # the edition that covered it
+    diff: tuple[tuple[str, str], ...]  # runs of words: ("=", kept), ("-", gone), ("+", new)
+
+    @property
+    def changed(self) -> bool:
+        return any(op != "=" for op, _ in self.diff)
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A new paper's result set against a claim of the previous edition, each with its quote."""
+
+    number: int  # this edition's paper
+    sentence: str  # the line of the comparison that says so
+    quote: str  # the new paper's quote behind it ("" where none was found in the paper)
+    verdict: Verdict
+    claim: str  # the earlier claim's id ("research-map#3")
+    earlier_sentence: str
+    earlier_quote: str
+    earlier_edition: str
+
+
+@dataclass(frozen=True)
+class Continuity:
+    """What an edition says about the ones before it ("Since last edition")."""
+
+    previous: str = ""  # the edition it is compared with ("": the first edition)
+    followups: tuple[FollowUp, ...] = ()
+    revised: tuple[Revision, ...] = ()
+    withdrawn: tuple[Withdrawal, ...] = ()  # papers of the last editions, withdrawn since
+    looked_up: tuple[str, ...] = ()  # the base ids looked up on arXiv for withdrawals
+    lookup_error: str = ""  # why the lookup is incomplete
+    themes_new: tuple[str, ...] = ()
+    themes_continuing: tuple[str, ...] = ()
+    themes_quiet: tuple[str, ...] = ()  # in the previous edition, not in this one
+    disagreements: tuple[Disagreement, ...] = ()

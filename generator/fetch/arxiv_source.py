@@ -12,7 +12,7 @@ import math
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from ..models import Paper, valid_arxiv_id
 from ..safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, clean, cut
 
 MAX_COMMENT_CHARS = 1000
+LOOKUP_BATCH = 100  # ids in one id_list request: arXiv's page size
 
 log = logging.getLogger(__name__)
 
@@ -250,6 +251,21 @@ class ArxivSource:
         log.info("arXiv listed %d paper(s) in the window of %r", len(papers), query)
         return Window(tuple(papers), int(total.group(1)) if total else None,
                       len(results) > limit, incomplete)
+
+    def lookup(self, base_ids: Sequence[str], max_abstract_chars: int) -> list[Paper]:
+        """The latest version of each paper, by id without version: one request per
+        `LOOKUP_BATCH` ids (arXiv's page of 100), each spaced like every other request."""
+        papers: list[Paper] = []
+        for start in range(0, len(base_ids), LOOKUP_BATCH):
+            batch = list(base_ids[start:start + LOOKUP_BATCH])
+            search = arxiv.Search(id_list=batch, max_results=len(batch))
+            try:
+                results = list(self._client(len(batch)).results(search))
+            except _FAILURES as err:
+                raise self._error(err) from err
+            papers += papers_from_results(results, max_abstract_chars)
+        log.info("arXiv answered %d of %d looked-up paper(s)", len(papers), len(base_ids))
+        return papers
 
     def _raise_if_rejected(self) -> None:
         """An error feed with HTTP 200 parses as an empty page: tell it from "no match"."""

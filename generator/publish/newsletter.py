@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from .. import store
 from ..config import EmailSettings
 from ..edition.feed import evidence_line, text_of
-from ..edition.lead import lead_parts, paper_byline, parts_html, parts_text
+from ..edition.lead import lead_parts, paper_byline, parts_html, parts_text, since_lines
 from ..edition.names import cited_parts
 from ..edition.record import EditionRecord, RecordPaper
 from ..edition.values import Pick
@@ -114,6 +114,12 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
         f': {len(record.papers)} papers, {len(new)} new'
         + (f'<br>{html.escape(evidence)}' if evidence else "") + '</p>',
         *([f'<p style="margin:0 0 20px;font-size:17px">{lead_html}</p>'] if lead else [])]
+    since = [text_of(line) for line in since_lines(record)]
+    if since and record.continuity:
+        heading = f"Since edition {record.continuity.previous}"
+        lines += [heading.upper(), "", *(f"- {line}" for line in since), ""]
+        blocks += [_heading(heading), '<ul style="margin:0 0 20px;padding-left:22px">' + "".join(
+            f'<li style="margin:0 0 8px">{html.escape(line)}</li>' for line in since) + "</ul>"]
     if picked:
         lines += ["EDITOR'S PICKS", ""]
         blocks.append(_heading("Editor's picks"))

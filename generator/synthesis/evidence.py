@@ -57,7 +57,7 @@ def evidence_requests(parent: PromptRequest, completion: Completion, settings: E
     if not (settings.enabled and spec.evidence and completion.ok):
         return []
     claims = claims_of(completion.content, papers, spec.shift)
-    size = settings.claims_per_request
+    size = spec.evidence_batch or settings.claims_per_request
     batches = [claims[i:i + size] for i in range(0, len(claims), size)]
     return [_request(parent, completion, batch, settings) for batch in batches]
 

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..bundle import paper_section
 from ..chat_models import Message, PromptKind, PromptRequest
+from ..edition.names import name_citations
 from ..models import Bundle
+from ..safe_text import cut
 from .structured import BRIEF_SCHEMA, THEMES_SCHEMA, response_format, schema_instruction
 
 if TYPE_CHECKING:  # the config's dataclasses hold the registry of kinds, which imports this
@@ -84,8 +86,29 @@ def themes(ctx: RequestContext) -> list[PromptRequest]:
     tm = ctx.config.prompts.themes
     if not tm.enabled:
         return []
-    return [ctx.make("themes", "Theme map", "themes", tm.instruction, f"Task: {tm.instruction}",
+    task = f"Task: {tm.instruction}"
+    earlier = earlier_theme_names(ctx.history)
+    if earlier:  # themes over time: the same theme keeps its name, and so its page
+        task += ("\n\nEarlier editions of this digest named these themes: "
+                 + "; ".join(earlier) + ". Where a theme of these papers is one of them, use "
+                 "its name exactly as written; give a new theme a new name.")
+    return [ctx.make("themes", "Theme map", "themes", tm.instruction, task,
                      tm.max_tokens, tm.temperature, schema=THEMES_SCHEMA)]
+
+
+EARLIER_THEME_EDITIONS = 8
+MAX_EARLIER_THEMES = 40
+
+
+def earlier_theme_names(history: History | None) -> list[str]:
+    """The theme names of the last editions, newest first, each once."""
+    if history is None:
+        return []
+    names: dict[str, str] = {}
+    for record in history.records[:EARLIER_THEME_EDITIONS]:
+        for theme in record.themes:
+            names.setdefault(theme.name.casefold(), " ".join(theme.name.split()))
+    return list(names.values())[:MAX_EARLIER_THEMES]
 
 
 def deep_dives(ctx: RequestContext) -> list[PromptRequest]:
@@ -126,3 +149,42 @@ def briefs(ctx: RequestContext) -> list[PromptRequest]:
                      settings.temperature, schema=BRIEF_SCHEMA, schema_name="paper_brief",
                      context=paper_section(item), subject=item.number)
             for item in ctx.bundle.papers]
+
+
+MAX_PREVIOUS_MAP_CHARS = 6000
+MAX_EARLIER_CLAIMS = 25
+MAX_OLD_ABSTRACT_CHARS = 800
+
+
+def changes(ctx: RequestContext) -> list[PromptRequest]:
+    """What changed in the field since the previous edition: the bundle, then the previous
+    research map (its papers by name: their numbers were that bundle's), the revised papers'
+    old abstracts and the previous edition's checked claims by id. None for a first edition,
+    or when the previous record holds no research map to compare with."""
+    settings = ctx.config.continuity
+    if not settings.enabled or ctx.history is None or not ctx.history.records:
+        return []
+    previous = ctx.history.records[0]
+    research_map = next((p.completion.content for p in previous.prompts
+                         if p.kind == "research_map" and p.completion.ok), "")
+    if not previous.complete or not research_map:
+        return []
+    named = cut(name_citations(research_map, previous.names), MAX_PREVIOUS_MAP_CHARS)
+    covered = {p.base_id: (p, r.edition) for r in reversed(ctx.history.records) for p in r.papers}
+    revised = [f"- Paper {item.number} is version {item.paper.arxiv_id} of "
+               f"{old.arxiv_id}, covered in edition {edition}. Its abstract then: "
+               f"{cut(old.abstract, MAX_OLD_ABSTRACT_CHARS)}"
+               for item in ctx.bundle.papers
+               if (found := covered.get(item.paper.base_id)) is not None
+               and (old := found[0]).arxiv_id != item.paper.arxiv_id
+               and (edition := found[1])]
+    claims = [f"- [{c.id}] {cut(name_citations(c.sentence, previous.names), 300)}"
+              for checks in (previous.checks or {}).values() for c in checks
+              if c.verdict == "supported" and c.id][:MAX_EARLIER_CLAIMS]
+    task = (f"Task: {settings.instruction}\n\n"
+            f"The previous edition ({previous.edition}), its research map:\n\n{named}\n\n"
+            "Revised papers of this edition:\n" + ("\n".join(revised) or "- none") + "\n\n"
+            "Claims of the previous edition, each with its id:\n"
+            + ("\n".join(claims) or "- none"))
+    return [ctx.make("since-last-edition", f"What changed since {previous.edition}", "changes",
+                     settings.instruction, task, settings.max_tokens, settings.temperature)]

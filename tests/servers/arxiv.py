@@ -34,6 +34,9 @@ class ArxivState:
     feeds: dict[str, str] = field(default_factory=dict)  # search_query -> feed file name
     default_feed: str = "arxivpy2026_search_testing_start0_max10.xml"
     feed_override: bytes | None = None  # served instead of any file (hostile or odd feeds)
+    # Answers id_list lookups: the entries of this feed whose id (without version) was asked
+    # for, as arXiv answers one (the latest version of each).
+    id_feed: bytes | None = None
     # A window of several recorded pages: their entries as one result list (each id once), its
     # totalResults their count, as arXiv answers a query for a date range.
     window: list[str] = field(default_factory=list)
@@ -95,6 +98,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(503, b"<html><body>Service Unavailable</body></html>", "text/html")
             return
         query = params.get("search_query", [""])[0]
+        ids = [i for i in params.get("id_list", [""])[0].split(",") if i]
+        if ids and state.id_feed is not None:
+            self._send(200, _by_id(state.id_feed, ids), "application/atom+xml; charset=utf-8")
+            return
         name = state.feeds.get(query, state.default_feed)
         body = state.feed_override or (self._window() if state.window else
                                        (state.fixtures / "arxiv_api" / name).read_bytes())
@@ -158,6 +165,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+
+def _by_id(feed: bytes, ids: list[str]) -> bytes:
+    """The feed with only the entries whose id, without its version, was asked for."""
+    wanted = {re.sub(r"v\d+$", "", i) for i in ids}
+    entries = _ENTRY_RE.findall(feed)
+    kept = [e for e in entries if (m := re.search(rb"<id>[^<]*/abs/([^<]+?)(?:v\d+)?</id>", e))
+            and m.group(1).decode() in wanted]
+    first = feed.index(entries[0]) if entries else feed.rindex(b"</feed>")
+    tail = feed[feed.rindex(entries[-1]) + len(entries[-1]):] if entries else b"</feed>\n"
+    head = _TOTAL_RE.sub(b"<opensearch:totalResults>%d<" % len(kept), feed[:first])
+    return head + b"".join(kept) + tail
 
 
 class _Server(ThreadingHTTPServer):

@@ -1,0 +1,176 @@
+"""Since last edition: what an edition says about the ones before it.
+
+All of it is computed from the typed archive (the earlier editions' records) and this
+edition's own inputs, with no request of its own: the papers here that name one covered
+before (follow-ups, found in their abstract, comment or text, with the sentence that names
+it), the papers here in a new version (their abstract's word diff against the version covered
+before), what the withdrawal lookup of the fetch found, which themes are new, continue or
+went quiet, and the comparison answer's disagreements, each with both quotes. A text-only
+finding (a follow-up) is a fact of the papers' text: the record keeps it (`PaperFacts`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from ..claims import CITE_RE
+from ..claims import numbers as cited_numbers
+from ..models import Lookup, NumberedPaper
+from ..safe_text import cut
+from .names import name_citations
+from .record import EditionRecord, RecordPaper, Status
+from .values import ClaimCheck, Continuity, Disagreement, FollowUp, Revision, Theme
+
+MAX_QUOTE_CHARS = 300
+MIN_TITLE_CHARS = 24  # a shorter title ("Attention") is too common to name a paper
+MIN_NAME_CHARS = 4
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+|\n")  # a line is a title, a heading, a sentence
+_DISAGREES_RE = re.compile(r"^\W*Disagree\w*\W+(.*?)\[([\w.-]+#\d+)\]", re.MULTILINE | re.I)
+
+
+def earlier_papers(records: Sequence[EditionRecord]) -> list[tuple[RecordPaper, str]]:
+    """Every paper the earlier editions covered, once, with the last edition that did
+    (`records` newest first)."""
+    seen: dict[str, tuple[RecordPaper, str]] = {}
+    for record in records:
+        for paper in record.papers:
+            seen.setdefault(paper.base_id, (paper, record.edition))
+    return list(seen.values())
+
+
+def find_follow_ups(papers: Sequence[NumberedPaper], statuses: Mapping[int, Status],
+                    text_of: Callable[[int], str],
+                    earlier: Sequence[tuple[RecordPaper, str]]) -> tuple[FollowUp, ...]:
+    """The new papers that name an earlier one: by arXiv id, by its whole title, or by the
+    short name its title gives ("FastKV"), each with the sentence that does."""
+    here = {p.paper.base_id for p in papers}
+    needles = [(paper, edition, _patterns(paper)) for paper, edition in earlier
+               if paper.base_id not in here]
+    found = []
+    for item in papers:
+        if statuses.get(item.number) != "new":
+            continue
+        text = text_of(item.number)
+        for paper, edition, patterns in needles:
+            for by, pattern in patterns:
+                match = pattern.search(text)
+                if match:
+                    found.append(FollowUp(item.number, paper.base_id, paper.title,
+                                          paper.name or paper.title, edition,
+                                          _sentence_at(text, match.start(), match.end()), by))
+                    break
+    return tuple(found)
+
+
+def _patterns(paper: RecordPaper) -> list[tuple[str, re.Pattern[str]]]:
+    patterns = [("arXiv id", re.compile(rf"(?<![\w.]){re.escape(paper.base_id)}(?:v\d+)?(?![\d])"))]
+    title = " ".join(paper.title.split())
+    if len(title) >= MIN_TITLE_CHARS:
+        words = r"\s+".join(re.escape(w) for w in title.split())
+        patterns.append(("title", re.compile(words, re.IGNORECASE)))
+    name = " ".join(paper.name.split())
+    if name and name != title and len(name) >= MIN_NAME_CHARS and not name.startswith("arXiv"):
+        patterns.append(("name", re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")))
+    return patterns
+
+
+def _sentence_at(text: str, start: int, end: int) -> str:
+    """The sentence of `text` around [start, end), on one line, at most MAX_QUOTE_CHARS."""
+    bounds = [0, *(m.end() for m in _SENTENCE_END_RE.finditer(text)), len(text)]
+    first = max(b for b in bounds if b <= start)
+    last = min((b for b in bounds if b >= end), default=len(text))
+    return cut(" ".join(text[first:last].split()), MAX_QUOTE_CHARS)
+
+
+def revisions(papers: Sequence[NumberedPaper], statuses: Mapping[int, Status],
+              earlier: Sequence[tuple[RecordPaper, str]]) -> tuple[Revision, ...]:
+    """The papers here in a new version, each with its abstract's word diff against the
+    version covered last."""
+    before = {paper.base_id: (paper, edition) for paper, edition in earlier}
+    found = []
+    for item in papers:
+        if statuses.get(item.number) != "updated" or item.paper.base_id not in before:
+            continue
+        old, edition = before[item.paper.base_id]
+        found.append(Revision(item.number, old.arxiv_id, edition,
+                              word_diff(old.abstract, item.paper.abstract)))
+    return tuple(found)
+
+
+def word_diff(old: str, new: str) -> tuple[tuple[str, str], ...]:
+    """Runs of words kept ("="), gone ("-") and new ("+"), in reading order."""
+    a, b = old.split(), new.split()
+    runs: list[tuple[str, str]] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op in ("delete", "replace"):
+            runs.append(("-", " ".join(a[i1:i2])))
+        if op in ("insert", "replace"):
+            runs.append(("+", " ".join(b[j1:j2])))
+        if op == "equal":
+            runs.append(("=", " ".join(a[i1:i2])))
+    return tuple(runs)
+
+
+def theme_changes(themes: Sequence[Theme], previous: EditionRecord | None
+                  ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(new, continuing, gone quiet) theme names against the previous edition's."""
+    names = [t.name for t in themes]
+    if previous is None:
+        return (), (), ()
+    before = {t.name.casefold() for t in previous.themes}
+    now = {n.casefold() for n in names}
+    return (tuple(n for n in names if n.casefold() not in before),
+            tuple(n for n in names if n.casefold() in before),
+            tuple(t.name for t in previous.themes if t.name.casefold() not in now))
+
+
+def disagreements(answer: str, checks: Sequence[ClaimCheck] | None,
+                  earlier: Iterable[EditionRecord], papers: Iterable[int]
+                  ) -> tuple[Disagreement, ...]:
+    """The comparison's "Disagrees: Paper N with [claim id]" lines, each with the new paper's
+    quote (from this answer's evidence check) beside the earlier claim's (from its record)."""
+    numbers = set(papers)
+    claims = {c.id: (c, r) for r in earlier for cs in (r.checks or {}).values() for c in cs}
+    found = []
+    for match in _DISAGREES_RE.finditer(answer):
+        cited = [n for m in CITE_RE.finditer(match.group(1)) for n in cited_numbers(m.group(2))
+                 if n in numbers]
+        earlier_claim = claims.get(match.group(2))
+        if not cited or earlier_claim is None:
+            continue
+        check = next((c for c in checks or () if cited[0] in c.papers
+                      and "disagree" in c.sentence.lower()), None)
+        old, record = earlier_claim
+        found.append(Disagreement(
+            cited[0], " ".join(match.group(0).split()), check.quote if check else "",
+            check.verdict if check else "not_checked", match.group(2),
+            name_citations(old.sentence, record.names),
+            old.quote if old.verdict == "supported" else "", record.edition))
+    return tuple(found)
+
+
+def continuity(edition: str, papers: Sequence[NumberedPaper], statuses: Mapping[int, Status],
+               themes: Sequence[Theme], prior: Sequence[EditionRecord],
+               follow_ups: tuple[FollowUp, ...], lookup: Lookup | None,
+               comparison: tuple[str, Sequence[ClaimCheck] | None] | None) -> Continuity:
+    """The edition's "Since last edition" (`prior`: the editions before it, newest first;
+    `comparison`: the what-changed answer and its verdicts, where one was asked)."""
+    previous = prior[0] if prior else None
+    if previous is None:
+        return Continuity()
+    earlier = earlier_papers(prior)
+    new, continuing, quiet = theme_changes(themes, previous)
+    gone = {w.base_id for w in lookup.withdrawn} if lookup else set()
+    return Continuity(
+        previous=previous.edition, followups=follow_ups,
+        # A new version that withdraws the paper is said once, as a withdrawal.
+        revised=tuple(r for r in revisions(papers, statuses, earlier)
+                      if next(p for p in papers if p.number == r.number).paper.base_id
+                      not in gone),
+        withdrawn=lookup.withdrawn if lookup else (), looked_up=lookup.ids if lookup else (),
+        lookup_error=lookup.error if lookup else "",
+        themes_new=new, themes_continuing=continuing, themes_quiet=quiet,
+        disagreements=disagreements(comparison[0], comparison[1], prior,
+                                    (p.number for p in papers)) if comparison else ())

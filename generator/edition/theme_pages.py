@@ -1,0 +1,49 @@
+"""Themes over time: one page per theme across editions (`themes/<slug>.md`).
+
+The theme map of each edition names its themes; the request is given the earlier editions'
+names (synthesis/prompts.py), so the same theme keeps its name and its page. A theme's page
+lists every edition it appeared in, newest first, with that edition's papers in it, linked to
+their own pages: like a paper's own page, made from the records alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .record import EditionRecord, RecordPaper
+
+_SLUG_RE = re.compile(r"[^a-z0-9]+")
+
+
+def theme_slug(name: str) -> str:
+    """A theme's file name: its name in lower case, words joined by "-" ("theme" if empty)."""
+    return _SLUG_RE.sub("-", name.casefold()).strip("-")[:80] or "theme"
+
+
+@dataclass(frozen=True)
+class ThemeSeen:
+    edition: str
+    description: str
+    papers: tuple[RecordPaper, ...]
+
+
+@dataclass(frozen=True)
+class ThemePage:
+    slug: str
+    name: str  # as the newest edition names it
+    editions: tuple[ThemeSeen, ...]  # newest first
+
+
+def theme_pages(records: Sequence[EditionRecord]) -> list[ThemePage]:
+    """Every theme of the archive, one page each (`records` newest first)."""
+    found: dict[str, list[tuple[str, ThemeSeen]]] = {}
+    for record in records:
+        by_number = {p.number: p for p in record.papers}
+        for theme in record.themes:
+            seen = ThemeSeen(record.edition, theme.description,
+                             tuple(by_number[n] for n in theme.papers if n in by_number))
+            found.setdefault(theme_slug(theme.name), []).append((theme.name, seen))
+    return [ThemePage(slug, entries[0][0], tuple(seen for _, seen in entries))
+            for slug, entries in sorted(found.items())]

@@ -1,0 +1,57 @@
+"""Withdrawn papers: every paper the last editions covered, looked up again on arXiv.
+
+A withdrawn paper stays on arXiv with a new last version whose abstract (or comment) is the
+withdrawal notice. The digest asks for the latest version of each paper it covered in the last
+`lookback_editions` editions, by id (`id_list`, 100 ids a request, spaced like every other
+request), once per edition: the answer is kept with the edition's fetch, so a rebuild asks
+nothing, and a lookup that fails is reported and the edition goes on without it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+
+from ..errors import ArxivError
+from ..models import Lookup, Paper, Withdrawal
+from ..ports import PaperSearch
+from ..safe_text import cut
+
+log = logging.getLogger(__name__)
+
+# arXiv's notices: "This paper has been withdrawn by the author due to ...", "withdrawn",
+# "Paper withdrawn by arXiv admin: ...".
+_WITHDRAWN_RE = re.compile(
+    r"\b(?:this (?:paper|article|manuscript|submission|work|version|preprint) "
+    r"(?:has been|is|was|is being) withdrawn|withdrawn by (?:the )?(?:authors?|arxiv|admin\w*|"
+    r"submitter)|(?:paper|article|submission|manuscript) (?:is )?withdrawn)\b"
+    r"|^\s*withdrawn\.?\s*$", re.IGNORECASE)
+MAX_NOTICE_CHARS = 300
+
+
+def withdrawal_notice(paper: Paper) -> str:
+    """The withdrawal notice of a paper's latest version ("" when it is not withdrawn)."""
+    for text in (paper.comment, paper.abstract):
+        if _WITHDRAWN_RE.search(text):
+            return cut(" ".join(text.split()), MAX_NOTICE_CHARS)
+    return ""
+
+
+def look_up(source: PaperSearch, ids: Sequence[str], max_abstract_chars: int,
+            previous: Lookup | None) -> Lookup:
+    """The withdrawals among `ids` (base ids): as `previous` found them for the same ids,
+    else asked of arXiv (nothing to look up: an empty lookup, kept like any other)."""
+    wanted = tuple(sorted(set(ids)))
+    if not wanted:
+        return Lookup()
+    if previous is not None and previous.ids == wanted and not previous.error:
+        return previous
+    try:
+        papers = source.lookup(wanted, max_abstract_chars)
+    except ArxivError as err:
+        log.warning("could not look up the earlier editions' papers: %s", err)
+        return Lookup(wanted, (), f"arXiv could not be asked which papers were withdrawn: {err}")
+    withdrawn = [Withdrawal(p.base_id, p.arxiv_id, p.title, notice) for p in papers
+                 if p.base_id in wanted and (notice := withdrawal_notice(p))]
+    return Lookup(wanted, tuple(sorted(withdrawn, key=lambda w: w.base_id)))
