@@ -1,6 +1,6 @@
 """Benchmark: triage of a 200-paper window against a latency-modelled server.
 
-    python bench/triage.py [--candidates 200] [--scale 0.5] [--prefill-tps 12000]
+    python bench/triage.py [--candidates 200] [--scale 0.5] [--prefill-tps 12000] [--marks 20]
 
 Scores `--candidates` papers (the recorded arXiv feeds' papers, repeated under new ids to fill
 the window) as `digest build` does with `[triage] interests` set and the other settings of the
@@ -9,8 +9,10 @@ interests first (one shared prefix), the paper last, sent at the server's pace (
 `/server_info`). Beside it, in the same run: the seed's sequential style (one request at a
 time), the true floor (max(the longest request's prefill and decode, every distinct prefill
 plus the shortest decode, the decode work spread over the server's running requests)), and the
-ideal cache-hit fraction (every shared prefix prefilled once). Model seconds, as in
-bench/synthesis.py; see README.md, "Benchmarks".
+ideal cache-hit fraction (every shared prefix prefilled once), and the project again with the
+reader's `--marks` marked papers in the shared prefix (feedback.py: half "more", half "less",
+their abstracts cut as [feedback] example_chars says), whose cache hits must not drop. Model
+seconds, as in bench/synthesis.py; see README.md, "Benchmarks".
 """
 
 from __future__ import annotations
@@ -34,10 +36,11 @@ from generator.cache import Cache  # noqa: E402
 from generator.chat_models import PromptRequest  # noqa: E402
 from generator.config import load_config  # noqa: E402
 from generator.fetch.arxiv_source import ArxivSource, RateLimiter, RecordingSession, Window  # noqa: E402
+from generator.safe_text import cut  # noqa: E402
 from generator.synthesis.dispatch import concurrency  # noqa: E402
 from generator.synthesis.llm_client import ChatClient  # noqa: E402
 from generator.synthesis.server import ServerProbe  # noqa: E402
-from generator.triage import run_triage, triage_request  # noqa: E402
+from generator.triage import Example, run_triage, triage_request  # noqa: E402
 from tests.servers.arxiv import ArxivServer  # noqa: E402
 
 FIXTURES = ROOT.parent / "shared" / "fixtures"
@@ -82,6 +85,8 @@ def main() -> None:
     parser.add_argument("--decode-tps", type=float, default=80)
     parser.add_argument("--page-tokens", type=int, default=64,
                         help="the prefix cache's page (FlashMLA's, as DeepSeek V4 runs on SGLang)")
+    parser.add_argument("--marks", type=int, default=20,
+                        help="marked papers shown to triage in the second project run")
     parser.add_argument("--answer-tokens", type=int, default=70,
                         help="a triage answer: a score, a reason of up to 30 words, interests")
     args = parser.parse_args()
@@ -107,6 +112,18 @@ def main() -> None:
             ours = (time.perf_counter() - started) / args.scale
         stats = server.stats
         hits = stats.cached_tokens / stats.prompt_tokens
+        examples = [Example("more" if i % 2 == 0 else "less", p.base_id, p.title,
+                            cut(p.abstract, config.feedback.example_chars))
+                    for i, p in enumerate(papers.papers[-args.marks:] if args.marks else [])]
+        server.reset()
+        with tempfile.TemporaryDirectory() as cache:
+            started = time.perf_counter()
+            run_triage(papers, "bench", args.candidates, settings, config.arxiv.max_papers,
+                       client, Cache(Path(cache)), language=config.digest.language,
+                       max_concurrency=config.llm.max_concurrency,
+                       server_info=probe.server_info, examples=examples)
+            marked_s = (time.perf_counter() - started) / args.scale
+        marked_hits = server.stats.cached_tokens / server.stats.prompt_tokens
         request_list = [triage_request(i, p, settings, config.digest.language)
                         for i, p in enumerate(papers.papers)]
         server.reset()
@@ -137,6 +154,9 @@ def main() -> None:
     print(f"  {'seed style / project':<52} {sequential / ours:8.2f}x")
     print(f"  {'cache hits of the triage requests':<52} {hits:8.1%}   ideal {ideal:.1%} "
           f"(target: within 5 points)")
+    print(f"  {f'project with {len(examples)} marks in the shared prefix':<52} {marked_s:8.1f} s")
+    print(f"  {f'cache hits with {len(examples)} marks':<52} {marked_hits:8.1%}   "
+          f"without: {hits:.1%} (target: no drop beyond noise)")
 
 
 if __name__ == "__main__":

@@ -27,9 +27,11 @@ from .cli_common import (
     wait_option,
     workspace_lock,
 )
+from .cli_feedback import feedback
 from .cli_progress import Progress
 from .cli_server import doctor, server_command
 from .config import load_config
+from .edition.history import History
 from .errors import UsageError
 from .publish.site import deploy_site, zip_site
 from .services import make_services
@@ -207,7 +209,9 @@ def render(config_path: str, edition: str | None, every: bool) -> None:
                     click.echo(f"Kept as they are (no records in the cache): {', '.join(skipped)}")
                 return
             name = edition_name(edition)
-            pipeline.render_stage(config, cache, name)
+            record = pipeline.render_stage(config, cache, name)
+            assert record is not None  # rendered whatever the fingerprint says
+            pipeline.render_flagged(config, cache, record, History.load(config.docs_dir))
         click.echo(f"Pages of edition {name} written to {config.docs_dir}.")
 
 
@@ -364,6 +368,7 @@ def send(config_path: str, edition: str | None, dry_run: bool, resend: bool,
 
 # The LLM server's commands (doctor, server-command) live beside this module.
 cli.add_command(doctor)
+cli.add_command(feedback)
 cli.add_command(server_command)
 
 

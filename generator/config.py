@@ -16,6 +16,7 @@ from typing import Any
 from .config_checks import check_values
 from .config_read import build, describe, ranged, unknown
 from .errors import ConfigError
+from .feedback import MarkLinks
 from .kinds import BUILTIN_KINDS, KindRegistry
 from .synthesis import default_prompts
 
@@ -171,6 +172,25 @@ class ContinuitySettings:
     temperature: float = ranged(0.2, 0.0, 2.0)
 
 
+@dataclass(frozen=True)
+class FeedbackSettings:
+    """The readers' "more like this" and "less like this" marks (`digest feedback`)."""
+
+    # The digest's repository ("owner/name"): each paper on the site offers marks that open a
+    # pre-filled issue there; `digest feedback pull` reads them.
+    github_repo: str = ""
+    label: str = "digest-feedback"  # the label the marks' issues carry (and pull reads)
+    github_url: str = "https://github.com"  # the web address issues are opened at
+    # Where the mail's marks go (a mailto: link), for readers without a GitHub account.
+    email: str = ""
+    max_examples: int = ranged(20, 0, 200)  # marked papers shown to triage as examples
+    example_chars: int = ranged(300, 50, 5000)  # each example's abstract cut to this
+
+    @property
+    def links(self) -> MarkLinks:
+        return MarkLinks(self.github_repo, self.label, self.github_url, self.email)
+
+
 def _default_deep_dives() -> tuple[DeepDivePrompt, ...]:
     return tuple(DeepDivePrompt(label, q) for label, q in default_prompts.DEEP_DIVES)
 
@@ -219,6 +239,7 @@ class Config:
     evidence: EvidenceSettings = field(default_factory=EvidenceSettings)
     triage: TriageSettings = field(default_factory=TriageSettings)
     continuity: ContinuitySettings = field(default_factory=ContinuitySettings)
+    feedback: FeedbackSettings = field(default_factory=FeedbackSettings)
     email: EmailSettings = field(default_factory=EmailSettings)
     # The settings of kinds registered beyond the built-in ones (generator.kinds), by kind.
     kinds: Mapping[str, Any] = field(default_factory=dict)
@@ -242,6 +263,11 @@ class Config:
         return (self.workspace / self.paths.cache_dir).resolve()
 
     @property
+    def marks_file(self) -> Path:
+        """The readers' marks (feedback.py): in the workspace, committed, never on the site."""
+        return self.workspace / "feedback.json"
+
+    @property
     def mkdocs_yml(self) -> Path:
         return self.workspace / "mkdocs.yml"
 
@@ -256,6 +282,7 @@ _SECTIONS: dict[str, type] = {
     "evidence": EvidenceSettings,
     "triage": TriageSettings,
     "continuity": ContinuitySettings,
+    "feedback": FeedbackSettings,
     "email": EmailSettings,
 }
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from .config_read import out_of_range
+from .github import valid_repo
 
 if TYPE_CHECKING:
     from .config import Config
@@ -45,6 +46,15 @@ def check_values(config: Config) -> list[str]:
         bad = [a for a in (*e.to, e.sender) if a and ("@" not in a or any(c in a for c in ",;"))]
         if bad:
             problems.append(f"email: not an email address: {', '.join(repr(a) for a in bad)}")
+    f = config.feedback
+    if f.github_repo and not valid_repo(f.github_repo):
+        problems.append(f"feedback.github_repo: expected owner/name, got {f.github_repo!r}")
+    if urlparse(f.github_url).scheme != "https" or not urlparse(f.github_url).hostname:
+        problems.append(f"feedback.github_url: expected an https URL, got {f.github_url!r}")
+    if f.email and ("@" not in f.email or any(c in f.email for c in ",;?&\n\r ")):
+        problems.append(f"feedback.email: not an email address: {f.email!r}")
+    if not f.label.strip() or any(c in f.label for c in ",\n\r"):
+        problems.append(f"feedback.label: one label, no comma or line break, got {f.label!r}")
     host = urlparse(a.api_url).hostname or ""
     if urlparse(a.api_url).scheme not in ("http", "https") or not host:
         problems.append(f"arxiv.api_url: expected an http(s) URL, got {a.api_url!r}")

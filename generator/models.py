@@ -205,6 +205,8 @@ class Triage:
     capped: bool = False  # the window held more than max_candidates
     incomplete: str = ""  # why the window could not be read to its end ("": it was)
     interests: str = ""  # what the papers were scored against, as [triage] interests said
+    marks: int = 0  # the reader's marked papers shown to it as examples (feedback.py)
+    marked: tuple[str, ...] = ()  # every marked paper (ids without version): never a pick
 
     def selected_papers(self) -> list[Paper]:
         """The papers the edition bundles, best first (ties: the newer)."""
@@ -215,14 +217,15 @@ class Triage:
         return {"query": self.query, "max_candidates": self.max_candidates,
                 "candidates": [c.to_dict() for c in self.candidates], "total": self.total,
                 "capped": self.capped, "incomplete": self.incomplete,
-                "interests": self.interests}
+                "interests": self.interests, "marks": self.marks, "marked": list(self.marked)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Triage:
         return cls(data["query"], data["max_candidates"],
                    tuple(Candidate.from_dict(c) for c in data["candidates"]), data.get("total"),
                    data.get("capped", False), data.get("incomplete", ""),
-                   str(data.get("interests", "")))
+                   str(data.get("interests", "")), int(data.get("marks", 0)),
+                   tuple(data.get("marked", ())))
 
 
 @dataclass(frozen=True)

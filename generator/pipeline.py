@@ -32,7 +32,7 @@ from .synthesis.stage import Observer, failed
 
 # What the CLI reaches through `pipeline`: the stages one at a time, and the whole run.
 __all__ = ["BuildReport", "check_edition", "fetch_stage", "remove_edition", "render_all",
-           "render_stage", "run", "site_stage", "skeleton_dir", "synthesize_stage", "today"]
+           "render_flagged", "render_stage", "run", "site_stage", "skeleton_dir", "synthesize_stage", "today"]
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,11 @@ def run(
     record = render_stage(config, services.cache, edition, history=history,
                           only_if_changed=True)
     if record is not None:
-        history = render_flagged(config, services.cache, record, history.with_record(record))
+        history = history.with_record(record)
+        # Earlier editions citing a paper this one found withdrawn: rendered again where
+        # the flag is not on their pages yet (their fingerprint tells).
+        if record.continuity and record.continuity.withdrawn:
+            history = render_flagged(config, services.cache, record, history)
     stages.stage("site: MkDocs build and check")
     site_dir = site_stage(config, only_if_changed=True, history=history)
     statuses = [s.full_text.status for s in fetch.sources]

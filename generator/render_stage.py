@@ -78,6 +78,7 @@ def render_stage(config: Config, cache: Cache, edition: str, *,
     assembled = assemble(edition, config.digest.title, inputs, facts, records,
                          kinds=config.registry)
     env = make_environment(config.workspace)
+    env.globals["marks"] = config.feedback.links
     rendered = render_edition(env, assembled, records, config.digest.site_url)
     write_pages(config.docs_dir, rendered)
     cache.mark_removed(edition, False)  # rendering an edition on purpose publishes it again
@@ -90,14 +91,16 @@ def render_flagged(config: Config, cache: Cache, record: EditionRecord, history:
                    ) -> History:
     """Render again the earlier editions that covered a paper `record` found withdrawn, so
     their pages flag it where they cite it (their records are unchanged: the flag comes from
-    this one). Returns the history with whatever was rendered."""
+    this one); one whose pages were made with this record already is left (its fingerprint
+    covers every record). Returns the history with whatever was rendered."""
     withdrawn = {w.base_id for w in record.continuity.withdrawn} if record.continuity else set()
     for earlier in history.records:
         if earlier.edition >= record.edition or cache.is_removed(earlier.edition):
             continue
         if withdrawn & {p.base_id for p in earlier.papers}:
             try:
-                again = render_stage(config, cache, earlier.edition, history=history)
+                again = render_stage(config, cache, earlier.edition, history=history,
+                                     only_if_changed=True)
             except UsageError as err:
                 log.warning("%s; its pages do not flag the withdrawn paper yet", err)
                 continue

@@ -35,6 +35,16 @@ _UNSAFE_CHARS_RE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u202a-\u202e\u2066-\u2069]")
 
 
+def excerpt(quote: str) -> str:
+    """A quote as a piece of a longer text: "…" where it starts or stops mid-sentence."""
+    quote = " ".join(quote.split())
+    if not quote:
+        return quote
+    head = "…" if quote[0].islower() else ""
+    tail = "" if quote[-1] in ".!?\"'”’)…" else "…"
+    return f"{head}{quote}{tail}"
+
+
 def cut(text: str, limit: int) -> str:
     """Cut `text` to at most `limit` characters at a word boundary, marking the cut."""
     if len(text) <= limit:

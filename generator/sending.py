@@ -44,7 +44,8 @@ def send_stage(config: Config, edition: str | None, environ: Mapping[str, str], 
     if record is None:
         raise UsageError(f"edition {edition} has not been published; published: "
                          f"{', '.join(r.edition for r in records[:10])}")
-    letter = newsletter(config.digest.title, record, config.digest.site_url, settings)
+    letter = newsletter(config.digest.title, record, config.digest.site_url, settings,
+                        config.feedback.links)
     problems = live_in_fragment(letter.html, allowed=OWN_MARKUP)
     if problems:  # never, by construction: the same check as every page of the site
         raise UsageError(f"the newsletter's HTML would carry live markup: {problems[0]}")

@@ -22,10 +22,13 @@ from .edition.render import (
     default_template_dir,
 )
 from .errors import ServerNotAnsweringError, UsageError
+from .feedback import Marks, load_marks
+from .fetch.arxiv_source import Window
 from .fetch.stage import FetchSettings, OnText, run_fetch
 from .fetch.withdrawals import look_up
-from .models import Bundle, FetchResult, Source, Triage
+from .models import Bundle, FetchResult, Paper, Source, Triage
 from .publish.site import build_site  # imports MkDocs only when a site is built
+from .safe_text import cut
 from .services import Services
 from .synthesis.capabilities import after_run, load_capabilities, save_capabilities, without_requests
 from .synthesis.dispatch import AdaptiveWidth
@@ -42,7 +45,7 @@ from .synthesis.planning import (
 )
 from .synthesis.record import load_synthesis, save_synthesis
 from .synthesis.stage import FollowUp, Observer, run_batch
-from .triage import run_triage, window_of
+from .triage import Example, run_triage, window_of
 
 log = logging.getLogger(__name__)
 
@@ -97,15 +100,16 @@ def fetch_stage(config: Config, services: Services, edition: str, *, refresh: bo
                              a.max_pdf_chars, search.skip)
     previous = None if refresh else services.cache.get_fetch(edition)
     if triage is None and config.triage.enabled:
-        triage = triage_stage(config, services, search, previous)
+        triage = triage_stage(config, services, search, previous, history)
     result = run_fetch(edition, settings, services.arxiv, services.downloader, services.cache,
                        previous=previous, on_text=on_text, triage=triage)
-    if config.continuity.enabled:  # the papers covered lately, looked up for withdrawals
-        done = previous.lookup if previous else None
-        # Looked up once per edition: a rebuild keeps what was found (and reads no record).
-        lookup = done if done is not None and not done.error else look_up(
-            services.arxiv, history.before(edition).covered(config.continuity.lookback_editions),
-            a.max_abstract_chars, done)
+    if config.continuity.enabled and previous is None:
+        # The papers covered lately, looked up for withdrawals once, at the edition's first
+        # fetch (or --refresh): a rebuild keeps what was found, a failure included, and asks
+        # arXiv nothing (nor reads a record).
+        lookup = look_up(services.arxiv,
+                         history.before(edition).covered(config.continuity.lookback_editions),
+                         a.max_abstract_chars, None)
         if lookup != result.lookup:
             result = replace(result, lookup=lookup)
             services.cache.put_fetch(edition, result)
@@ -113,7 +117,7 @@ def fetch_stage(config: Config, services: Services, edition: str, *, refresh: bo
 
 
 def triage_stage(config: Config, services: Services, search: EditionQuery,
-                 previous: FetchResult | None) -> Triage:
+                 previous: FetchResult | None, history: History | None = None) -> Triage:
     """Every paper of the window, judged: the window as recorded for this edition (`previous`,
     if its query and cap are the same), else listed by arXiv; the judgements from the cache
     where it has them."""
@@ -125,11 +129,30 @@ def triage_stage(config: Config, services: Services, search: EditionQuery,
         papers = services.arxiv.search_window(query, t.max_candidates,
                                               config.arxiv.max_abstract_chars,
                                               config.arxiv.page_size)
+    marks = load_marks(config.marks_file)
+    examples = triage_examples(marks, history or History.load(config.docs_dir), papers,
+                               config.feedback.max_examples, config.feedback.example_chars)
     with launch_advice_on_failure(config, services):
         return run_triage(papers, query, t.max_candidates, t, config.arxiv.max_papers,
                           services.chat, services.cache, language=config.digest.language,
                           seen=search.skip, max_concurrency=config.llm.max_concurrency,
-                          server_info=services.probe.server_info)
+                          server_info=services.probe.server_info, examples=examples,
+                          marked=tuple(m.arxiv_id for m in marks.marks))
+
+
+def triage_examples(marks: Marks, history: History, window: Window, most: int, chars: int
+                    ) -> list[Example]:
+    """The marked papers triage is shown: those an edition covered or the window lists (a mark
+    of a paper known nowhere is kept for later), the latest marked first, at most `most`,
+    then in a fixed order (by id) so that every candidate's request shares them."""
+    known: dict[str, Paper] = {p.base_id: p for p in window.papers}
+    for record in reversed(history.records):  # the newest edition's version wins
+        known.update({p.base_id: p.paper for p in record.papers})
+    shown = [m for m in sorted(marks.marks, key=lambda m: m.at, reverse=True)
+             if m.arxiv_id in known][:most]
+    return [Example(m.kind, m.arxiv_id, " ".join(known[m.arxiv_id].title.split()),
+                    cut(" ".join(known[m.arxiv_id].abstract.split()), chars))
+            for m in sorted(shown, key=lambda m: m.arxiv_id)]
 
 
 def _fetched(cache: Cache, edition: str) -> FetchResult:
@@ -256,7 +279,10 @@ def synthesize_stage(
             save_capabilities(cache, chat.base_url, chat.model, learnt)
         known = learnt
     previous = load_synthesis(cache, edition)
-    result = replace(result, server=known.server or (previous.server if previous else ""))
+    # Answers all from the cache keep the server that wrote them (a switch since changes none).
+    cached = previous is not None and previous.server and all(c.from_cache
+                                                              for c in result.completions)
+    result = replace(result, server=previous.server if cached and previous else known.server)
     if previous is None or not _same_answers(previous, result):
         save_synthesis(cache, edition, result)
     # Otherwise every answer came from the cache: the record keeps the figures of the run that

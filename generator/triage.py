@@ -16,7 +16,7 @@ import json
 import logging
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .cache import Cache
@@ -45,11 +45,33 @@ def excluded_by(paper: Paper, phrases: Sequence[str]) -> str | None:
     return None
 
 
-def system_message(settings: TriageSettings, language: str) -> str:
-    """The part every candidate's request shares: the instructions, then the interests."""
-    return (f"{settings.instruction}\n\nWrite the reason in {language}.\n\n"
+@dataclass(frozen=True)
+class Example:
+    """A paper the reader marked, as triage is shown it."""
+
+    kind: str  # "more" or "less"
+    arxiv_id: str
+    title: str
+    abstract: str  # cut to [feedback] example_chars
+
+
+def system_message(settings: TriageSettings, language: str,
+                   examples: Sequence[Example] = ()) -> str:
+    """The part every candidate's request shares: the instructions, the interests, then the
+    reader's marked papers (in a fixed order, so every candidate still shares all of it)."""
+    text = (f"{settings.instruction}\n\nWrite the reason in {language}.\n\n"
             f"{schema_instruction(TRIAGE_SCHEMA)}\n\n"
             f"The reader's interests:\n{settings.interests.strip()}")
+    if examples:
+        text += ("\n\nPapers the reader marked, as examples of their taste: score a candidate "
+                 "like a paper of the first list higher and one like a paper of the second list "
+                 "lower, and where it resembles one, name that paper in your reason.")
+    for kind, heading in (("more", "More like these"), ("less", "Less like these")):
+        listed = [e for e in examples if e.kind == kind]
+        if listed:
+            text += f"\n\n{heading}:\n" + "\n".join(
+                f"- {e.title} (arXiv:{e.arxiv_id}): {e.abstract}" for e in listed)
+    return text
 
 
 def paper_text(paper: Paper) -> str:
@@ -60,11 +82,11 @@ def paper_text(paper: Paper) -> str:
 
 
 def triage_request(index: int, paper: Paper, settings: TriageSettings,
-                   language: str) -> PromptRequest:
+                   language: str, examples: Sequence[Example] = ()) -> PromptRequest:
     return PromptRequest(
         name=f"triage-{index + 1}", title=f"Triage of {paper.arxiv_id}", kind="triage",
         question=settings.interests.strip(),
-        messages=(Message("system", system_message(settings, language)),
+        messages=(Message("system", system_message(settings, language, examples)),
                   Message("user", paper_text(paper))),
         max_tokens=settings.max_tokens, temperature=settings.temperature,
         extra_body_json=json.dumps(
@@ -92,7 +114,8 @@ def run_triage(window: Window, query: str, max_candidates: int, settings: Triage
                seen: frozenset[str] = frozenset(),
                max_concurrency: int = 0,
                server_info: Callable[[], dict[str, Any] | None] | None = None,
-               observer: Observer | None = None) -> Triage:
+               observer: Observer | None = None, examples: Sequence[Example] = (),
+               marked: tuple[str, ...] = ()) -> Triage:
     """Judge every paper of the window; the answers come from the cache where it has them
     (`server_info` is asked only when some are not: a rebuild talks to no server)."""
     judged: list[Candidate] = []
@@ -105,9 +128,9 @@ def run_triage(window: Window, query: str, max_candidates: int, settings: Triage
             judged.append(Candidate(paper, "excluded", reason=phrase))
         else:
             judged.append(Candidate(paper, "unscored"))
-            todo.append((index, triage_request(index, paper, settings, language)))
+            todo.append((index, triage_request(index, paper, settings, language, examples)))
     if todo:
-        prefix = len(system_message(settings, language)) // 4
+        prefix = len(system_message(settings, language, examples)) // 4
         result = run_batch([r for _, r in todo], client, cache, bundle_chars=0,
                                bundle_tokens=prefix, max_concurrency=max_concurrency,
                                server_info=server_info, observer=observer)
@@ -133,7 +156,7 @@ def run_triage(window: Window, query: str, max_candidates: int, settings: Triage
              sum(c.status == "excluded" for c in candidates),
              sum(c.status == "unscored" for c in candidates))
     return Triage(query, max_candidates, tuple(candidates), window.total, window.capped,
-                  window.incomplete, settings.interests.strip())
+                  window.incomplete, settings.interests.strip(), len(examples), marked)
 
 
 def window_of(triage: Triage) -> Window:

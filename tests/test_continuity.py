@@ -46,9 +46,10 @@ COMPARISON = "Compare this edition's papers with the previous edition's research
 
 def comparison_responder(body: dict[str, Any]) -> Answer:
     if COMPARISON in task_of(body):
-        return Answer("Paper 1 extends FastKV to prompts of a million tokens, saving memory. "
-                      "Paper 2 now reports a larger memory saving.\n\n"
-                      "Disagrees: Paper 2 with [research-map#1]\n")
+        # The double quotes claim 1 from its paper, claim 2 from another, claim 3 invented.
+        return Answer("Disagrees: Paper 2 with [research-map#1]\n\n"
+                      "Paper 1 extends FastKV to prompts of a million tokens, saving memory. "
+                      "Paper 2 now reports a larger memory saving.\n")
     return default_responder(body)
 
 
@@ -154,9 +155,9 @@ def test_a_withdrawn_paper_is_flagged_on_its_page_the_lead_the_feed_and_earlier_
     # Edition 1 was rendered again: where its pages cite A3, the flag stands beside it.
     earlier = docs(config, f"editions/{FIRST}/research-map.md")
     assert "Speculative Decoding with Tiny Drafts\") <span class=\"digest-flag\"" in earlier
-    assert "⚠ withdrawn" in earlier
+    assert "⚠\u00a0withdrawn" in earlier
     site = (config.parent / "site" / "editions" / FIRST / "research-map.html").read_text()
-    assert "⚠ withdrawn" in site
+    assert "⚠\u00a0withdrawn" in site or "⚠&nbsp;withdrawn" in site
 
 
 def test_a_theme_named_in_both_editions_has_one_page_with_both(
@@ -184,7 +185,7 @@ def test_the_comparison_is_checked_and_its_disagreement_shows_both_quotes(
     (disagreement,) = record.continuity.disagreements
     assert disagreement.claim == "research-map#1" and disagreement.earlier_edition == FIRST
     page = docs(config, f"editions/{SECOND}/since-last-edition.md")
-    assert "Where a new paper disagrees" in page and f"Edition {FIRST} said:" in page
+    assert "Where a new paper disagrees" in page and f"edition {FIRST} said:" in page
     assert "FastKV and Paged Attention for Serving at Scale share an approach" in page
     assert "digest-ev" in page  # the comparison's claims carry their evidence marks
 
@@ -214,3 +215,26 @@ def test_a_first_edition_and_one_after_an_old_record_ask_for_no_comparison() -> 
     task = request.messages[-1].content
     assert task.startswith("bundle text") and "Paged Attention Revisited" in task
     assert "Paper 1 and Paper 2 improve serving" not in task  # the old numbers are names now
+
+
+def test_a_disagreement_is_published_only_with_both_quotes_found() -> None:
+    """The new side's quote must be found in its paper, and the earlier claim's in its own:
+    a disagreement resting on a fabricated quote is not shown as one."""
+    from dataclasses import replace
+
+    from generator.edition.continuity import disagreements
+    from generator.edition.values import ClaimCheck
+    from tests.edition_fixture import fixed_edition
+
+    earlier = fixed_edition().record
+    assert earlier.checks is not None
+    supported = next(c for cs in earlier.checks.values() for c in cs if c.verdict == "supported")
+    answer = f"Disagrees: Paper 2 with [{supported.id}]\n"
+    found = ClaimCheck(f"Disagrees: Paper 2 with {supported.id}", (2,), "supported",
+                       "a quote of the new paper", 2, "", "since-last-edition#1")
+    (shown,) = disagreements(answer, [found], [earlier], [1, 2, 3])
+    assert shown.earlier_quote == supported.quote and shown.quote == "a quote of the new paper"
+    assert "Paged Attention Revisited" in shown.earlier_sentence  # named, not "Paper 1"
+    fabricated = replace(found, verdict="not_in_paper", found_in=None)
+    assert disagreements(answer, [fabricated], [earlier], [1, 2, 3]) == ()
+    assert disagreements("Disagrees: Paper 9 with [nope#1]", [found], [earlier], [2]) == ()

@@ -292,7 +292,15 @@ def test_the_workflow_builds_on_a_schedule_and_deploys_with_secrets() -> None:
     assert steps[commit]["continue-on-error"] is True
     # Write access only where it is needed.
     assert workflow["permissions"] == {}
-    assert workflow["jobs"]["build"]["permissions"] == {"contents": "write", "pages": "read"}
+    assert workflow["jobs"]["build"]["permissions"] == {"contents": "write", "pages": "read",
+                                                        "issues": "write"}  # the marks
+    steps = workflow["jobs"]["build"]["steps"]
+    names = [s.get("name", "") for s in steps]
+    # The readers' marks are read before the build, with the job's own token.
+    assert names.index("Read the readers' marks") < names.index("Build the edition")
+    marks = steps[names.index("Read the readers' marks")]
+    assert "digest feedback pull" in marks["run"]
+    assert marks["env"]["GITHUB_TOKEN"] == "${{ github.token }}"
     site_url = next(s for s in steps if s.get("name") == "Build the edition")["env"]
     assert site_url["DIGEST_SITE_URL"] == "${{ steps.pages.outputs.base_url }}"
     assert workflow["jobs"]["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}

@@ -79,7 +79,8 @@ def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
     overview = overview_text(research_map)  # named where it is shown (record.overview_parts)
     citing = Counter(n for page, _ in pages for n in page.citations.cited)
     picks = editors_picks(inputs.papers, names, briefs, citing, inputs.triage, facts,
-                          _news(inputs.papers, statuses, prior),
+                          _news(inputs.papers, statuses, prior,
+                                inputs.triage.marked if inputs.triage else (), withdrawn),
                           [claim for page, _ in pages for claim in page.evidence or ()])
     comparison = next(((c.content, (checks or {}).get(r.name)) for r, c in pairs
                        if r.kind == "changes" and c.ok), None)
@@ -136,11 +137,15 @@ def _withdrawn(inputs: EditionInputs, others: Sequence[EditionRecord]) -> dict[i
 
 
 def _news(papers: Sequence[NumberedPaper], statuses: Mapping[int, Status],
-          prior: Mapping[str, list[dict[str, str]]]) -> dict[int, str]:
+          prior: Mapping[str, list[dict[str, str]]], marked: Collection[str] = (),
+          withdrawn: Collection[int] = ()) -> dict[int, str]:
     """The papers a pick may be (new, or covered before in another version), each with what
-    changed: a paper seen before in this very version is never news again."""
+    changed: a paper seen before in this very version is never news again, a paper the reader
+    marked is never picked (they have read it), nor one arXiv lists as withdrawn."""
     news = {}
     for item in papers:
+        if item.paper.base_id in marked or item.number in withdrawn:
+            continue
         if statuses[item.number] == "new":
             news[item.number] = ""
         elif statuses[item.number] == "updated":

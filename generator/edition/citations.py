@@ -136,7 +136,7 @@ class CitationLinker:
         link = f'[{label}]({self._prefix}{paper.slug}.md "{tooltip(paper.title)}")'
         if number in self._withdrawn:
             notice = html.escape(tooltip(self._withdrawn[number]), quote=True)
-            link += f' <span class="digest-flag" title="{notice}">⚠ withdrawn</span>'
+            link += f' <span class="digest-flag" title="{notice}">⚠\u00a0withdrawn</span>'
         return link
 
     def _invalid(self, number: int, label: str) -> str:
@@ -286,4 +286,6 @@ def _before_stop(sentence: str, mark: str) -> str:
     start of a wrapped line is never read as the start of the next sentence."""
     if sentence[-1:] in ".!?" and not sentence.endswith("..."):
         return f"{sentence[:-1]} {mark}{sentence[-1]}"
+    if sentence.endswith("|"):  # a table row: in its last cell, not a cell of its own
+        return f"{sentence[:-1].rstrip()} {mark} |"
     return f"{sentence} {mark}"

@@ -20,7 +20,7 @@ from .overview import overview_text
 from .values import ClaimCheck
 
 _CONCLUDING_RE = re.compile(
-    r"conclu|bottom line|verdict|summary|recommend|takeaway|in short|answer|when to use",
+    r"conclu|bottom line|verdict|summary|recommend|takeaway|in short|when to use",
     re.IGNORECASE)
 _HEADING_RE = re.compile(r"^#{1,6}\s+(.*)$", re.MULTILINE)
 MAX_SENTENCES = 2

@@ -21,13 +21,15 @@ from ..models import Lookup, NumberedPaper
 from ..safe_text import cut
 from .names import name_citations
 from .record import EditionRecord, RecordPaper, Status
+from .theme_pages import theme_slug
 from .values import ClaimCheck, Continuity, Disagreement, FollowUp, Revision, Theme
 
 MAX_QUOTE_CHARS = 300
 MIN_TITLE_CHARS = 24  # a shorter title ("Attention") is too common to name a paper
 MIN_NAME_CHARS = 4
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+|\n")  # a line is a title, a heading, a sentence
-_DISAGREES_RE = re.compile(r"^\W*Disagree\w*\W+(.*?)\[([\w.-]+#\d+)\]", re.MULTILINE | re.I)
+_DISAGREES_RE = re.compile(r"^\W{0,8}Disagree\w{0,8}\W{1,8}([^\n\[]{0,300}?)\[([\w.-]+#\d+)\]",
+                           re.MULTILINE | re.I)
 
 
 def earlier_papers(records: Sequence[EditionRecord]) -> list[tuple[RecordPaper, str]]:
@@ -44,36 +46,57 @@ def find_follow_ups(papers: Sequence[NumberedPaper], statuses: Mapping[int, Stat
                     text_of: Callable[[int], str],
                     earlier: Sequence[tuple[RecordPaper, str]]) -> tuple[FollowUp, ...]:
     """The new papers that name an earlier one: by arXiv id, by its whole title, or by the
-    short name its title gives ("FastKV"), each with the sentence that does."""
+    short name its title gives ("FastKV"), each with the sentence that does. One pass over each
+    text per way of naming (a year of earlier papers is one alternation, not a regex each)."""
     here = {p.paper.base_id for p in papers}
-    needles = [(paper, edition, _patterns(paper)) for paper, edition in earlier
-               if paper.base_id not in here]
+    candidates = [(paper, edition) for paper, edition in earlier if paper.base_id not in here]
+    if not candidates:
+        return ()
+    by_id = {paper.base_id: (paper, edition) for paper, edition in candidates}
+    ids = _alternation(by_id, r"(?<![\w.])(", r")(?:v\d+)?(?![\d])")
+    by_title = {_folded(paper.title): paper for paper, _ in candidates
+                if len(paper.title) >= MIN_TITLE_CHARS}
+    by_name = {name: paper for paper, _ in candidates if (name := _short_name(paper))}
+    names = _alternation(by_name, r"(?<![\w-])(", r")(?![\w-])") if by_name else None
     found = []
     for item in papers:
         if statuses.get(item.number) != "new":
             continue
         text = text_of(item.number)
-        for paper, edition, patterns in needles:
-            for by, pattern in patterns:
-                match = pattern.search(text)
-                if match:
-                    found.append(FollowUp(item.number, paper.base_id, paper.title,
-                                          paper.name or paper.title, edition,
-                                          _sentence_at(text, match.start(), match.end()), by))
-                    break
+        folded = _folded(text)
+        hits: dict[str, tuple[str, int, int]] = {}  # earlier id -> (how, start, end)
+        for match in ids.finditer(text):
+            hits.setdefault(match.group(1), ("arXiv id", match.start(), match.end()))
+        for title, paper in by_title.items():
+            if paper.base_id not in hits and title in folded:
+                at = re.search(r"\s+".join(map(re.escape, paper.title.split())), text, re.I)
+                if at:
+                    hits[paper.base_id] = ("title", at.start(), at.end())
+        for match in names.finditer(text) if names else ():
+            hits.setdefault(by_name[match.group(1)].base_id, ("name", match.start(), match.end()))
+        for base, (by, start, end) in sorted(hits.items()):
+            paper, edition = by_id[base]
+            found.append(FollowUp(item.number, base, paper.title, paper.name or paper.title,
+                                  edition, _sentence_at(text, start, end), by))
     return tuple(found)
 
 
-def _patterns(paper: RecordPaper) -> list[tuple[str, re.Pattern[str]]]:
-    patterns = [("arXiv id", re.compile(rf"(?<![\w.]){re.escape(paper.base_id)}(?:v\d+)?(?![\d])"))]
-    title = " ".join(paper.title.split())
-    if len(title) >= MIN_TITLE_CHARS:
-        words = r"\s+".join(re.escape(w) for w in title.split())
-        patterns.append(("title", re.compile(words, re.IGNORECASE)))
+def _alternation(words: Mapping[str, object], before: str, after: str) -> re.Pattern[str]:
+    """One pattern for all of `words`, the longest first (so "FastKV-2" wins over "FastKV")."""
+    escaped = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    return re.compile(f"{before}{escaped}{after}")
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def _short_name(paper: RecordPaper) -> str:
+    """The paper's short name where it is one (not its whole title, not an arXiv id)."""
     name = " ".join(paper.name.split())
-    if name and name != title and len(name) >= MIN_NAME_CHARS and not name.startswith("arXiv"):
-        patterns.append(("name", re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")))
-    return patterns
+    title = " ".join(paper.title.split())
+    return name if (name and name != title and len(name) >= MIN_NAME_CHARS
+                    and not name.startswith("arXiv")) else ""
 
 
 def _sentence_at(text: str, start: int, end: int) -> str:
@@ -115,22 +138,25 @@ def word_diff(old: str, new: str) -> tuple[tuple[str, str], ...]:
 
 def theme_changes(themes: Sequence[Theme], previous: EditionRecord | None
                   ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """(new, continuing, gone quiet) theme names against the previous edition's."""
+    """(new, continuing, gone quiet) theme names against the previous edition's, a theme
+    being the same when its page is (theme_pages.theme_slug)."""
     names = [t.name for t in themes]
     if previous is None:
         return (), (), ()
-    before = {t.name.casefold() for t in previous.themes}
-    now = {n.casefold() for n in names}
-    return (tuple(n for n in names if n.casefold() not in before),
-            tuple(n for n in names if n.casefold() in before),
-            tuple(t.name for t in previous.themes if t.name.casefold() not in now))
+    before = {theme_slug(t.name) for t in previous.themes}
+    now = {theme_slug(n) for n in names}
+    return (tuple(n for n in names if theme_slug(n) not in before),
+            tuple(n for n in names if theme_slug(n) in before),
+            tuple(t.name for t in previous.themes if theme_slug(t.name) not in now))
 
 
 def disagreements(answer: str, checks: Sequence[ClaimCheck] | None,
                   earlier: Iterable[EditionRecord], papers: Iterable[int]
                   ) -> tuple[Disagreement, ...]:
     """The comparison's "Disagrees: Paper N with [claim id]" lines, each with the new paper's
-    quote (from this answer's evidence check) beside the earlier claim's (from its record)."""
+    quote (from this answer's evidence check) beside the earlier claim's (from its record):
+    only where both quotes were found in their papers (a disagreement resting on an unfound
+    quote is not published as one)."""
     numbers = set(papers)
     claims = {c.id: (c, r) for r in earlier for cs in (r.checks or {}).values() for c in cs}
     found = []
@@ -143,6 +169,8 @@ def disagreements(answer: str, checks: Sequence[ClaimCheck] | None,
         check = next((c for c in checks or () if cited[0] in c.papers
                       and "disagree" in c.sentence.lower()), None)
         old, record = earlier_claim
+        if check is None or check.verdict != "supported" or old.verdict != "supported":
+            continue  # shown only with both sides backed by a quote found in the paper
         found.append(Disagreement(
             cited[0], " ".join(match.group(0).split()), check.quote if check else "",
             check.verdict if check else "not_checked", match.group(2),
@@ -161,16 +189,22 @@ def continuity(edition: str, papers: Sequence[NumberedPaper], statuses: Mapping[
     if previous is None:
         return Continuity()
     earlier = earlier_papers(prior)
+    covered = {paper.base_id for paper, _ in earlier}
     new, continuing, quiet = theme_changes(themes, previous)
-    gone = {w.base_id for w in lookup.withdrawn} if lookup else set()
+    # Only papers the archive still holds (an edition taken off the site takes its papers'
+    # pages with it): a follow-up or a withdrawal of one of those would link nowhere.
+    withdrawn = tuple(w for w in (lookup.withdrawn if lookup else ()) if w.base_id in covered)
+    gone = {w.base_id for w in withdrawn}
     return Continuity(
-        previous=previous.edition, followups=follow_ups,
+        previous=previous.edition,
+        followups=tuple(f for f in follow_ups if f.earlier in covered),
         # A new version that withdraws the paper is said once, as a withdrawal.
         revised=tuple(r for r in revisions(papers, statuses, earlier)
                       if next(p for p in papers if p.number == r.number).paper.base_id
                       not in gone),
-        withdrawn=lookup.withdrawn if lookup else (), looked_up=lookup.ids if lookup else (),
+        withdrawn=withdrawn, looked_up=lookup.ids if lookup else (),
         lookup_error=lookup.error if lookup else "",
         themes_new=new, themes_continuing=continuing, themes_quiet=quiet,
-        disagreements=disagreements(comparison[0], comparison[1], prior,
+        # The comparison was given the previous edition's claims: ids are looked up there.
+        disagreements=disagreements(comparison[0], comparison[1], [previous],
                                     (p.number for p in papers)) if comparison else ())

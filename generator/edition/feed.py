@@ -11,9 +11,9 @@ from urllib.parse import urljoin, urlsplit
 from xml.etree import ElementTree
 
 from .. import store
-from ..safe_text import clean, tex_accents
+from ..safe_text import clean, excerpt, tex_accents
 from ..tex import plain_math
-from .lead import lead_parts, parts_html, parts_text, since_lines
+from .lead import lead_parts, parts_html, parts_text, since_lines, without_subject
 from .names import cited_parts
 from .record import EditionRecord, FeedStamps
 
@@ -161,8 +161,8 @@ def _content(record: EditionRecord, summary: str, url: Callable[[str], str]) -> 
         parts.append("<p>Editor's picks:</p><ol>")
         for pick, paper in record.picked:
             href = html.escape(link(paper.number) or "", quote=True)
-            why = linked(cited_parts(pick.why, record.names))
-            backing = (f" (backed by the paper: “{html.escape(text_of(pick.claim.quote))}”)"
+            why = linked(without_subject(cited_parts(pick.why, record.names), pick.number))
+            backing = (f" (backed by the paper: “{html.escape(text_of(excerpt(pick.claim.quote)))}”)"
                        if pick.backed and pick.claim is not None
                        else " (not backed by a quote found in the paper)"
                        if record.checks is not None else "")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from .names import cited_parts, name_citations
 from .overview import overview_text
@@ -52,8 +53,18 @@ def lead_parts(record: EditionRecord) -> Parts:
     if record.checks is not None:
         shown = len(record.picked)
         parts.append((" " + ("Each pick is backed by a quote found in the paper." if backed == shown
-                             else f"{backed} of {shown} picks are backed by a quote found in "
-                             "the paper."), None))
+                             else f"{backed} of {shown} picks {'is' if backed == 1 else 'are'} "
+                             "backed by a quote found in the paper."), None))
+    return parts
+
+
+def without_subject(parts: Parts, subject: int) -> Parts:
+    """`parts` without a leading mention of `subject`, the paper named just before them
+    ("FastKV: FastKV cuts..." reads "FastKV: cuts..."); kept where the sentence goes on to
+    name others with it ("FastKV and PagedAttention...")."""
+    if (len(parts) > 1 and parts[0][1] == subject
+            and not parts[1][0].lstrip().startswith((",", "and ", "(", "'"))):
+        return [(parts[1][0].lstrip(), None), *parts[2:]]
     return parts
 
 
@@ -94,6 +105,30 @@ def _and_updated(updated: int) -> str:
     return f" and {updated} updated" if updated else ""
 
 
+@dataclass(frozen=True)
+class Comparison:
+    """What the leads show of the "what changed" answer: only its sentences a quote backs."""
+
+    text: str  # those sentences, citing papers as "Paper N" ("" when none is backed)
+    backed: int
+    claims: int | None  # its checked claims (None: the edition asked for no evidence)
+    page: str  # the comparison's page stem
+
+
+def comparison(record: EditionRecord) -> Comparison | None:
+    """The comparison as the leads show it; None where none was asked or it failed. Without
+    evidence checks its first paragraph is shown, said to be unchecked."""
+    prompt = next((p for p in record.prompts if p.kind == "changes" and p.completion.ok), None)
+    if prompt is None:
+        return None
+    checks = record.checks.get(prompt.name) if record.checks is not None else None
+    if checks is None:
+        return Comparison(overview_text(prompt.completion.content), 0, None, prompt.page or "")
+    backed = [c.sentence for c in checks if c.verdict == "supported"
+              and not c.sentence.lower().startswith("disagree")]
+    return Comparison(" ".join(backed), len(backed), len(checks), prompt.page or "")
+
+
 def since_lines(record: EditionRecord) -> list[str]:
     """"Since last edition" as plain sentences, for the mail and the feed (the pages link each
     name): follow-ups, revisions, withdrawals, themes, and the checked comparison's first
@@ -103,7 +138,7 @@ def since_lines(record: EditionRecord) -> list[str]:
         return []
     names = record.names
     lines = [f"{names.get(f.number, '')} follows up {f.name} (edition {f.edition}), naming it by "
-             f"its {f.by}: “{f.quote}”" for f in since.followups]
+             f"its {f.by}." for f in since.followups]
     for r in since.revised:
         paper = record.paper_of(r.number)
         now = paper.arxiv_id if paper else ""
@@ -117,10 +152,10 @@ def since_lines(record: EditionRecord) -> list[str]:
         ("quiet since the last edition", since.themes_quiet)) if found]
     if themes:
         lines.append(_sentence("; ".join(themes)[:1].upper() + "; ".join(themes)[1:]))
-    comparison = next((p.completion.content for p in record.prompts
-                       if p.kind == "changes" and p.completion.ok), "")
-    if comparison:
-        lines.append(name_citations(overview_text(comparison), names))
+    compared = comparison(record)
+    if compared is not None and compared.text:
+        lines.append(name_citations(compared.text, names) + (
+            " (not checked against the papers)" if compared.claims is None else ""))
     if not lines:
         lines.append(f"Nothing continues edition {since.previous}'s papers, and none of them "
                      "was revised or withdrawn.")

@@ -54,8 +54,13 @@ def paper_homes(records: Sequence[EditionRecord], papers: Collection[str] | None
     for base_id, appearances in by_paper(newest_first).items():
         if papers is not None and base_id not in papers:
             continue
-        newest = appearances[0][1]
-        tldr = next(((text, r.edition, p.slug) for r, p in appearances
+        gone = next((w for r in newest_first if r.continuity for w in r.continuity.withdrawn
+                     if w.base_id == base_id), None)
+        # A withdrawn version's abstract is the notice: the page shows the last version that
+        # was a paper (the notice stands in its banner), and no brief of the notice.
+        kept = [(r, p) for r, p in appearances if gone is None or p.arxiv_id != gone.arxiv_id]
+        newest = (kept or appearances)[0][1]
+        tldr = next(((text, r.edition, p.slug) for r, p in kept
                      if (text := r.tldr(p.number))), ("", "", ""))
         homes.append(PaperHome(
             paper=newest, authors=_authors(newest.authors), tldr=tldr[0],
@@ -70,6 +75,5 @@ def paper_homes(records: Sequence[EditionRecord], papers: Collection[str] | None
                 (r.edition, by.name or by.title, by.slug, f.quote)
                 for r in newest_first if r.continuity for f in r.continuity.followups
                 if f.earlier == base_id and (by := r.paper_of(f.number)) is not None),
-            withdrawn=next((w.notice for r in newest_first if r.continuity
-                            for w in r.continuity.withdrawn if w.base_id == base_id), "")))
+            withdrawn=gone.notice if gone else ""))
     return homes

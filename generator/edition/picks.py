@@ -73,14 +73,11 @@ def editors_picks(papers: Sequence[NumberedPaper], names: Mapping[int, str],
 
 
 def backing_claims(claims: Iterable[ClaimCheck]) -> dict[int, ClaimCheck]:
-    """For each paper, the claim that best says why it matters: one whose quote was found in
-    that very paper, about it alone where there is one, the earliest page's first."""
-    best: dict[int, tuple[bool, int, ClaimCheck]] = {}
-    for order, claim in enumerate(claims):
-        paper = claim.found_in
-        if claim.verdict != "supported" or paper is None or paper not in claim.papers:
-            continue
-        key = (len(claim.papers) > 1, order)
-        if paper not in best or key < best[paper][:2]:
-            best[paper] = (*key, claim)
-    return {paper: claim for paper, (_, _, claim) in best.items()}
+    """For each paper, the claim that says why it matters: a sentence about it alone whose
+    quote was found in that very paper (a sentence citing several papers may state another's
+    result), the earliest page's first."""
+    best: dict[int, ClaimCheck] = {}
+    for claim in claims:
+        if claim.verdict == "supported" and claim.papers == (claim.found_in,):
+            best.setdefault(claim.papers[0], claim)
+    return best

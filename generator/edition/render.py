@@ -23,13 +23,14 @@ import jinja2
 from .. import store
 from ..cache import atomic_write_text
 from ..errors import DigestError
+from ..feedback import MarkLinks
 from ..models import paper_slug
-from ..safe_text import clean_data, cut, md_cell, md_text, page_title, plain, safe_url, tooltip
+from ..safe_text import clean_data, cut, excerpt, md_cell, md_text, page_title, plain, safe_url, tooltip
 from ..store import Docs
 from .feed import atom_feed
+from .lead import comparison, without_subject
 from .model import VERDICT_LABELS, VERDICT_SHORT, Edition
 from .names import cited_parts
-from .overview import overview_text
 from .paper_homes import paper_homes
 from .record import EditionRecord
 from .theme_pages import theme_pages, theme_slug
@@ -68,8 +69,10 @@ def make_environment(workspace: Path) -> jinja2.Environment:
     )
     env.filters.update(text=md_text, cell=md_cell, plain=plain, url=safe_url, tooltip=tooltip,
                        num=_num, cut=cut, suffix_headings=suffix_headings, cited=cited,
-                       theme_slug=theme_slug, slug=paper_slug, first_paragraph=overview_text)
-    env.globals.update(labels=VERDICT_LABELS, short_labels=VERDICT_SHORT)
+                       theme_slug=theme_slug, slug=paper_slug, comparison=comparison,
+                       excerpt=excerpt)
+    # `marks`: where a reader's "more/less like this" goes (none unless [feedback] says).
+    env.globals.update(labels=VERDICT_LABELS, short_labels=VERDICT_SHORT, marks=MarkLinks())
     return env
 
 
@@ -94,13 +97,19 @@ def suffix_headings(markdown: str, suffix: str) -> str:
     return "".join(out)
 
 
-def cited(text: str, record: EditionRecord, prefix: str = "", own: bool = False) -> str:
+def cited(text: str, record: EditionRecord, prefix: str = "", own: bool = False,
+          subject: int | None = None) -> str:
     """Untrusted text citing "Paper N" as inline Markdown, each cited paper by its name and a
-    link to its page in the edition (`own`: its own page across editions), under `prefix`."""
+    link to its page in the edition (`own`: its own page across editions), under `prefix`.
+    `subject`: a paper named just before the text, left out where the text opens with it
+    ("FastKV: FastKV cuts..." reads "FastKV: cuts...")."""
     slugs = {p.number: p.base_slug if own else p.slug for p in record.papers}
+    parts = cited_parts(text, record.names)
+    if subject is not None:
+        parts = without_subject(parts, subject)
     return "".join(
         f"[{plain(piece)}]({prefix}papers/{slugs[number]}.md)" if number in slugs
-        else md_text(piece) for piece, number in cited_parts(text, record.names))
+        else md_text(piece) for piece, number in parts)
 
 
 def _num(value: Any) -> str:

@@ -8,7 +8,9 @@ their own pages: like a paper's own page, made from the records alone.
 
 from __future__ import annotations
 
+import hashlib
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,8 +20,16 @@ _SLUG_RE = re.compile(r"[^a-z0-9]+")
 
 
 def theme_slug(name: str) -> str:
-    """A theme's file name: its name in lower case, words joined by "-" ("theme" if empty)."""
-    return _SLUG_RE.sub("-", name.casefold()).strip("-")[:80] or "theme"
+    """A theme's file name: its name in lower case, words joined by "-"; a name with letters
+    beyond ASCII ("日本語", "Übersicht") keeps a short hash of itself, so two never share a
+    page ("KV-cache" and "KV cache" do: the same theme)."""
+    folded = " ".join(name.casefold().split())
+    slug = _SLUG_RE.sub("-", folded).strip("-")[:80]
+    if folded.isascii() and slug:
+        return slug
+    squashed = _SLUG_RE.sub("", unicodedata.normalize("NFKC", folded))
+    digest = hashlib.sha256(squashed.encode()).hexdigest()[:8]
+    return f"{slug}-{digest}" if slug else f"theme-{digest}"
 
 
 @dataclass(frozen=True)

@@ -263,6 +263,8 @@ class ArxivSource:
                 results = list(self._client(len(batch)).results(search))
             except _FAILURES as err:
                 raise self._error(err) from err
+            if len(results) < len(batch):  # an error feed with HTTP 200 parses as no entries
+                self._raise_if_rejected()
             papers += papers_from_results(results, max_abstract_chars)
         log.info("arXiv answered %d of %d looked-up paper(s)", len(papers), len(base_ids))
         return papers

@@ -71,7 +71,7 @@ def run_fetch(
     sources = [with_code(Source(p, texts.get(p.arxiv_id, FullText(status="not_requested"))))
                for p in papers]
     result = FetchResult(settings.query, settings.max_papers, fetched_at, tuple(sources), skipped,
-                         triage)
+                         triage, previous.lookup if previous else None)
     cache.put_fetch(edition, result)
     return result
 

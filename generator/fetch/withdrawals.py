@@ -20,20 +20,20 @@ from ..safe_text import cut
 
 log = logging.getLogger(__name__)
 
-# arXiv's notices: "This paper has been withdrawn by the author due to ...", "withdrawn",
-# "Paper withdrawn by arXiv admin: ...".
+# arXiv's notices, which open a withdrawn version's comment or make up its abstract: "This
+# paper has been withdrawn by the author due to ...", "Withdrawn.", "Paper withdrawn by arXiv
+# admin: ...". Only at the start: an abstract about withdrawn preprints is not a withdrawal.
 _WITHDRAWN_RE = re.compile(
-    r"\b(?:this (?:paper|article|manuscript|submission|work|version|preprint) "
-    r"(?:has been|is|was|is being) withdrawn|withdrawn by (?:the )?(?:authors?|arxiv|admin\w*|"
-    r"submitter)|(?:paper|article|submission|manuscript) (?:is )?withdrawn)\b"
-    r"|^\s*withdrawn\.?\s*$", re.IGNORECASE)
+    r"^\W{0,3}(?:this (?:paper|article|manuscript|submission|work|version|preprint) "
+    r"(?:has been|is|was|is being) withdrawn|(?:paper |article |submission )?withdrawn\b"
+    r"|the (?:authors?|submitter) (?:has|have) withdrawn)", re.IGNORECASE)
 MAX_NOTICE_CHARS = 300
 
 
 def withdrawal_notice(paper: Paper) -> str:
     """The withdrawal notice of a paper's latest version ("" when it is not withdrawn)."""
     for text in (paper.comment, paper.abstract):
-        if _WITHDRAWN_RE.search(text):
+        if _WITHDRAWN_RE.match(text):
             return cut(" ".join(text.split()), MAX_NOTICE_CHARS)
     return ""
 

@@ -22,12 +22,20 @@ from urllib.parse import urlsplit
 from .. import store
 from ..config import EmailSettings
 from ..edition.feed import evidence_line, text_of
-from ..edition.lead import lead_parts, paper_byline, parts_html, parts_text, since_lines
+from ..edition.lead import (
+    lead_parts,
+    paper_byline,
+    parts_html,
+    parts_text,
+    since_lines,
+    without_subject,
+)
 from ..edition.names import cited_parts
 from ..edition.record import EditionRecord, RecordPaper
 from ..edition.values import Pick
 from ..errors import UsageError
-from ..safe_text import safe_url
+from ..feedback import MarkLinks
+from ..safe_text import excerpt, safe_url
 
 WIDTH = 640
 # A {pick} and what joins it to the rest (before it or after it), dropped when nothing was picked.
@@ -77,8 +85,10 @@ def subject_line(template: str, title: str, edition: str, pick: str) -> str:
 
 
 def newsletter(title: str, record: EditionRecord, site_url: str,
-               settings: EmailSettings) -> Newsletter:
-    """The edition's newsletter; refused without `site_url` (its links must be absolute)."""
+               settings: EmailSettings, marks: MarkLinks | None = None) -> Newsletter:
+    """The edition's newsletter; refused without `site_url` (its links must be absolute).
+    `marks`: where each paper's "more/less like this" goes ([feedback]; none by default)."""
+    marks = marks or MarkLinks()
     if not site_url:
         raise UsageError("an email's links must be absolute: set [digest] site_url in "
                          "config.toml (or DIGEST_SITE_URL) to where the site is published")
@@ -96,6 +106,15 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
     def paper_url(number: int) -> str | None:
         paper = papers.get(number)
         return page_url(site_url, store.paper_page(edition, paper.slug)) if paper else None
+
+    def marked(paper: RecordPaper) -> tuple[str, str]:
+        """The paper's marks for next week's triage: (a text line, HTML), or ("", "")."""
+        if not marks.in_mail:
+            return "", ""
+        more, less = marks.mail(paper.arxiv_id, "more"), marks.mail(paper.arxiv_id, "less")
+        return (f"More like this: {more} · Less like this: {less}",
+                f' · <a href="{html.escape(more, quote=True)}"{_LINK_ATTRS}>More like this</a>'
+                f' · <a href="{html.escape(less, quote=True)}"{_LINK_ATTRS}>Less like this</a>')
 
     def linked(parts: Sequence[tuple[str, int | None]]) -> tuple[str, str]:
         """(plain text, HTML with each name a link to its paper's page)."""
@@ -126,17 +145,19 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
         items = []
         for index, (pick, paper) in enumerate(picked, start=1):
             name, link = text_of(pick.name), paper_url(pick.number) or url["edition"]
-            why, why_html = linked(cited_parts(pick.why, record.names))
+            why, why_html = linked(without_subject(cited_parts(pick.why, record.names),
+                                                   pick.number))
             backing = _backing(record, pick)
             about = _about(paper)
+            mark_text, mark_html = marked(paper)
             lines += [f"{index}. {name}" + (f": {why}" if why else ""), f"   {backing}",
-                      f"   {about}", f"   {link}"]
+                      f"   {about}", f"   {link}", *([f"   {mark_text}"] if mark_text else [])]
             items.append(
                 f'<li style="margin:0 0 14px"><a href="{html.escape(link)}"{_LINK_ATTRS}>'
                 f'<strong>{html.escape(name)}</strong></a>'
                 + (f": {why_html}" if why else "")
                 + f'<br><span class="dm-muted" style="color:{_MUTED};font-size:14px">'
-                f'{html.escape(backing)}<br>{_about_html(paper)}</span></li>')
+                f'{html.escape(backing)}<br>{_about_html(paper)}{mark_html}</span></li>')
         lines.append("")
         blocks.append(f'<ol style="margin:0 0 20px;padding-left:22px">{"".join(items)}</ol>')
     overview, overview_html = linked(record.overview_parts)
@@ -150,13 +171,14 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
         items = []
         for paper in new:
             tldr, link = text_of(record.tldr(paper.number)), paper_url(paper.number) or ""
+            mark_text, mark_html = marked(paper)
             lines += [f"- {text_of(paper.title)}" + (f": {tldr}" if tldr else ""),
-                      f"  {_about(paper)}", f"  {link}"]
+                      f"  {_about(paper)}", f"  {link}", *([f"  {mark_text}"] if mark_text else [])]
             items.append(f'<li style="margin:0 0 12px"><a href="{html.escape(link)}"'
                          f'{_LINK_ATTRS}>{html.escape(text_of(paper.title))}</a>'
                          + (f"<br>{html.escape(tldr)}" if tldr else "")
                          + f'<br><span class="dm-muted" style="color:{_MUTED};font-size:14px">'
-                         f'{_about_html(paper)}</span></li>')
+                         f'{_about_html(paper)}{mark_html}</span></li>')
         lines.append("")
         blocks.append(f'<ul style="margin:0 0 20px;padding-left:22px">{"".join(items)}</ul>')
     if pages:
@@ -191,7 +213,7 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
 def _backing(record: EditionRecord, pick: Pick) -> str:
     """What backs a pick's reason, in words, with the quote where one was found."""
     if pick.backed and pick.claim is not None:
-        return f"Backed by the paper: “{text_of(pick.claim.quote)}”"
+        return f"Backed by the paper: “{text_of(excerpt(pick.claim.quote))}”"
     if record.checks is None:
         return "Not checked: this edition asked for no evidence."
     return "Not backed: no sentence of the synthesis about it has a quote found in the paper."

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..bundle import paper_section
 from ..chat_models import Message, PromptKind, PromptRequest
 from ..edition.names import name_citations
+from ..fetch.withdrawals import withdrawal_notice
 from ..models import Bundle
 from ..safe_text import cut
 from .structured import BRIEF_SCHEMA, THEMES_SCHEMA, response_format, schema_instruction
@@ -148,7 +149,8 @@ def briefs(ctx: RequestContext) -> list[PromptRequest]:
                      settings.instruction, f"Task: {settings.instruction}", settings.max_tokens,
                      settings.temperature, schema=BRIEF_SCHEMA, schema_name="paper_brief",
                      context=paper_section(item), subject=item.number)
-            for item in ctx.bundle.papers]
+            for item in ctx.bundle.papers
+            if not withdrawal_notice(item.paper)]  # a notice has nothing to brief
 
 
 MAX_PREVIOUS_MAP_CHARS = 6000

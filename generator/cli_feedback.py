@@ -1,0 +1,134 @@
+"""`digest feedback`: the readers' marks (registered on the `digest` group in cli.py)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+import requests
+
+from .cli_common import config_option, user_errors, verbose_option
+from .config import load_config
+from .edition.history import History
+from .errors import UsageError
+from .feedback import KINDS, load_marks, new_mark, pull, save_marks
+from .github import DEFAULT_API, GitHubIssues
+
+
+@click.group()
+def feedback() -> None:
+    """The readers' "more like this" and "less like this" marks, which next week's triage
+    reads (kept in feedback.json beside config.toml; one mark per paper, the last counts).
+
+    \b
+    Example:
+        digest feedback list --config my-digest/config.toml
+    """
+
+
+@feedback.command("pull")
+@verbose_option
+@config_option
+def pull_command(config_path: str) -> None:
+    """Read the marks readers left as issues in [feedback] github_repo, then close them.
+
+    The API is GITHUB_API_URL's (default https://api.github.com), the token GITHUB_TOKEN's
+    (it needs to read, comment on and close issues). Issues with the label that are not a
+    mark are left open.
+
+    \b
+    Example:
+        GITHUB_TOKEN=... digest feedback pull --config my-digest/config.toml
+    """
+    with user_errors():
+        config = load_config(config_path, os.environ)
+        repo = config.feedback.github_repo
+        if not repo:
+            raise UsageError("set [feedback] github_repo = \"owner/name\" in config.toml to read "
+                             "marks from that repository's issues")
+        token = os.environ.get("GITHUB_TOKEN", "")
+        if not token:
+            raise UsageError("GITHUB_TOKEN is not set: the marks' issues are read and closed "
+                             "with it (in a workflow: env: GITHUB_TOKEN: ${{ github.token }})")
+        with requests.Session() as session:
+            issues = GitHubIssues(session, os.environ.get("GITHUB_API_URL") or DEFAULT_API,
+                                  repo, token)
+            pulled = pull(issues, config.feedback.label, config.marks_file)
+        known = _known(config.docs_dir)
+        for mark in pulled.added:
+            note = "" if mark.arxiv_id in known else " (not in any edition yet: kept)"
+            click.echo(f"#{mark.issue}: {mark.kind} like {mark.arxiv_id}{note}")
+        if pulled.ignored:
+            click.echo(f"Left open (not a mark): "
+                       f"{', '.join(f'#{n}' for n in pulled.ignored)}")
+        click.echo(f"{len(pulled.added)} mark(s) read from {repo}; "
+                   f"{len(load_marks(config.marks_file).marks)} in {config.marks_file.name}.")
+
+
+@feedback.command("add")
+@verbose_option
+@config_option
+@click.argument("arxiv_id")
+@click.argument("kind", type=click.Choice(KINDS))
+def add_command(config_path: str, arxiv_id: str, kind: str) -> None:
+    """Mark a paper: more or less like it (replaces an earlier mark of it).
+
+    \b
+    Example:
+        digest feedback add 2611.00001 more
+    """
+    with user_errors():
+        config = load_config(config_path, os.environ)
+        mark = new_mark(arxiv_id, kind, "command line")
+        save_marks(config.marks_file, load_marks(config.marks_file).with_mark(mark))
+        note = "" if mark.arxiv_id in _known(config.docs_dir) else (
+            " It is in no edition yet: the mark is kept, and counts once triage can show it.")
+        click.echo(f"Marked {mark.arxiv_id}: {kind} like this.{note}")
+
+
+@feedback.command("remove")
+@verbose_option
+@config_option
+@click.argument("arxiv_id")
+def remove_command(config_path: str, arxiv_id: str) -> None:
+    """Take a paper's mark away.
+
+    \b
+    Example:
+        digest feedback remove 2611.00001
+    """
+    with user_errors():
+        config = load_config(config_path, os.environ)
+        marks = load_marks(config.marks_file)
+        if marks.get(arxiv_id) is None:
+            raise UsageError(f"{arxiv_id} has no mark (`digest feedback list` shows them)")
+        save_marks(config.marks_file, marks.without(arxiv_id))
+        click.echo(f"Removed the mark of {arxiv_id}.")
+
+
+@feedback.command("list")
+@verbose_option
+@config_option
+def list_command(config_path: str) -> None:
+    """Show the marks, with the papers' titles where an edition covered them.
+
+    \b
+    Example:
+        digest feedback list --config my-digest/config.toml
+    """
+    with user_errors():
+        config = load_config(config_path, os.environ)
+        marks = load_marks(config.marks_file)
+        known = _known(config.docs_dir)
+        if not marks.marks:
+            click.echo("No marks yet.")
+        for mark in marks.marks:
+            title = known.get(mark.arxiv_id, "(in no edition yet)")
+            click.echo(f"{mark.kind:<4}  {mark.arxiv_id:<16}  {mark.at}  {mark.source:<12}  "
+                       f"{title}")
+
+
+def _known(docs_dir: Path) -> dict[str, str]:
+    """The titles of every paper an edition covered, by id without version."""
+    return {p.base_id: p.title for r in History.load(Path(docs_dir)).records for p in r.papers}
