@@ -81,6 +81,9 @@ class KindSpec:
     # Claims checked in one evidence request (0: `[evidence] claims_per_request`): a kind
     # whose cost is bounded asks for all its checks at once.
     evidence_batch: int = 0
+    # Whether its checked sentences may say why a pick matters (a comparison's "Disagrees:"
+    # line, say, is about another edition, not the paper's worth).
+    backs_picks: bool = True
 
 
 class KindRegistry:
@@ -225,7 +228,7 @@ BUILTIN_KINDS = KindRegistry((
     # continuity costs an edition two requests at most.
     KindSpec("changes", "changes.md.j2", None, True,
              lambda c: [c.continuity.max_tokens] if c.continuity.enabled else [],
-             prompts.changes, evidence=True, evidence_batch=12),
+             prompts.changes, evidence=True, evidence_batch=12, backs_picks=False),
     # A follow-up of an answer: its own prompt plus the answer, so it shares their prefix.
     KindSpec("evidence", None, None, True, _evidence_budget, schema=EVIDENCE_SCHEMA,
              follows=True),

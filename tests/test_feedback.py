@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import email
 import email.policy
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,22 +17,15 @@ from tests.conftest import read_record, write_config
 from tests.servers.arxiv import ArxivServer
 from tests.servers.github import GitHubServer
 from tests.servers.sglang import SglangServer
+from tests.test_publish import mock_env
 
 EDITION, NEXT = "2026-11-25", "2026-12-02"
 MARKED, OTHER = "2202.12139", "2405.13786"  # papers of the recorded feed
 
 
 def digest(*args: str, env: dict[str, str] | None = None) -> Result:
-    saved = {k: os.environ.get(k) for k in (env or {})}
-    os.environ.update(env or {})
-    try:
+    with mock_env(env or {}):
         return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 @pytest.fixture

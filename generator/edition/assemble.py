@@ -81,7 +81,8 @@ def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
     picks = editors_picks(inputs.papers, names, briefs, citing, inputs.triage, facts,
                           _news(inputs.papers, statuses, prior,
                                 inputs.triage.marked if inputs.triage else (), withdrawn),
-                          [claim for page, _ in pages for claim in page.evidence or ()])
+                          [claim for page, _ in pages if kinds[page.kind].backs_picks
+                           for claim in page.evidence or ()])
     comparison = next(((c.content, (checks or {}).get(r.name)) for r, c in pairs
                        if r.kind == "changes" and c.ok), None)
     since = continuity(edition, inputs.papers, statuses, themes, before,
