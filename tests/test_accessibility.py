@@ -27,7 +27,8 @@ from tests.test_publish import _PagesHandler, mock_env
 
 FIRST, LATEST = "2026-11-25", "2026-12-02"
 PHONE, LAPTOP = (390, 844), (1366, 900)
-TRIAGE = '\n[triage]\ninterests = ["fuzzing and testing tools", "program analysis"]\n'
+TRIAGE = ('\n[triage]\ninterests = ["fuzzing and testing tools", "program analysis"]\n'
+          '\n[feedback]\ngithub_repo = "reader/digest"\n')  # the marks' links on every entry
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +43,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, fixtures: Path
     base = f"http://127.0.0.1:{server.server_address[1]}/repo/"
     try:
         config = write_config(folder, arxiv, sglang, structured=True, evidence=True,
-                              max_papers=4, extra="")
+                              max_papers=4, extra="", continuity=True)
         config.write_text(config.read_text() + TRIAGE)
         with mock_env({"DIGEST_SITE_URL": base}):
             for edition in (FIRST, LATEST):
@@ -68,6 +69,8 @@ def page_kinds(base: str, site: Path) -> dict[str, str]:
              "paper": f"editions/{LATEST}/papers/{paper}", "paper-home": f"papers/{paper_home}",
              "run-report": f"editions/{LATEST}/run-report.html",
              "triage": f"editions/{LATEST}/triage.html", "older": f"editions/{FIRST}/",
+             "since": f"editions/{LATEST}/since-last-edition.html",
+             "theme": "themes/" + sorted((site / "themes").glob("*.html"))[0].name,
              "not-found": "editions/no/such/page/"}
     return {name: base + path for name, path in pages.items()}
 

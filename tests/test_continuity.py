@@ -238,3 +238,16 @@ def test_a_disagreement_is_published_only_with_both_quotes_found() -> None:
     fabricated = replace(found, verdict="not_in_paper", found_in=None)
     assert disagreements(answer, [fabricated], [earlier], [1, 2, 3]) == ()
     assert disagreements("Disagrees: Paper 9 with [nope#1]", [found], [earlier], [2]) == ()
+
+
+def test_no_paper_name_is_cut_short_on_any_page_or_in_the_feed(
+        two_editions: tuple[Path, ArxivServer, SglangServer, dict[str, Any]]) -> None:
+    """A name is the paper's own short name or its whole title, linked: never one cut with
+    "…" (a quote may be, and says so)."""
+    import re
+
+    site = two_editions[0].parent / "site"
+    cut_links = re.compile(r"<a\b[^>]*>([^<]{0,300}…)</a>")
+    for page in [*site.rglob("*.html"), site / "feed.xml"]:
+        text = page.read_text(errors="replace").replace("&lt;", "<").replace("&gt;", ">")
+        assert not cut_links.findall(text), page
