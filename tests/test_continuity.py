@@ -16,7 +16,7 @@ from generator.cli import cli
 from tests.conftest import read_record, write_config
 from tests.feeds import Entry, atom_feed
 from tests.servers.arxiv import ArxivServer
-from tests.servers.sglang import Answer, SglangServer, default_responder, task_of
+from tests.servers.sglang import INVENTED, Answer, SglangServer, default_responder, task_of
 
 FIRST, SECOND = "2026-11-25", "2026-12-02"
 LONG = ("across twelve open benchmarks with careful ablations of every component and a public "
@@ -251,3 +251,15 @@ def test_no_paper_name_is_cut_short_on_any_page_or_in_the_feed(
     for page in [*site.rglob("*.html"), site / "feed.xml"]:
         text = page.read_text(errors="replace").replace("&lt;", "<").replace("&gt;", ">")
         assert not cut_links.findall(text), page
+
+
+def test_the_evidence_popups_stay_out_of_the_search_index(
+        two_editions: tuple[Path, ArxivServer, SglangServer, dict[str, Any]]) -> None:
+    """A mark's popup (its quote, a fabricated one included) is not a search snippet."""
+    site = two_editions[0].parent / "site"
+    page = (site / "editions" / SECOND / "research-map.html").read_text()
+    assert 'class="digest-ev-box" data-search-exclude' in page
+    index = (site / "search" / "search_index.json").read_text()
+    assert "the quote is in the text of" in page  # a popup's own words, on the page...
+    assert "the quote is in the text of" not in index  # ...never in a search snippet
+    assert INVENTED in page and INVENTED not in index  # a fabricated quote above all
