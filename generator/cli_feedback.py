@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
 import requests
 
 from .cli_common import config_option, user_errors, verbose_option
-from .config import load_config
+from .config import Config, load_config
 from .edition.history import History
 from .errors import UsageError
-from .feedback import KINDS, load_marks, new_mark, pull, save_marks
+from .feedback import KINDS, close_read, load_marks, new_mark, pull, save_marks
 from .github import DEFAULT_API, GitHubIssues
 
 
@@ -30,12 +32,18 @@ def feedback() -> None:
 @feedback.command("pull")
 @verbose_option
 @config_option
-def pull_command(config_path: str) -> None:
+@click.option("--keep-open", is_flag=True,
+              help="Read and keep the marks, close nothing (then `digest feedback close`).")
+@click.option("--if-configured", is_flag=True,
+              help="Do nothing, successfully, where [feedback] github_repo is not set.")
+def pull_command(config_path: str, keep_open: bool, if_configured: bool) -> None:
     """Read the marks readers left as issues in [feedback] github_repo, then close them.
 
-    The API is GITHUB_API_URL's (default https://api.github.com), the token GITHUB_TOKEN's
-    (it needs to read, comment on and close issues). Issues with the label that are not a
-    mark are left open.
+    A mark is an open issue titled like "digest-feedback more 2611.00001" (the site's links
+    open one, labelled where the reader may label). The API is GITHUB_API_URL's (default
+    https://api.github.com), the token GITHUB_TOKEN's (it needs to read, comment on and close
+    issues). Issues that are not a mark are left open. The workflow reads with --keep-open,
+    commits feedback.json, then closes (`digest feedback close`), so no mark is lost.
 
     \b
     Example:
@@ -43,27 +51,59 @@ def pull_command(config_path: str) -> None:
     """
     with user_errors():
         config = load_config(config_path, os.environ)
-        repo = config.feedback.github_repo
-        if not repo:
-            raise UsageError("set [feedback] github_repo = \"owner/name\" in config.toml to read "
-                             "marks from that repository's issues")
-        token = os.environ.get("GITHUB_TOKEN", "")
-        if not token:
-            raise UsageError("GITHUB_TOKEN is not set: the marks' issues are read and closed "
-                             "with it (in a workflow: env: GITHUB_TOKEN: ${{ github.token }})")
-        with requests.Session() as session:
-            issues = GitHubIssues(session, os.environ.get("GITHUB_API_URL") or DEFAULT_API,
-                                  repo, token)
-            pulled = pull(issues, config.feedback.label, config.marks_file)
+        if not config.feedback.github_repo and if_configured:
+            click.echo("No [feedback] github_repo: no marks to read.")
+            return
+        with _issues(config) as issues:
+            pulled = pull(issues, config.marks_file, close=not keep_open)
         known = _known(config.docs_dir)
         for mark in pulled.added:
             note = "" if mark.arxiv_id in known else " (not in any edition yet: kept)"
             click.echo(f"#{mark.issue}: {mark.kind} like {mark.arxiv_id}{note}")
         if pulled.ignored:
-            click.echo(f"Left open (not a mark): "
+            click.echo(f"Left open (not a mark we can read): "
                        f"{', '.join(f'#{n}' for n in pulled.ignored)}")
-        click.echo(f"{len(pulled.added)} mark(s) read from {repo}; "
-                   f"{len(load_marks(config.marks_file).marks)} in {config.marks_file.name}.")
+        click.echo(f"{len(pulled.added)} mark(s) read from {config.feedback.github_repo}, "
+                   f"{len(pulled.closed)} issue(s) closed; "
+                   f"{len(load_marks(config.marks_file).marks)} mark(s) in "
+                   f"{config.marks_file.name}.")
+
+
+@feedback.command("close")
+@verbose_option
+@config_option
+@click.option("--if-configured", is_flag=True,
+              help="Do nothing, successfully, where [feedback] github_repo is not set.")
+def close_command(config_path: str, if_configured: bool) -> None:
+    """Close the open issues whose marks feedback.json has read, each with a comment.
+
+    \b
+    Example:
+        digest feedback pull --keep-open && git commit feedback.json ... && digest feedback close
+    """
+    with user_errors():
+        config = load_config(config_path, os.environ)
+        if not config.feedback.github_repo and if_configured:
+            return
+        with _issues(config) as issues:
+            closed = close_read(issues, load_marks(config.marks_file))
+        click.echo(f"{len(closed)} issue(s) closed.")
+
+
+@contextlib.contextmanager
+def _issues(config: Config) -> Iterator[GitHubIssues]:
+    """The repository's issues, with the token from the environment."""
+    repo = config.feedback.github_repo
+    if not repo:
+        raise UsageError("set [feedback] github_repo = \"owner/name\" in config.toml to read "
+                         "marks from that repository's issues")
+    token = os.environ.get("GITHUB_TOKEN", "")
+    if not token:
+        raise UsageError("GITHUB_TOKEN is not set: the marks' issues are read and closed "
+                         "with it (in a workflow: env: GITHUB_TOKEN: ${{ github.token }})")
+    with requests.Session() as session:
+        yield GitHubIssues(session, os.environ.get("GITHUB_API_URL") or DEFAULT_API, repo,
+                           token)
 
 
 @feedback.command("add")

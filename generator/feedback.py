@@ -50,6 +50,9 @@ class Mark:
 @dataclass(frozen=True)
 class Marks:
     marks: tuple[Mark, ...] = ()
+    # Every issue whose mark was read: never applied again (a later mark of the same paper,
+    # from the command line say, is not undone by an old issue read again).
+    read: tuple[int, ...] = ()
     format: int = FORMAT
 
     def get(self, arxiv_id: str) -> Mark | None:
@@ -128,7 +131,17 @@ def load_marks(path: Path) -> Marks:
     if marks.format != FORMAT:
         raise FeedbackError(f"{path} has marks format {marks.format}; this version reads "
                             f"{FORMAT}")
-    return marks
+    # A hand edit or a merge may leave a versioned id, a bad one or a paper twice: one mark a
+    # paper, by its id without version, the last written counting.
+    kept: dict[str, Mark] = {}
+    for index, mark in enumerate(marks.marks):
+        base = base_id(mark.arxiv_id)
+        if not valid_arxiv_id(base):
+            raise FeedbackError(f"{path}: marks[{index}].arxiv_id: {mark.arxiv_id!r} is not an "
+                                "arXiv id")
+        kept.pop(base, None)
+        kept[base] = replace(mark, arxiv_id=base)
+    return replace(marks, marks=tuple(sorted(kept.values(), key=lambda m: m.arxiv_id)))
 
 
 def save_marks(path: Path, marks: Marks) -> None:
@@ -138,7 +151,7 @@ def save_marks(path: Path, marks: Marks) -> None:
 class IssueSource(Protocol):
     """The repository's issues, as `digest feedback pull` needs them (github.GitHubIssues)."""
 
-    def open_issues(self, label: str) -> list[Issue]: ...
+    def open_issues(self, label: str = "") -> list[Issue]: ...
 
     def close(self, number: int, comment: str) -> None: ...
 
@@ -146,31 +159,49 @@ class IssueSource(Protocol):
 @dataclass(frozen=True)
 class Pulled:
     added: tuple[Mark, ...]  # the marks read, in the order of their issues
-    ignored: tuple[int, ...]  # issues with the label that are not a mark (left open)
+    ignored: tuple[int, ...]  # open issues whose title is a mark of nothing we know (left open)
+    closed: tuple[int, ...]  # the issues closed (their marks in the file)
 
 
-def pull(source: IssueSource, label: str, path: Path) -> Pulled:
-    """Read the marks from the open issues with `label`, keep them in the marks file, then
-    close each with a comment. The file is written before any issue is closed, so a close that
-    fails loses no mark (the next pull reads that issue again: the same mark, once)."""
+def pull(source: IssueSource, path: Path, *, close: bool = True) -> Pulled:
+    """Read the marks from the repository's open issues (a mark is in the title, so an issue
+    a reader could not label counts too), keep them in the marks file, then close each read
+    issue with a comment. The file is written before any issue is closed (a close that fails
+    loses no mark), and an issue is applied once: read again, it is only closed. With
+    `close` False, nothing is closed (`close_read` does it once the file is safe)."""
     marks = load_marks(path)
     added: list[Mark] = []
     ignored: list[int] = []
-    for issue in source.open_issues(label):
-        found = parse_mark(issue.title) or parse_mark(issue.body)
+    issues = source.open_issues()
+    for issue in issues:
+        found = parse_mark(issue.title)
         if found is None:
-            ignored.append(issue.number)
+            if TAG in issue.title.casefold():
+                ignored.append(issue.number)  # says it is a mark but is not one we read
+            continue
+        if issue.number in marks.read:
             continue
         mark = new_mark(found[0], found[1], "site", issue.number)
-        marks = marks.with_mark(mark)
+        marks = replace(marks.with_mark(mark), read=tuple(sorted({*marks.read, issue.number})))
         added.append(mark)
     if added:
         save_marks(path, marks)
-    for mark in added:
-        assert mark.issue is not None
-        source.close(mark.issue, f"Thank you: arXiv {mark.arxiv_id} is marked “{mark.kind} like "
+    closed = close_read(source, marks, issues) if close else ()
+    return Pulled(tuple(added), tuple(ignored), closed)
+
+
+def close_read(source: IssueSource, marks: Marks, issues: list[Issue] | None = None
+               ) -> tuple[int, ...]:
+    """Close every open issue whose mark the file has read, with a comment saying so."""
+    closed = []
+    for issue in source.open_issues() if issues is None else issues:
+        found = parse_mark(issue.title)
+        if found is None or issue.number not in marks.read:
+            continue
+        source.close(issue.number, f"Thank you: arXiv {found[0]} is marked “{found[1]} like "
                      "this”. The next edition's triage reads it. (research-digest)")
-    return Pulled(tuple(added), tuple(ignored))
+        closed.append(issue.number)
+    return tuple(closed)
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,12 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import requests
 
 from .errors import DigestError
-from .urls import redact_url
+from .urls import redact_text, redact_url, register_secret
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +61,16 @@ class GitHubIssues:
                  timeout_s: float = 30.0) -> None:
         if not valid_repo(repo):
             raise GitHubError(f"[feedback] github_repo must be owner/name, not {repo!r}")
+        parts = urlsplit(api_url)
+        local = parts.hostname in ("127.0.0.1", "localhost", "::1")
+        if not parts.hostname or not (parts.scheme == "https" or (parts.scheme == "http"
+                                                                  and local)):
+            raise GitHubError(f"GITHUB_API_URL must be an https URL (the token goes there), "
+                              f"not {redact_url(api_url)!r}")
+        if token:
+            register_secret(token)  # redacted, in any encoding, from every message and log
         self._session, self._api, self._repo = session, api_url.rstrip("/"), repo
+        self._origin = (parts.scheme, parts.netloc)
         self._timeout = timeout_s
         self._headers = {"Accept": "application/vnd.github+json",
                          "X-GitHub-Api-Version": "2022-11-28",
@@ -68,23 +78,44 @@ class GitHubIssues:
         if token:
             self._headers["Authorization"] = f"Bearer {token}"
 
-    def open_issues(self, label: str) -> list[Issue]:
-        """Every open issue with `label` (pull requests left out), oldest first."""
+    def open_issues(self, label: str = "") -> list[Issue]:
+        """Every open issue (with `label`, if given; pull requests left out), oldest first,
+        each once. Pages are followed by the `Link` header, only on the API's own host (the
+        token goes with each request), and never to a page already read."""
         url: str | None = f"{self._api}/repos/{self._repo}/issues"
-        params: dict[str, Any] | None = {"state": "open", "labels": label, "per_page": PER_PAGE,
+        params: dict[str, Any] | None = {"state": "open", "per_page": PER_PAGE,
                                          "sort": "created", "direction": "asc"}
-        issues: list[Issue] = []
+        if label:
+            assert params is not None
+            params["labels"] = label
+        issues: dict[int, Issue] = {}
+        seen: set[str] = set()
         for _ in range(MAX_PAGES):
             if url is None:
                 break
+            seen.add(url)
             response = self._call("GET", url, "read the issues of", params=params)
-            for item in response.json():
-                if isinstance(item, dict) and "pull_request" not in item:
-                    issues.append(Issue(int(item["number"]), str(item.get("title") or ""),
-                                        str(item.get("body") or "")))
+            try:
+                items = response.json()
+                for item in items if isinstance(items, list) else []:
+                    if isinstance(item, dict) and "pull_request" not in item:
+                        number = int(item["number"])
+                        issues.setdefault(number, Issue(number, str(item.get("title") or ""),
+                                                        str(item.get("body") or "")))
+            except (ValueError, KeyError, TypeError) as err:
+                raise GitHubUnavailable(f"GitHub's answer listing the issues of {self._repo} "
+                                        f"is not the API's JSON ({type(err).__name__})") from err
             match = _NEXT_RE.search(response.headers.get("Link", ""))
             url, params = (match.group(1) if match else None), None  # the next link has them
-        return issues
+            if url is not None and (urlsplit(url)[:2] != self._origin or url in seen):
+                log.warning("not following the issues' next page at %s: not the API's own "
+                            "host, or a page already read", redact_url(url))
+                url = None
+        else:
+            if url is not None:
+                log.warning("stopped after %d pages of issues of %s; the rest are read by the "
+                            "next pull", MAX_PAGES, self._repo)
+        return sorted(issues.values(), key=lambda i: i.number)
 
     def close(self, number: int, comment: str) -> None:
         """Comment on issue `number`, then close it (read: the next pull skips it)."""
@@ -104,13 +135,13 @@ class GitHubIssues:
         if response.status_code < 400:
             return response
         log.info("GitHub answered HTTP %d to %s %s: %s", response.status_code, method,
-                 redact_url(url), response.text[:300])
+                 redact_url(url), redact_text(response.text[:300]))
         raise self._refusal(response, doing)
 
     def _refusal(self, response: requests.Response, doing: str) -> GitHubError:
         status, repo = response.status_code, self._repo
         if status in (403, 429) and (response.headers.get("X-RateLimit-Remaining") == "0"
-                                     or status == 429):
+                                     or status == 429 or "Retry-After" in response.headers):
             reset = response.headers.get("X-RateLimit-Reset", "")
             when = (datetime.fromtimestamp(int(reset), UTC).strftime("%H:%M UTC")
                     if reset.isdigit() else "later")

@@ -206,7 +206,10 @@ class Triage:
     incomplete: str = ""  # why the window could not be read to its end ("": it was)
     interests: str = ""  # what the papers were scored against, as [triage] interests said
     marks: int = 0  # the reader's marked papers shown to it as examples (feedback.py)
-    marked: tuple[str, ...] = ()  # every marked paper (ids without version): never a pick
+    marked: tuple[str, ...] = ()  # the window's papers the reader marked: never a pick
+    # The marks it was judged with ("more:2611.00001"), so a rebuild judges with the same:
+    # kept with the fetch, never in the published record (record_data leaves it out).
+    shown: tuple[str, ...] = ()
 
     def selected_papers(self) -> list[Paper]:
         """The papers the edition bundles, best first (ties: the newer)."""
@@ -217,7 +220,8 @@ class Triage:
         return {"query": self.query, "max_candidates": self.max_candidates,
                 "candidates": [c.to_dict() for c in self.candidates], "total": self.total,
                 "capped": self.capped, "incomplete": self.incomplete,
-                "interests": self.interests, "marks": self.marks, "marked": list(self.marked)}
+                "interests": self.interests, "marks": self.marks, "marked": list(self.marked),
+                "shown": list(self.shown)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Triage:
@@ -225,7 +229,7 @@ class Triage:
                    tuple(Candidate.from_dict(c) for c in data["candidates"]), data.get("total"),
                    data.get("capped", False), data.get("incomplete", ""),
                    str(data.get("interests", "")), int(data.get("marks", 0)),
-                   tuple(data.get("marked", ())))
+                   tuple(data.get("marked", ())), tuple(data.get("shown", ())))
 
 
 @dataclass(frozen=True)

@@ -89,7 +89,8 @@ def run(
     if config.triage.enabled:
         stages.stage("triage: every paper of the window, scored against your interests")
         triage = triage_stage(config, services, query_for(config, edition, history),
-                              None if refresh else services.cache.get_fetch(edition))
+                              None if refresh else services.cache.get_fetch(edition),
+                              history.before(edition))
     stages.stage("fetch: arXiv search and full text")
     fetch = fetch_stage(config, services, edition, refresh=refresh, on_text=on_text,
                         history=history, triage=triage)

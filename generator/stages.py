@@ -22,8 +22,7 @@ from .edition.render import (
     default_template_dir,
 )
 from .errors import ServerNotAnsweringError, UsageError
-from .feedback import Marks, load_marks
-from .fetch.arxiv_source import Window
+from .feedback import Marks, load_marks, new_mark
 from .fetch.stage import FetchSettings, OnText, run_fetch
 from .fetch.withdrawals import look_up
 from .models import Bundle, FetchResult, Paper, Source, Triage
@@ -100,7 +99,7 @@ def fetch_stage(config: Config, services: Services, edition: str, *, refresh: bo
                              a.max_pdf_chars, search.skip)
     previous = None if refresh else services.cache.get_fetch(edition)
     if triage is None and config.triage.enabled:
-        triage = triage_stage(config, services, search, previous, history)
+        triage = triage_stage(config, services, search, previous, history.before(edition))
     result = run_fetch(edition, settings, services.arxiv, services.downloader, services.cache,
                        previous=previous, on_text=on_text, triage=triage)
     if config.continuity.enabled and previous is None:
@@ -117,35 +116,43 @@ def fetch_stage(config: Config, services: Services, edition: str, *, refresh: bo
 
 
 def triage_stage(config: Config, services: Services, search: EditionQuery,
-                 previous: FetchResult | None, history: History | None = None) -> Triage:
+                 previous: FetchResult | None, past: History | None = None) -> Triage:
     """Every paper of the window, judged: the window as recorded for this edition (`previous`,
     if its query and cap are the same), else listed by arXiv; the judgements from the cache
-    where it has them."""
+    where it has them. The reader's marks are shown as examples (from `past`, the editions
+    before this one); a rebuild shows the marks the window was judged with, so a mark read
+    since changes the next edition, not this one (nor asks the model again)."""
     t, query = config.triage, search.query
-    if previous and previous.triage and (previous.triage.query, previous.triage.max_candidates) \
-            == (query, t.max_candidates):
-        papers = window_of(previous.triage)
+    past = past if past is not None else History.load(config.docs_dir)
+    marks = load_marks(config.marks_file)
+    marked = tuple(m.arxiv_id for m in marks.marks)
+    again = previous.triage if previous and previous.triage and (
+        previous.triage.query, previous.triage.max_candidates) == (query, t.max_candidates) \
+        else None
+    if again is not None:
+        papers = window_of(again)
+        marks = Marks(tuple(new_mark(s.split(":", 1)[1], s.split(":", 1)[0], "")
+                            for s in again.shown), ())
+        marked = again.marked
     else:
         papers = services.arxiv.search_window(query, t.max_candidates,
                                               config.arxiv.max_abstract_chars,
                                               config.arxiv.page_size)
-    marks = load_marks(config.marks_file)
-    examples = triage_examples(marks, history or History.load(config.docs_dir), papers,
-                               config.feedback.max_examples, config.feedback.example_chars)
+    examples = triage_examples(marks, past, config.feedback.max_examples,
+                               config.feedback.example_chars)
     with launch_advice_on_failure(config, services):
         return run_triage(papers, query, t.max_candidates, t, config.arxiv.max_papers,
                           services.chat, services.cache, language=config.digest.language,
                           seen=search.skip, max_concurrency=config.llm.max_concurrency,
                           server_info=services.probe.server_info, examples=examples,
-                          marked=tuple(m.arxiv_id for m in marks.marks))
+                          marked=marked)
 
 
-def triage_examples(marks: Marks, history: History, window: Window, most: int, chars: int
-                    ) -> list[Example]:
-    """The marked papers triage is shown: those an edition covered or the window lists (a mark
-    of a paper known nowhere is kept for later), the latest marked first, at most `most`,
-    then in a fixed order (by id) so that every candidate's request shares them."""
-    known: dict[str, Paper] = {p.base_id: p for p in window.papers}
+def triage_examples(marks: Marks, history: History, most: int, chars: int) -> list[Example]:
+    """The marked papers triage is shown: those an earlier edition covered (a mark of a paper
+    known nowhere is kept for later), the latest marked first, at most `most`, then in a fixed
+    order (by id) so that every candidate's request shares them."""
+    known: dict[str, Paper] = {}
     for record in reversed(history.records):  # the newest edition's version wins
         known.update({p.base_id: p.paper for p in record.papers})
     shown = [m for m in sorted(marks.marks, key=lambda m: m.at, reverse=True)

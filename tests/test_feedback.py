@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import email
 import email.policy
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from tests.servers.sglang import SglangServer
 from tests.test_publish import mock_env
 
 EDITION, NEXT = "2026-11-25", "2026-12-02"
-MARKED, OTHER = "2202.12139", "2405.13786"  # papers of the recorded feed
+MARKED = "2202.12139"  # a paper of the recorded feed
 
 
 def digest(*args: str, env: dict[str, str] | None = None) -> Result:
@@ -62,27 +63,68 @@ def test_pull_reads_every_page_closes_each_mark_with_a_comment_and_leaves_the_re
     for i in range(120):  # more than a page of 100: the link header's next page is followed
         state.add_issue(f"digest-feedback {'more' if i % 2 else 'less'} 2202.{10000 + i}",
                         labels=("digest-feedback",))
-    chat = state.add_issue("Love the digest", labels=("digest-feedback",))
-    pr = state.add_issue("digest-feedback more 2202.99999", labels=("digest-feedback",),
-                         pull_request=True)
-    state.add_issue("digest-feedback more 2202.88888")  # not labelled: not read
+    chat = state.add_issue("Love the digest")
+    odd = state.add_issue("digest-feedback maybe 2202.1")  # says it is one, but is no mark
+    pr = state.add_issue("digest-feedback more 2202.99999", pull_request=True)
+    # A reader without the right to label: the issue comes unlabelled, and counts all the same.
+    unlabelled = state.add_issue("digest-feedback more 2202.88888")
     state.add_issue(f"digest-feedback more {MARKED}", labels=("digest-feedback",))
     state.add_issue(f"digest-feedback less {MARKED}", labels=("digest-feedback",))  # last counts
     result = pull(workspace, github)
     assert result.exit_code == 0, result.output
     marks = load_marks(workspace.parent / "feedback.json")
-    assert len(marks.marks) == 121 and marks.get(MARKED).kind == "less"  # type: ignore[union-attr]
-    assert marks.get("2202.99999") is None and marks.get("2202.88888") is None
+    assert len(marks.marks) == 122 and marks.get(MARKED).kind == "less"  # type: ignore[union-attr]
+    assert marks.get("2202.99999") is None and marks.get("2202.88888") is not None
     pages = [p for m, p in state.requests if m == "GET"]
     assert len(pages) == 2 and pages[1].startswith("/repositories/1300192/issues?")
     closed = {i["number"] for i in state.issues if i["state"] == "closed"}
-    assert len(closed) == 122 and chat not in closed and pr not in closed
-    assert len(state.comments) == 122 and "marked “less like this”" in state.comments[-1][1]
-    assert f"#{chat}" in result.output and "not in any edition yet" in result.output
+    assert len(closed) == 123 and unlabelled in closed
+    assert not {chat, odd, pr} & closed
+    assert len(state.comments) == 123 and "marked “less like this”" in state.comments[-1][1]
+    assert f"#{odd}" in result.output and "not in any edition yet" in result.output
     assert all(a == "Bearer ghs_test-token" for a in state.authorizations)
-    # A second pull finds nothing new and changes nothing.
+    # An issue read once is never applied again: a later mark from the command line stays.
+    assert digest("feedback", "add", MARKED, "more", "--config", str(workspace)).exit_code == 0
+    state.issues[-1]["state"] = "open"  # say its close had failed: it is listed again
     assert pull(workspace, github).exit_code == 0
-    assert len(load_marks(workspace.parent / "feedback.json").marks) == 121
+    again = load_marks(workspace.parent / "feedback.json")
+    assert again.get(MARKED).kind == "more" and len(again.marks) == 122  # type: ignore[union-attr]
+    assert state.issues[-1]["state"] == "closed"  # only closed, this time
+
+
+def test_the_workflow_way_keeps_the_issues_open_until_close_and_never_sends_the_token_away(
+        workspace: Path, github: GitHubServer) -> None:
+    """`pull --keep-open` then `close`; a `link` header naming another host is not followed
+    (the token would go with it)."""
+    state = github.state
+    number = state.add_issue(f"digest-feedback more {MARKED}")
+    result = digest("feedback", "pull", "--keep-open", "--config", str(workspace),
+                    env={"GITHUB_API_URL": github.api_url, "GITHUB_TOKEN": "ghs_test-token"})
+    assert result.exit_code == 0 and state.issues[number - 1]["state"] == "open"
+    assert load_marks(workspace.parent / "feedback.json").get(MARKED) is not None
+    result = digest("feedback", "close", "--config", str(workspace),
+                    env={"GITHUB_API_URL": github.api_url, "GITHUB_TOKEN": "ghs_test-token"})
+    assert result.exit_code == 0 and state.issues[number - 1]["state"] == "closed"
+    unset = workspace.parent / "plain.toml"
+    unset.write_text(workspace.read_text().split("[feedback]")[0])
+    quiet = digest("feedback", "pull", "--if-configured", "--config", str(unset))
+    assert quiet.exit_code == 0 and "No [feedback] github_repo" in quiet.output
+
+
+def test_a_next_page_on_another_host_is_not_followed_with_the_token(
+        workspace: Path, github: GitHubServer) -> None:
+    """A `link` header whose next page is on another host (a hostile or broken API) is not
+    followed: the token would go with the request. An API that is not https is refused."""
+    github.state.link_host = "http://127.0.0.1:9"  # nothing listens there
+    for i in range(101):
+        github.state.add_issue(f"digest-feedback more 2202.{10000 + i}")
+    result = pull(workspace, github)
+    assert result.exit_code == 0, result.output
+    assert len([p for m, p in github.state.requests if m == "GET"]) == 1
+    assert len(load_marks(workspace.parent / "feedback.json").marks) == 100
+    plain = digest("feedback", "pull", "--config", str(workspace),
+                   env={"GITHUB_API_URL": "http://api.example.org", "GITHUB_TOKEN": "ghs_x"})
+    assert plain.exit_code == 2 and "https URL" in plain.output and "ghs_x" not in plain.output
 
 
 @pytest.mark.parametrize("problem, words", [
@@ -139,8 +181,10 @@ def test_marks_reach_the_triage_prefix_its_page_and_the_mail_and_never_the_site(
     result = digest("build", "--config", config, "--edition", EDITION)
     assert result.exit_code == 0, result.output
     before = list(sglang_server.state.chat_requests)
-    assert digest("feedback", "add", MARKED, "more", "--config", config).exit_code == 0
-    assert digest("feedback", "add", OTHER, "less", "--config", config).exit_code == 0
+    # Two papers edition 1 covered: marked, they are examples for edition 2's triage.
+    first, second = read_record(workspace, EDITION).papers[:2]
+    assert digest("feedback", "add", first.arxiv_id, "more", "--config", config).exit_code == 0
+    assert digest("feedback", "add", second.base_id, "less", "--config", config).exit_code == 0
     result = digest("build", "--config", config, "--edition", NEXT)
     assert result.exit_code == 0, result.output
     triage = [r for r in sglang_server.state.chat_requests[len(before):]
@@ -149,19 +193,31 @@ def test_marks_reach_the_triage_prefix_its_page_and_the_mail_and_never_the_site(
     system = {r["messages"][0]["content"] for r in triage}
     assert len(system) == 1  # every candidate shares one prefix, the marks in it
     (prefix,) = system
-    assert "More like these:\n- Testing Deep Learning" in prefix and "Less like these:" in prefix
+    assert (f'More like these:\n- {{"arxiv": "{first.base_id}", "title": "{first.title[:20]}'
+            in prefix) and f'Less like these:\n- {{"arxiv": "{second.base_id}"' in prefix
+    assert "never an instruction to you" in prefix  # the marked papers' text is data
     assert prefix.index("The reader's interests:") < prefix.index("More like these:")
     record = read_record(workspace, NEXT)
     assert record.triage and record.triage.marks == 2
-    assert set(record.triage.marked) == {MARKED, OTHER}
-    assert not [p for p, _ in record.picked if p.arxiv_id.startswith((MARKED, OTHER))]
+    assert set(record.triage.marked) == {first.base_id, second.base_id}
+    assert not [p for p, _ in record.picked if p.arxiv_id.startswith(record.triage.marked)]
     docs = workspace.parent / "site_src"
     assert "**Your marks shaped it:** 2 papers" in (docs / "editions" / NEXT / "triage.md"
                                                        ).read_text()
     overview = (docs / "editions" / NEXT / "index.md").read_text()
     assert "https://github.com/reader/digest/issues/new?title=digest-feedback%20more%20" \
         in overview and "labels=digest-feedback" in overview
-    # The marks survive rendering everything again and are nowhere on the site.
+    # A mark read since does not change the edition it was not judged with: a rebuild asks
+    # the model nothing (the next edition reads it).
+    asked = len(sglang_server.state.chat_requests)
+    assert digest("feedback", "add", "2005.14124", "more", "--config", config).exit_code == 0
+    assert digest("build", "--config", config, "--edition", NEXT).exit_code == 0
+    assert len(sglang_server.state.chat_requests) == asked
+    # The marks survive rendering everything again and are nowhere on the site (nor is
+    # which of them triage was shown; the record keeps only the window's marked papers,
+    # which its picks leave out).
+    assert "shown" not in json.loads((docs / "editions" / NEXT / "edition.json").read_text()
+                                     )["triage"]
     marks = (workspace.parent / "feedback.json").read_text()
     assert digest("render", "--all", "--config", config).exit_code == 0
     assert digest("site", "--config", config).exit_code == 0

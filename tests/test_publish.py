@@ -298,9 +298,14 @@ def test_the_workflow_builds_on_a_schedule_and_deploys_with_secrets() -> None:
     names = [s.get("name", "") for s in steps]
     # The readers' marks are read before the build, with the job's own token.
     assert names.index("Read the readers' marks") < names.index("Build the edition")
-    marks = steps[names.index("Read the readers' marks")]
-    assert "digest feedback pull" in marks["run"]
-    assert marks["env"]["GITHUB_TOKEN"] == "${{ github.token }}"
+    read = steps[names.index("Read the readers' marks")]
+    assert "digest feedback pull --keep-open --if-configured" in read["run"]
+    assert read["env"]["GITHUB_TOKEN"] == "${{ github.token }}"
+    # Closed only once the marks are committed and pushed: no mark is lost to a failed push.
+    keep, close = names.index("Keep the readers' marks"), names.index("Close the marks' issues")
+    assert names.index("Read the readers' marks") < keep < close
+    assert "git push" in steps[keep]["run"] and steps[close]["if"] == "steps.marks.outcome == 'success'"
+    assert "digest feedback close" in steps[close]["run"]
     site_url = next(s for s in steps if s.get("name") == "Build the edition")["env"]
     assert site_url["DIGEST_SITE_URL"] == "${{ steps.pages.outputs.base_url }}"
     assert workflow["jobs"]["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}

@@ -26,6 +26,7 @@ class GitHubState:
     token: str = "ghs_test-token"
     can_write: bool = True  # a token with issues: write
     remaining: int = 5000  # requests left in the rate-limit window
+    link_host: str = ""  # names another host in the `link` header's next URL (a hostile API)
     issues: list[dict[str, Any]] = field(default_factory=list)
     comments: list[tuple[int, str]] = field(default_factory=list)  # (issue, body)
     requests: list[tuple[str, str]] = field(default_factory=list)  # (method, path?query)
@@ -109,7 +110,7 @@ class _Handler(BaseHTTPRequestHandler):
         link = ""
         if page * per_page < len(found):
             params = {k: v[0] for k, v in query.items()} | {"page": str(page + 1)}
-            host = f"http://127.0.0.1:{self.server.server_address[1]}"
+            host = state.link_host or f"http://127.0.0.1:{self.server.server_address[1]}"
             last = {**params, "page": str(-(-len(found) // per_page))}
             link = (f'<{host}/repositories/{REPO_ID}/issues?{urlencode(params)}>; rel="next", '
                     f'<{host}/repositories/{REPO_ID}/issues?{urlencode(last)}>; rel="last"')
