@@ -1,4 +1,4 @@
-"""The edition's lead: a paragraph on why this week matters, built from its checked picks.
+"""The edition's lead: a paragraph on why this edition matters, built from its checked picks.
 
 Made from the record alone, with no request of its own: what is new, the top pick and the
 synthesis sentence (backed by a quote found in the paper) that says why it matters, the other
@@ -28,12 +28,12 @@ def lead_parts(record: EditionRecord) -> Parts:
     total = len(record.papers)
     if not record.picked:
         if new or updated:
-            return [(f"{_count(new, 'new paper')}{_and_updated(updated)} among {total} this "
-                     "week; none stood out enough to pick.", None)]
-        return [(f"Nothing new this week: every one of the {total} papers was covered in an "
+            return [(f"{_count(new, 'new paper')}{_and_updated(updated)} among {total} in this "
+                     "edition; none stood out enough to pick.", None)]
+        return [(f"Nothing new in this edition: every one of the {total} papers was covered in an "
                  "earlier edition, so there are no picks.", None)]
-    parts: Parts = [(f"{_count(new, 'new paper')}{_and_updated(updated)} among {total} this "
-                     "week. ", None)]
+    parts: Parts = [(f"{_count(new, 'new paper')}{_and_updated(updated)} among {total} in this "
+                     "edition. ", None)]
     top, _ = record.picked[0]
     why = cited_parts(_sentence(top.why), record.names) if top.why else []
     parts.append(("Top pick: ", None))
