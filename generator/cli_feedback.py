@@ -20,8 +20,9 @@ from .github import DEFAULT_API, GitHubIssues
 
 @click.group()
 def feedback() -> None:
-    """The readers' "more like this" and "less like this" marks, which next week's triage
-    reads (kept in feedback.json beside config.toml; one mark per paper, the last counts).
+    """The readers' "more like this" and "less like this" marks, which the next edition's
+    triage reads with [triage] interests set (kept in feedback.json beside config.toml; one
+    mark per paper, the last counts).
 
     \b
     Example:
@@ -63,6 +64,7 @@ def pull_command(config_path: str, keep_open: bool, if_configured: bool) -> None
         if pulled.ignored:
             click.echo(f"Left open (not a mark we can read): "
                        f"{', '.join(f'#{n}' for n in pulled.ignored)}")
+        _warn_without_triage(config)
         click.echo(f"{len(pulled.added)} mark(s) read from {config.feedback.github_repo}, "
                    f"{len(pulled.closed)} issue(s) closed; "
                    f"{len(load_marks(config.marks_file).marks)} mark(s) in "
@@ -84,6 +86,7 @@ def close_command(config_path: str, if_configured: bool) -> None:
     with user_errors():
         config = load_config(config_path, os.environ)
         if not config.feedback.github_repo and if_configured:
+            click.echo("No [feedback] github_repo: no issues to close.")
             return
         with _issues(config) as issues:
             closed = close_read(issues, load_marks(config.marks_file))
@@ -95,12 +98,14 @@ def _issues(config: Config) -> Iterator[GitHubIssues]:
     """The repository's issues, with the token from the environment."""
     repo = config.feedback.github_repo
     if not repo:
-        raise UsageError("set [feedback] github_repo = \"owner/name\" in config.toml to read "
-                         "marks from that repository's issues")
+        raise UsageError(f"set [feedback] github_repo = \"owner/name\" in {config.path} to read "
+                         "marks from that repository's issues (or pass --if-configured)")
     token = os.environ.get("GITHUB_TOKEN", "")
     if not token:
         raise UsageError("GITHUB_TOKEN is not set: the marks' issues are read and closed "
-                         "with it (in a workflow: env: GITHUB_TOKEN: ${{ github.token }})")
+                         "with it (locally: GITHUB_TOKEN=$(gh auth token), or a fine-grained "
+                         "token with Issues read and write on the repository; in a workflow: "
+                         "env: GITHUB_TOKEN: ${{ github.token }})")
     with requests.Session() as session:
         yield GitHubIssues(session, os.environ.get("GITHUB_API_URL") or DEFAULT_API, repo,
                            token)
@@ -125,6 +130,7 @@ def add_command(config_path: str, arxiv_id: str, kind: str) -> None:
         note = "" if mark.arxiv_id in _known(config.docs_dir) else (
             " It is in no edition yet: the mark is kept, and counts once triage can show it.")
         click.echo(f"Marked {mark.arxiv_id}: {kind} like this.{note}")
+        _warn_without_triage(config)
 
 
 @feedback.command("remove")
@@ -167,6 +173,12 @@ def list_command(config_path: str) -> None:
             title = known.get(mark.arxiv_id, "(in no edition yet)")
             click.echo(f"{mark.kind:<4}  {mark.arxiv_id:<16}  {mark.at}  {mark.source:<12}  "
                        f"{title}")
+
+
+def _warn_without_triage(config: Config) -> None:
+    if not config.triage.enabled:
+        click.secho("Note: marks shape triage, which is off: set [triage] interests in "
+                    f"{config.path} for them to take effect.", fg="yellow", err=True)
 
 
 def _known(docs_dir: Path) -> dict[str, str]:

@@ -179,7 +179,9 @@ class FeedbackSettings:
     # The digest's repository ("owner/name"): each paper on the site offers marks that open a
     # pre-filled issue there; `digest feedback pull` reads them.
     github_repo: str = ""
-    label: str = "digest-feedback"  # the label the marks' issues carry (and pull reads)
+    # The label the site's issue links ask for (GitHub applies it where the reader may label;
+    # pull reads a mark from the title, labelled or not).
+    label: str = "digest-feedback"
     github_url: str = "https://github.com"  # the web address issues are opened at
     # Where the mail's marks go (a mailto: link), for readers without a GitHub account.
     email: str = ""

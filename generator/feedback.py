@@ -1,4 +1,4 @@
-"""The reader's marks: "more like this" and "less like this", by paper, for next week's triage.
+"""The reader's marks: "more like this" and "less like this", by paper, for the next triage.
 
 Marks come from the site (a pre-filled GitHub issue, read by `digest feedback pull`), the mail
 (a `mailto:` with a machine-readable subject, for readers without a GitHub account) or the
@@ -74,7 +74,11 @@ class Marks:
 
 
 def base_id(arxiv_id: str) -> str:
-    return _VERSION_RE.sub("", arxiv_id.strip())
+    """The id without its version (and without an "arXiv:" in front)."""
+    text = arxiv_id.strip()
+    if text.lower().startswith("arxiv:"):
+        text = text[len("arxiv:"):]
+    return _VERSION_RE.sub("", text)
 
 
 def new_mark(arxiv_id: str, kind: str, source: str, issue: int | None = None) -> Mark:

@@ -1,7 +1,7 @@
 """The digest's repository on GitHub, for the readers' marks: its issues, through the REST API.
 
-Only what `digest feedback pull` needs: the open issues with the feedback label (every page,
-following the `Link` header as GitHub paginates), a comment on one, and closing it. The API is
+Only what `digest feedback pull` needs: the repository's open issues (every page, following
+the `Link` header as GitHub paginates), a comment on one, and closing it. The API is
 at `GITHUB_API_URL` (Actions sets it; default https://api.github.com), the token is
 `GITHUB_TOKEN`'s, sent in a header and never shown. A refusal is one sentence in our words that
 names the repository and what the token needs; GitHub's own text goes to the log only.
@@ -147,10 +147,10 @@ class GitHubIssues:
                     if reset.isdigit() else "later")
             return GitHubUnavailable(
                 f"GitHub's rate limit is spent (HTTP {status}) for the token used to {doing} "
-                f"{repo}; it resets at {when}: run `digest feedback pull` again then")
+                f"{repo}; it resets at {when}: run the same command again then")
         if status >= 500:
             return GitHubUnavailable(f"GitHub answered HTTP {status} when asked to {doing} "
-                                     f"{repo}; run `digest feedback pull` again later")
+                                     f"{repo}; run the same command again later")
         return GitHubError(self._words(status, doing))
 
     def _words(self, status: int, doing: str) -> str:
