@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from ..claims import CITE_RE
 from ..claims import numbers as cited_numbers
 from ..models import Lookup, NumberedPaper
-from ..safe_text import cut
 from .names import name_citations
 from .record import EditionRecord, RecordPaper, Status
 from .theme_pages import theme_slug
@@ -104,7 +103,11 @@ def _sentence_at(text: str, start: int, end: int) -> str:
     bounds = [0, *(m.end() for m in _SENTENCE_END_RE.finditer(text)), len(text)]
     first = max(b for b in bounds if b <= start)
     last = min((b for b in bounds if b >= end), default=len(text))
-    return cut(" ".join(text[first:last].split()), MAX_QUOTE_CHARS)
+    if last - first > MAX_QUOTE_CHARS:  # a long sentence: the stretch around the name, marked
+        first = max(first, start - MAX_QUOTE_CHARS // 2)
+        last = min(last, first + MAX_QUOTE_CHARS)
+        return "…" + " ".join(text[first:last].split()[1:-1]) + "…"
+    return " ".join(text[first:last].split())
 
 
 def revisions(papers: Sequence[NumberedPaper], statuses: Mapping[int, Status],
