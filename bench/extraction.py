@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from generator.cache import Cache  # noqa: E402
-from generator.fetch.arxiv_source import HttpSession, PdfDownloader, RateLimiter  # noqa: E402
+from generator.fetch.arxiv_source import HttpSession, RateLimiter  # noqa: E402
+from generator.fetch.pdf_download import PdfDownloader  # noqa: E402
 from generator.fetch.pdf_text import extract_text  # noqa: E402
 from generator.fetch.stage import fetch_full_texts  # noqa: E402
 from generator.models import Paper  # noqa: E402

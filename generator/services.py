@@ -13,7 +13,8 @@ from urllib.parse import urlparse
 from .cache import Cache
 from .config import Config
 from .errors import ServerUnavailableError
-from .fetch.arxiv_source import ArxivSource, PdfDownloader, RateLimiter, RecordingSession
+from .fetch.arxiv_source import ArxivSource, RateLimiter, RecordingSession
+from .fetch.pdf_download import PdfDownloader
 from .ports import ChatModel, PaperSearch, PdfSource, ServerFacts
 from .synthesis.llm_client import ChatClient
 from .synthesis.server import ServerProbe

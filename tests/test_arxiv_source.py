@@ -11,10 +11,10 @@ from generator.errors import ArxivError, InvalidPaperId, PdfTextError
 from generator.fetch.arxiv_source import (
     ArxivSource,
     HttpSession,
-    PdfDownloader,
     RateLimiter,
     RecordingSession,
 )
+from generator.fetch.pdf_download import PdfDownloader
 from generator.models import paper_slug, valid_arxiv_id
 from generator.safe_text import cut
 from tests.servers.arxiv import ArxivServer, PdfResponse

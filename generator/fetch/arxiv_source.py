@@ -1,4 +1,4 @@
-"""Talk to arXiv: the search API (through the `arxiv` package) and PDF downloads.
+"""Talk to arXiv's search API (through the `arxiv` package); PDFs come by fetch/pdf_download.py.
 
 arXiv's terms allow one request every three seconds over one connection, so every request here
 goes through one `RateLimiter` and one `HttpSession`, both passed in by the caller.
@@ -24,7 +24,7 @@ import urllib3
 
 from .. import __version__
 from ..cache import atomic_write_text
-from ..errors import ArxivError, PdfTextError
+from ..errors import ArxivError
 from ..models import Paper, valid_arxiv_id
 from ..safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, clean, cut
 
@@ -299,7 +299,7 @@ class ArxivSource:
                 "same command later asks again")
         assert isinstance(err, requests.RequestException)
         return ArxivError(
-            f"could not reach arXiv at {self.api_url}: {_reason(err)}; check your network "
+            f"could not reach arXiv at {self.api_url}: {connection_reason(err)}; check your network "
             "and [arxiv] api_url in config.toml")
 
 
@@ -338,53 +338,6 @@ def _paper(result: arxiv.Result, max_abstract_chars: int) -> Paper:
     )
 
 
-class PdfDownloader:
-    """Downloads one PDF at a time through the shared rate limiter, with a size cap."""
-
-    def __init__(self, session: requests.Session, limiter: RateLimiter, max_bytes: int,
-                 deadline_s: float = 120.0) -> None:
-        self._session = session
-        self._limiter = limiter
-        self.max_bytes = max_bytes
-        self.deadline_s = deadline_s  # for the whole download: a trickle never trips a read timeout
-
-    def download(self, url: str) -> bytes:
-        """The PDF's bytes; PdfTextError (with a reason for the reader) on any failure."""
-        self._limiter.wait()
-        try:
-            with self._session.get(url, stream=True) as response:
-                if response.status_code != 200:
-                    raise PdfTextError(f"the PDF download failed: HTTP {response.status_code} from {url}")
-                declared = response.headers.get("Content-Length")
-                if declared and declared.isdigit() and int(declared) > self.max_bytes:
-                    raise PdfTextError(self._too_big(int(declared)))
-                chunks: list[bytes] = []
-                size = 0
-                deadline = time.monotonic() + self.deadline_s
-                # read1 returns whatever one read brings, so the deadline is checked between
-                # reads even when the server sends one byte a second.
-                while chunk := response.raw.read1(1 << 16, decode_content=True):
-                    size += len(chunk)
-                    if size > self.max_bytes:
-                        raise PdfTextError(self._too_big(size))
-                    if time.monotonic() > deadline:
-                        raise PdfTextError(
-                            f"the PDF download took longer than {self.deadline_s:g} s "
-                            f"([arxiv] pdf_deadline_seconds) with {size / 1e6:.2f} MB received ({url})")
-                    chunks.append(chunk)
-        except (requests.RequestException, urllib3.exceptions.HTTPError) as err:
-            raise PdfTextError(f"the PDF download failed: {_reason(err)} ({url})") from err
-        data = b"".join(chunks)
-        if b"%PDF-" not in data[:1024]:
-            kind = "an HTML page" if b"<html" in data[:2048].lower() else "something else"
-            raise PdfTextError(f"the server sent {kind} instead of a PDF ({url})")
-        return data
-
-    def _too_big(self, size: int) -> str:
-        return (f"the PDF is larger than the {self.max_bytes / 1e6:g} MB cap "
-                f"([arxiv] max_pdf_mb): {size / 1e6:.1f} MB or more")
-
-
 def _kind_of(body: bytes) -> str:
     head = body[:4096]
     if b"<html" in head.lower():
@@ -394,7 +347,8 @@ def _kind_of(body: bytes) -> str:
     return "an empty answer" if not body.strip() else "something else"
 
 
-def _reason(err: requests.RequestException | urllib3.exceptions.HTTPError) -> str:
+def connection_reason(err: requests.RequestException | urllib3.exceptions.HTTPError) -> str:
+    """What went wrong with a connection, in a few words (never the error's own text)."""
     if isinstance(err, requests.Timeout | urllib3.exceptions.TimeoutError):
         return "the connection timed out"
     if isinstance(err, requests.ConnectionError | urllib3.exceptions.ProtocolError):
