@@ -52,8 +52,7 @@ def pull_command(config_path: str, keep_open: bool, if_configured: bool) -> None
     """
     with user_errors():
         config = load_config(config_path, os.environ)
-        if not config.feedback.github_repo and if_configured:
-            click.echo("No [feedback] github_repo: no marks to read.")
+        if _skipped(config, if_configured, "no marks to read"):
             return
         with _issues(config) as issues:
             pulled = pull(issues, config.marks_file, close=not keep_open)
@@ -85,12 +84,19 @@ def close_command(config_path: str, if_configured: bool) -> None:
     """
     with user_errors():
         config = load_config(config_path, os.environ)
-        if not config.feedback.github_repo and if_configured:
-            click.echo("No [feedback] github_repo: no issues to close.")
+        if _skipped(config, if_configured, "no issues to close"):
             return
         with _issues(config) as issues:
             closed = close_read(issues, load_marks(config.marks_file))
         click.echo(f"{len(closed)} issue(s) closed.")
+
+
+def _skipped(config: Config, if_configured: bool, nothing: str) -> bool:
+    """Whether `--if-configured` finds no repository to read (and says so)."""
+    if config.feedback.github_repo or not if_configured:
+        return False
+    click.echo(f"No [feedback] github_repo: {nothing}.")
+    return True
 
 
 @contextlib.contextmanager

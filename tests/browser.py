@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -22,15 +22,16 @@ def _missing(reason: str) -> None:
 
 
 @contextmanager
-def launch_chromium() -> Iterator[Any]:
-    """A headless Chromium browser (closed on exit); skips where there is none, except in CI."""
+def launch_chromium(missing: Callable[[str], None] = _missing) -> Iterator[Any]:
+    """A headless Chromium browser (closed on exit); where there is none, `missing` says why
+    (the tests skip, except in CI; a benchmark stops)."""
     path = shutil.which("chromium") or shutil.which("chromium-browser")
     if path is None:
-        _missing("Debian's chromium is not installed (.ci/run installs it)")
+        missing("Debian's chromium is not installed (.ci/run installs it)")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _missing("playwright is not installed")
+        missing("playwright is not installed")
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=path, args=FLAGS)
         try:
