@@ -131,6 +131,12 @@ def plain(text: str) -> str:
     return escape_markdown(" ".join(plain_math(tex_accents(clean(text))).split()))
 
 
+def text_of(text: str) -> str:
+    """Untrusted text as a feed reader or a mail client shows it: plain, with math spelt in
+    Unicode (escaped where it goes into HTML, by whoever puts it there)."""
+    return plain_math(tex_accents(clean(text)))
+
+
 def page_title(text: str) -> str:
     """Untrusted text for a page's front-matter title: HTML-escaped once, no Markdown.
 

@@ -23,7 +23,7 @@ from ..synthesis.structured import InvalidAnswer, parse_answer
 from .charts import timeline, token_chart
 from .citations import CitationLinker, PageCitations
 from .compare import compare
-from .continuity import continuity, earlier_papers
+from .continuity import continuity
 from .facts import Checks, PaperFacts
 from .feed import stamps
 from .history import appearances, status
@@ -85,8 +85,8 @@ def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
                            for claim in page.evidence or ()])
     comparison = next(((c.content, (checks or {}).get(r.name)) for r, c in pairs
                        if r.kind == "changes" and c.ok), None)
-    since = continuity(edition, inputs.papers, statuses, themes, before,
-                       facts.follow_ups(inputs.papers, statuses, earlier_papers(before)),
+    since = continuity(inputs.papers, statuses, themes, before,
+                       lambda earlier: facts.follow_ups(inputs.papers, statuses, earlier),
                        inputs.lookup, comparison) if before else None
     record = build_record(edition, title, inputs, facts, checks, statuses, overview,
                           names=names, briefs=briefs, themes=themes,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from ..claims import CITE_RE
 from ..claims import numbers as cited_numbers
@@ -111,13 +111,15 @@ def _sentence_at(text: str, start: int, end: int) -> str:
 
 
 def revisions(papers: Sequence[NumberedPaper], statuses: Mapping[int, Status],
-              earlier: Sequence[tuple[RecordPaper, str]]) -> tuple[Revision, ...]:
+              earlier: Sequence[tuple[RecordPaper, str]], withdrawn: Collection[str] = ()
+              ) -> tuple[Revision, ...]:
     """The papers here in a new version, each with its abstract's word diff against the
-    version covered last."""
+    version covered last (a version that withdraws the paper is said as a withdrawal)."""
     before = {paper.base_id: (paper, edition) for paper, edition in earlier}
     found = []
     for item in papers:
-        if statuses.get(item.number) != "updated" or item.paper.base_id not in before:
+        if (statuses.get(item.number) != "updated" or item.paper.base_id not in before
+                or item.paper.base_id in withdrawn):
             continue
         old, edition = before[item.paper.base_id]
         found.append(Revision(item.number, old.arxiv_id, edition,
@@ -182,11 +184,13 @@ def disagreements(answer: str, checks: Sequence[ClaimCheck] | None,
     return tuple(found)
 
 
-def continuity(edition: str, papers: Sequence[NumberedPaper], statuses: Mapping[int, Status],
+def continuity(papers: Sequence[NumberedPaper], statuses: Mapping[int, Status],
                themes: Sequence[Theme], prior: Sequence[EditionRecord],
-               follow_ups: tuple[FollowUp, ...], lookup: Lookup | None,
+               follow_ups: Callable[[Sequence[tuple[RecordPaper, str]]], tuple[FollowUp, ...]],
+               lookup: Lookup | None,
                comparison: tuple[str, Sequence[ClaimCheck] | None] | None) -> Continuity:
     """The edition's "Since last edition" (`prior`: the editions before it, newest first;
+    `follow_ups`: the papers' text asked which earlier papers it names (`PaperFacts`);
     `comparison`: the what-changed answer and its verdicts, where one was asked)."""
     previous = prior[0] if prior else None
     if previous is None:
@@ -197,14 +201,10 @@ def continuity(edition: str, papers: Sequence[NumberedPaper], statuses: Mapping[
     # Only papers the archive still holds (an edition taken off the site takes its papers'
     # pages with it): a follow-up or a withdrawal of one of those would link nowhere.
     withdrawn = tuple(w for w in (lookup.withdrawn if lookup else ()) if w.base_id in covered)
-    gone = {w.base_id for w in withdrawn}
     return Continuity(
         previous=previous.edition,
-        followups=tuple(f for f in follow_ups if f.earlier in covered),
-        # A new version that withdraws the paper is said once, as a withdrawal.
-        revised=tuple(r for r in revisions(papers, statuses, earlier)
-                      if next(p for p in papers if p.number == r.number).paper.base_id
-                      not in gone),
+        followups=tuple(f for f in follow_ups(earlier) if f.earlier in covered),
+        revised=revisions(papers, statuses, earlier, {w.base_id for w in withdrawn}),
         withdrawn=withdrawn, looked_up=lookup.ids if lookup else (),
         lookup_error=lookup.error if lookup else "",
         themes_new=new, themes_continuing=continuing, themes_quiet=quiet,

@@ -11,8 +11,7 @@ from urllib.parse import urljoin, urlsplit
 from xml.etree import ElementTree
 
 from .. import store
-from ..safe_text import clean, excerpt, tex_accents
-from ..tex import plain_math
+from ..safe_text import clean, excerpt, text_of
 from .lead import lead_parts, parts_html, parts_text, since_lines, without_subject
 from .names import cited_parts
 from .record import EditionRecord, FeedStamps
@@ -96,7 +95,7 @@ def atom_feed(title: str, site_url: str, records: Sequence[EditionRecord], limit
         element(entry, "published", record.feed.published if record.feed else record.built_at)
         element(entry, "updated", _updated(record))
         element(entry, "author").append(_name(f"{{{_ATOM}}}name", record.model))
-        lead = (parts_text([(text_of(t), n) for t, n in lead_parts(record)])
+        lead = (parts_text(lead_parts(record))
                 or f"{len(record.papers)} papers ({len(record.new_papers)} new).")
         summary = f"{lead} {text_of(record.overview_named)}".strip()
         element(entry, "summary", summary, type="text")
@@ -122,11 +121,6 @@ def evidence_line(record: EditionRecord) -> str:
             "in the paper." if figure else "")
 
 
-def text_of(text: str) -> str:
-    """Untrusted text as a feed reader shows it: plain, with math spelt in Unicode."""
-    return plain_math(tex_accents(clean(text)))
-
-
 def _updated(record: EditionRecord) -> str:
     return record.feed.updated if record.feed else record.built_at
 
@@ -146,7 +140,7 @@ def _content(record: EditionRecord, summary: str, url: Callable[[str], str]) -> 
         return url(store.paper_home_url(paper.base_slug)) if paper else None
 
     def linked(pieces: Sequence[tuple[str, int | None]]) -> str:
-        return parts_html([(text_of(t), n) for t, n in pieces], link)
+        return parts_html(pieces, link)
 
     parts = [f"<p>{linked(lead_parts(record)) or html.escape(summary)}</p>"]
     evidence = evidence_line(record)

@@ -12,6 +12,7 @@ import html
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..safe_text import text_of
 from .names import cited_parts, name_citations
 from .overview import overview_text
 from .record import EditionRecord, RecordPaper
@@ -69,17 +70,18 @@ def without_subject(parts: Parts, subject: int) -> Parts:
 
 
 def parts_text(parts: Sequence[tuple[str, int | None]]) -> str:
-    """The pieces as one plain line (names as they are)."""
-    return " ".join("".join(piece for piece, _ in parts).split())
+    """The pieces as one plain line, as a feed reader or a mail's text part shows it."""
+    return " ".join("".join(text_of(piece) for piece, _ in parts).split())
 
 
 def parts_html(parts: Sequence[tuple[str, int | None]], link: Callable[[int], str | None],
                style: str = "") -> str:
-    """The pieces as HTML, every text escaped, each name a link where `link` gives one."""
+    """The pieces as HTML (math spelt in Unicode), every text escaped, each name a link where
+    `link` gives one."""
     out = []
     for piece, number in parts:
         href = link(number) if number is not None else None
-        escaped = html.escape(piece)
+        escaped = html.escape(text_of(piece))
         out.append(f'<a href="{html.escape(href, quote=True)}"{style}>{escaped}</a>' if href
                    else escaped)
     return "".join(out)

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from .. import store
 from ..config import EmailSettings
-from ..edition.feed import evidence_line, text_of
+from ..edition.feed import evidence_line
 from ..edition.lead import (
     lead_parts,
     paper_byline,
@@ -35,7 +35,7 @@ from ..edition.record import EditionRecord, RecordPaper
 from ..edition.values import Pick
 from ..errors import UsageError
 from ..feedback import MarkLinks
-from ..safe_text import excerpt, safe_url
+from ..safe_text import excerpt, safe_url, text_of
 
 WIDTH = 640
 # A {pick} and what joins it to the rest (before it or after it), dropped when nothing was picked.
@@ -118,8 +118,7 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
 
     def linked(parts: Sequence[tuple[str, int | None]]) -> tuple[str, str]:
         """(plain text, HTML with each name a link to its paper's page)."""
-        shown = [(text_of(piece), number) for piece, number in parts]
-        return parts_text(shown), parts_html(shown, paper_url, _LINK_ATTRS)
+        return parts_text(parts), parts_html(parts, paper_url, _LINK_ATTRS)
 
     evidence = evidence_line(record)
     lead, lead_html = linked(lead_parts(record))
