@@ -100,15 +100,7 @@ def completion_key(model: str, request: PromptRequest) -> str:
         # Requests read back from a synthesis record carry no messages (the bundle is not
         # stored twice): a key made from one would silently miss the cache.
         raise ValueError(f"{request.name} was read from a record and has no messages to key")
-    payload = {
-        "format": _COMPLETION_FORMAT,
-        "model": model,
-        "messages": [[m.role, m.content] for m in request.messages],
-        "max_tokens": request.max_tokens,
-        "temperature": request.temperature,
-        "thinking": request.thinking,
-        "extra_body": json.loads(request.extra_body_json),
-    }
+    payload = {"format": _COMPLETION_FORMAT, "model": model, **request.payload}
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()
 

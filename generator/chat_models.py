@@ -44,15 +44,20 @@ class PromptRequest:
     sent_hash: str = field(default="", compare=False)
 
     @property
+    def payload(self) -> dict[str, Any]:
+        """What is sent for it, whatever the model: the messages and the parameters (the
+        cache's key adds the model; the prompt hash is this alone)."""
+        return {"messages": [[m.role, m.content] for m in self.messages],
+                "max_tokens": self.max_tokens, "temperature": self.temperature,
+                "thinking": self.thinking, "extra_body": json.loads(self.extra_body_json)}
+
+    @property
     def prompt_hash(self) -> str:
         """A short hash of the prompt as sent (messages and parameters): which prompt wrote an
         answer, shown with it, so a reader can tell two answers of the same prompt apart."""
         if not self.messages:
             return self.sent_hash
-        payload = {"messages": [[m.role, m.content] for m in self.messages],
-                   "max_tokens": self.max_tokens, "temperature": self.temperature,
-                   "thinking": self.thinking, "extra_body": json.loads(self.extra_body_json)}
-        blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()
+        blob = json.dumps(self.payload, sort_keys=True, ensure_ascii=False).encode()
         return hashlib.sha256(blob).hexdigest()[:12]
 
 
