@@ -190,7 +190,9 @@ def render_edition(env: jinja2.Environment, edition: Edition, published: Sequenc
     since = edition.record.continuity
     if since:  # the earlier papers it follows up or found withdrawn: their pages say so
         mine |= {f.earlier for f in since.followups} | {w.base_id for w in since.withdrawn}
-    for path, text in front_pages(env, edition.title, records, site_url, mine).items():
+    # Only its themes' pages: the others' list editions whose records did not change.
+    own = {theme_slug(t.name) for t in edition.record.themes}
+    for path, text in front_pages(env, edition.title, records, site_url, mine, own).items():
         add(path, text)
     add(store.record(name),
         json.dumps(clean_data(edition.record.to_json()), indent=2, ensure_ascii=False) + "\n")
@@ -200,16 +202,19 @@ def render_edition(env: jinja2.Environment, edition: Edition, published: Sequenc
 
 
 def front_pages(env: jinja2.Environment, title: str, records: Sequence[EditionRecord],
-                site_url: str, papers: Collection[str] | None = None) -> dict[str, str]:
+                site_url: str, papers: Collection[str] | None = None,
+                themes: Collection[str] | None = None) -> dict[str, str]:
     """The pages made from every edition's record: the home page, the feed (newest edition
-    first) and the own pages of `papers` (ids without version; None: every paper)."""
+    first), the own pages of `papers` (ids without version; None: every paper) and those of
+    `themes` (slugs; None: every theme)."""
     pages = {store.HOME: render_template(env, "home.md.j2", title=title, records=records),
              store.FEED: atom_feed(title, site_url, records)}
     for home in paper_homes(records, papers):
         pages[store.paper_home(home.paper.base_slug)] = with_title(
             home.paper.title, render_template(env, "paper_home.md.j2", home=home))
-    # A theme's page reads every record: made again whenever an edition is (a few a week).
     for theme in theme_pages(records):
+        if themes is not None and theme.slug not in themes:
+            continue
         pages[store.theme_page(theme.slug)] = with_title(
             f"Theme: {theme.name}", render_template(env, "theme.md.j2", theme=theme))
     return pages
