@@ -23,106 +23,196 @@ from .synthesis import default_prompts
 
 @dataclass(frozen=True)
 class DigestSettings:
+    """The digest as a whole: its title, address and language."""
+
     title: str = "Efficient LLM Inference"
+    """The site's title, and every edition's."""
     description: str = "A periodic, LLM-synthesized digest of new arXiv papers."
-    site_url: str = ""  # where the site is published; the feed's links need it
-    language: str = "English"  # the language of every answer
+    """A description of the digest, for you (nothing shows it yet)."""
+    site_url: str = ""
+    """Where the site is published: the feed's absolute links, the mail's links (`digest send`
+    needs it), the 404 page's links and CSS on a project site. The environment variable
+    `DIGEST_SITE_URL` overrides it; the workflow sets it to the Pages URL."""
+    language: str = "English"
+    """The language of every answer (briefs and synthesis)."""
 
 
 @dataclass(frozen=True)
 class ArxivSettings:
+    """What each edition asks arXiv for, and how politely."""
+
     query: str = (
         'ti:"LLM inference" OR ti:"efficient inference" OR ti:"speculative decoding" OR '
         'ti:"continuous batching" OR ti:"KV cache" OR ti:"paged attention"'
     )
+    """The arXiv API `search_query` (the default: an inference-related title query)."""
     max_papers: int = ranged(20, 1, 2000)
+    """Papers per edition, newest submission first (with triage on: the best scored)."""
     full_text_papers: int = ranged(5, 0, 2000)
+    """The first N papers also get their PDF text extracted."""
     max_abstract_chars: int = ranged(2000, 1, 100_000)
+    """Abstracts are cut (at a word) beyond this."""
     max_pdf_chars: int = ranged(30000, 0, 10_000_000)
+    """PDF pages are read until this many characters are in hand."""
     api_url: str = "https://export.arxiv.org/api/query"
+    """The arXiv API's address (mirrors and tests point elsewhere)."""
     delay_seconds: float = ranged(3.0, 0, 3600)
+    """The gap between arXiv requests, API or PDF (at least 3 for arxiv.org)."""
     timeout_seconds: float = ranged(30.0, 0.1, 3600)
+    """Per HTTP request to arXiv: a stalled arXiv is a timeout, never a hang."""
     max_pdf_mb: float = ranged(50.0, 0.1, 2000)
-    # For a whole PDF download (a trickle never times out)
+    """Larger PDFs are skipped; the paper keeps its abstract."""
     pdf_deadline_seconds: float = ranged(120.0, 1, 86_400)
-    skip_seen: bool = False  # keep papers published in an earlier edition out of the bundle
-    since_last_edition: bool = False  # only papers submitted since the previous edition
-    days: int = ranged(0, 0, 36_500)  # or: only papers submitted in the last N days (0: no window)
-    # Results a request when triage lists a whole window (arXiv's most)
+    """For a whole PDF download: a server that trickles bytes never trips the per-read timeout."""
+    skip_seen: bool = False
+    """Leave papers published in an earlier edition out of the bundle."""
+    since_last_edition: bool = False
+    """Ask arXiv only for papers submitted since the previous edition (`submittedDate:[… TO …]`)."""
+    days: int = ranged(0, 0, 36_500)
+    """Or only for papers submitted in the last N days (0: no window)."""
     page_size: int = ranged(2000, 1, 2000)
+    """Results a request when triage lists a whole window (arXiv's most)."""
 
 
 @dataclass(frozen=True)
 class LlmSettings:
+    """The OpenAI-compatible LLM server, and how the digest talks to it."""
+
     base_url: str = "http://localhost:30000/v1"
+    """The OpenAI-compatible endpoint. The environment variable `DIGEST_LLM_BASE_URL` overrides
+    it (CI keeps the address in a secret)."""
     model: str = "deepseek-ai/DeepSeek-V4-Flash"
+    """The model to ask: one the server serves (`digest doctor` lists them)."""
     api_key_env: str = "SGLANG_API_KEY"
-    # A whole completion, whatever the server sends meanwhile
+    """The environment variable holding the server's API key (`not-needed` is sent when it is
+    unset); the key is never written to any file."""
     timeout_seconds: float = ranged(600.0, 1, 86_400)
-    # A streamed answer with no new token for this long is cut
+    """A whole completion, from sending the request to the answer's last token, whatever the
+    server sends meanwhile (tokens, keep-alive comments, nothing); the openai client's own
+    timeout bounds each read."""
     stall_seconds: float = ranged(120.0, 1, 86_400)
+    """A streamed answer that has begun and then sends no new token for this long is cut, and
+    counted as a sign of overload (before the first token only `timeout_seconds` applies: a long
+    prompt may wait and prefill for minutes)."""
     max_retries: int = ranged(2, 0, 20)
-    # Prompts in flight at once; 0: as many as the server runs (its /server_info), else all.
+    """The client's retries on connection errors, 429 and 5xx (with backoff), where the server
+    states its limits or `max_concurrency` is set; where the digest finds the width itself, a
+    sign of overload is sent again by the batch, fewer at a time (up to five times), and nothing
+    else is retried."""
     max_concurrency: int = ranged(0, 0, 1024)
-    stream: bool = True  # stream answers: time to first token, live progress, prefill gating
-    prefill_gate: bool = True  # hold prompts that share a prefix until the first is prefilled
-    context_tokens: int = ranged(0, 0, 100_000_000)  # the model's context length; 0 asks the server
-    # How this server turns thinking on; merged into the top level of the request JSON.
+    """Prompts in flight at once. 0: as many as the server runs (its `/server_info`), else two
+    at first, one more per answer that comes back whole, half after a 429, 502-504, a dropped
+    connection or a cut stream (never a 500: an invalid request is not overload); the most in
+    flight with none meeting overload is remembered for the next run. Any other value is a fixed
+    limit."""
+    stream: bool = True
+    """Stream answers: time to first token, live progress, prefill gating."""
+    prefill_gate: bool = True
+    """Hold the prompts that share the bundle until the first is prefilled (at most ten
+    seconds), so the server prefills the bundle once."""
+    context_tokens: int = ranged(0, 0, 100_000_000)
+    """The model's context length; 0 asks the server (set it for a server that does not say,
+    such as llama-cpp-python)."""
     thinking_extra_body: dict[str, Any] = field(
         default_factory=lambda: {"chat_template_kwargs": {"thinking": True}}
     )
+    """How this server turns thinking on: merged into the top level of the thinking request's
+    JSON."""
 
 
 @dataclass(frozen=True)
 class PathSettings:
+    """The workspace's folders, relative to the config file: inside the workspace, apart from
+    one another and from the config file."""
+
     docs_dir: str = "site_src"
+    """The generated Markdown and every edition's record (MkDocs' `docs_dir`; commit it)."""
     site_dir: str = "site"
+    """The built site."""
     cache_dir: str = ".cache"
+    """PDFs, extracted text, arXiv results and every answer: what would cost time or money to
+    get again (safe to delete)."""
     # The three folders must lie inside the workspace (the config file's folder) unless this
     # is true: a typo must never make a build write, or replace, a folder elsewhere.
     allow_outside_workspace: bool = False
+    """Allow the three folders outside the workspace (the config file's folder)."""
 
 
 @dataclass(frozen=True)
 class ResearchMapPrompt:
+    """The research map: the field overview, its themes and open problems, over the whole bundle."""
+
     title: str = "Research map"
+    """The page's title."""
     instruction: str = default_prompts.RESEARCH_MAP
+    """The task, after the system message and the bundle."""
     max_tokens: int = ranged(3000, 1, 10_000_000)
+    """The answer's budget in tokens."""
     temperature: float = ranged(0.3, 0.0, 2.0)
+    """Sampling temperature."""
 
 
 @dataclass(frozen=True)
 class DeepDivePrompt:
+    """One deep-dive question over the bundle, with a page of its own."""
+
     label: str
+    """The page's title."""
     question: str
+    """The question, asked after the system message and the bundle."""
     max_tokens: int = ranged(1200, 1, 10_000_000)
+    """The answer's budget in tokens."""
     temperature: float = ranged(0.2, 0.0, 2.0)
+    """Sampling temperature."""
 
 
 @dataclass(frozen=True)
 class ThinkingPrompt:
+    """One question asked twice, with thinking and without: both answers side by side on one
+    page."""
+
     title: str = "Thinking comparison"
+    """The page's title."""
     question: str = default_prompts.THINKING
+    """The question both answers are asked."""
     max_tokens: int = ranged(1500, 1, 10_000_000)
+    """The answer without thinking: its budget in tokens."""
     temperature: float = ranged(0.2, 0.0, 2.0)
+    """The answer without thinking: its sampling temperature."""
     thinking_max_tokens: int = ranged(4000, 1, 10_000_000)
+    """The thinking answer: its budget in tokens."""
     thinking_temperature: float = ranged(0.6, 0.0, 2.0)
+    """The thinking answer: its sampling temperature."""
 
 
 @dataclass(frozen=True)
 class ThemesPrompt:
+    """The theme map: the bundle's themes with their papers, as JSON under a schema; shown on
+    the research map and on each paper page."""
+
     enabled: bool = True
+    """Ask for the theme map."""
     instruction: str = default_prompts.THEMES
+    """The task, after the system message and the bundle."""
     max_tokens: int = ranged(1200, 1, 10_000_000)
+    """The answer's budget in tokens."""
     temperature: float = ranged(0.2, 0.0, 2.0)
+    """Sampling temperature."""
 
 
 @dataclass(frozen=True)
 class BriefSettings:
+    """A structured brief per paper (TL;DR, problem, method, headline result, limitations), from
+    the paper's own section of the bundle."""
+
     enabled: bool = True
+    """Ask for a brief of every paper."""
     instruction: str = default_prompts.BRIEF
+    """The brief's task, after the paper's text."""
     max_tokens: int = ranged(800, 1, 10_000_000)
+    """Each brief's budget in tokens."""
     temperature: float = ranged(0.2, 0.0, 2.0)
+    """Sampling temperature."""
 
 
 @dataclass(frozen=True)
@@ -130,11 +220,16 @@ class EvidenceSettings:
     """After each synthesis answer, ask for a verbatim quote behind every citing sentence."""
 
     enabled: bool = True
+    """Check every synthesis answer's citing sentences against a verbatim quote from the cited
+    paper (`false`: the figure check alone)."""
     # Small batches decode side by side: the last answer's checks, which end the stage, end
     # sooner (bench/synthesis.py's floor: 46.2 s with 3, 47.7 s with 5).
     claims_per_request: int = ranged(3, 1, 100)
+    """Citing sentences per evidence request."""
     max_quote_words: int = ranged(40, 5, 500)
+    """The longest quote asked for, in words."""
     temperature: float = ranged(0.0, 0.0, 2.0)
+    """Sampling temperature of the evidence requests."""
 
 
 @dataclass(frozen=True)
@@ -144,15 +239,24 @@ class TriageSettings:
     On when `interests` is set; without it an edition is the newest `max_papers` papers.
     """
 
-    # The reader's interests, in plain words: a string, or a list of them (joined by "; ").
     interests: str = field(default="", metadata={"joins_list": "; "})
-    exclude: tuple[str, ...] = ()  # phrases: a paper whose title or abstract has one is left out
-    # Papers of the window scored at most (arXiv pages of up to 2000)
+    """Your interests in plain words: several lines, or a list of strings (joined by "; "). Set,
+    it turns triage on: every paper of the window is scored and the best `arxiv.max_papers`
+    bundled."""
+    exclude: tuple[str, ...] = ()
+    """Phrases: a paper whose title or abstract has one (case and spacing aside) is left out
+    before any model call."""
     max_candidates: int = ranged(200, 1, 30_000)
-    min_score: int = ranged(0, 0, 10)  # a paper scored lower is not bundled, even with room to spare
+    """Papers of the window scored at most (listed in arXiv pages of `arxiv.page_size`); the
+    edition says when the cap cut the window short."""
+    min_score: int = ranged(0, 0, 10)
+    """A paper scored lower (0 to 10) is not bundled, even with room to spare."""
     instruction: str = default_prompts.TRIAGE
+    """The triage prompt: the same for every candidate, so the server prefills it once."""
     max_tokens: int = ranged(300, 50, 100_000)
+    """Each score's budget in tokens."""
     temperature: float = ranged(0.0, 0.0, 2.0)
+    """Sampling temperature."""
 
     @property
     def enabled(self) -> bool:
@@ -164,29 +268,39 @@ class ContinuitySettings:
     """What each edition says about the ones before it ("Since last edition")."""
 
     enabled: bool = True
-    # Papers covered in this many editions before are looked up for withdrawals (one arXiv
-    # request per 100 of them).
+    """The withdrawal lookup and the comparison request of "Since last edition" (follow-ups,
+    revisions and themes over time are read from the archive either way)."""
     lookback_editions: int = ranged(8, 0, 520)
+    """Papers covered in this many editions before are looked up on arXiv for withdrawals, 100
+    ids a request, at an edition's first fetch (again only with `--refresh`); 0: no lookup."""
     instruction: str = default_prompts.CHANGES
+    """The comparison request ("what changed in the field")."""
     max_tokens: int = ranged(700, 50, 100_000)
+    """Its budget in tokens."""
     temperature: float = ranged(0.2, 0.0, 2.0)
+    """Sampling temperature."""
 
 
 @dataclass(frozen=True)
 class FeedbackSettings:
     """The readers' "more like this" and "less like this" marks (`digest feedback`)."""
 
-    # The digest's repository ("owner/name"): each paper on the site offers marks that open a
-    # pre-filled issue there; `digest feedback pull` reads them.
     github_repo: str = ""
-    # The label the site's issue links ask for (GitHub applies it where the reader may label;
-    # pull reads a mark from the title, labelled or not).
+    """The digest's repository (`owner/name`): each paper on the site offers marks that open a
+    pre-filled issue there, and `digest feedback pull` reads them. Empty: no marks on the site."""
     label: str = "digest-feedback"
-    github_url: str = "https://github.com"  # the web address issues are opened at
-    # Where the mail's marks go (a mailto: link), for readers without a GitHub account.
+    """The label the site's issue links ask for (GitHub applies it where the reader may label;
+    `pull` reads a mark from the title, labelled or not)."""
+    github_url: str = "https://github.com"
+    """The web address issues are opened at (a GitHub Enterprise server: set `GITHUB_API_URL`
+    for `pull` too)."""
     email: str = ""
-    max_examples: int = ranged(20, 0, 200)  # marked papers shown to triage as examples
-    example_chars: int = ranged(300, 50, 5000)  # each example's abstract cut to this
+    """Where the mail's marks go (a `mailto:` link), for readers without a GitHub account;
+    empty: the mail links the issues."""
+    max_examples: int = ranged(20, 0, 200)
+    """Marked papers shown to triage as examples."""
+    example_chars: int = ranged(300, 50, 5000)
+    """Each example's title and abstract are cut to this many characters."""
 
     @property
     def links(self) -> MarkLinks:
@@ -199,9 +313,13 @@ def _default_deep_dives() -> tuple[DeepDivePrompt, ...]:
 
 @dataclass(frozen=True)
 class PromptSettings:
+    """The prompts over the bundle: the system message, and a table per kind of answer."""
+
     system: str = default_prompts.SYSTEM
+    """The system message every prompt starts with (then the bundle)."""
     research_map: ResearchMapPrompt = field(default_factory=ResearchMapPrompt)
     deep_dives: tuple[DeepDivePrompt, ...] = field(default_factory=_default_deep_dives)
+    """The default: the three questions of `default_prompts.DEEP_DIVES`."""
     thinking: ThinkingPrompt = field(default_factory=ThinkingPrompt)
     themes: ThemesPrompt = field(default_factory=ThemesPrompt)
 
@@ -211,16 +329,28 @@ class EmailSettings:
     """The edition as a newsletter (`digest send`); off until `to` lists an address."""
 
     to: tuple[str, ...] = ()
-    sender: str = field(default="", metadata={"key": "from"})  # TOML: from = "..."
-    subject: str = "{title} · {edition}: {pick}"  # {pick}: the top pick's name
+    """The readers' addresses; each gets a message of their own, with only their address in
+    `To`. Empty: `digest send` is off."""
+    sender: str = field(default="", metadata={"key": "from"})
+    """The `From` address (the TOML key is `from`)."""
+    subject: str = "{title} · {edition}: {pick}"
+    """The subject: `{title}`, `{edition}` and `{pick}` (the top pick's name, dropped with its
+    separator when nothing was picked)."""
     smtp_host: str = ""
+    """The SMTP server (`localhost` for a relay on this machine)."""
     smtp_port: int = ranged(587, 1, 65535)
-    security: str = "starttls"  # "starttls", "ssl" or "none"
+    """Its port: 587 for `starttls`, 465 for `ssl`, 25 for a local relay."""
+    security: str = "starttls"
+    """`starttls`, `ssl` or `none` (`none` only where the path to the relay is trusted)."""
     # Names of environment variables: the password never sits in config.toml.
     username_env: str = ""
+    """The environment variable holding the SMTP user name (empty: no login)."""
     password_env: str = ""
+    """The environment variable holding the SMTP password: it is read from the environment only."""
     timeout_seconds: float = ranged(30.0, 1, 600)
-    unsubscribe: str = ""  # a URL or a mailto: for the List-Unsubscribe header
+    """Per SMTP connection and reply."""
+    unsubscribe: str = ""
+    """A URL or a `mailto:` for the `List-Unsubscribe` header."""
 
     @property
     def enabled(self) -> bool:
