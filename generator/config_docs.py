@@ -188,23 +188,24 @@ def _number(value: float) -> str:
     return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|") or "–"
+def _anchor(dotted: str) -> str:
+    return dotted.replace(".", "-")
 
 
 def reference_markdown(registry: KindRegistry = BUILTIN_KINDS) -> str:
-    """The reference as Markdown: one section per table, one row per key."""
+    """The reference as Markdown: a section per table, a heading per key (each its own
+    search result and link target), then its type, default, range and description."""
     out: list[str] = []
     for table in tables(registry):
         if not table.options:
             continue
-        out += [f"### `{table.header}` {{ #{table.name.replace('.', '-')} }}", ""]
+        out += [f"### `{table.header}` {{ #{_anchor(table.name)} }}", ""]
         if table.description:
             out += [table.description, ""]
-        out += ["| key | type | default | range | description |", "|---|---|---|---|---|"]
         for option in table.options:
-            cells = [f"`{option.key}`", option.type, option.default, option.range,
-                     option.description]
-            out.append("| " + " | ".join(_cell(c) for c in cells) + " |")
-        out.append("")
+            facts = [f"**{option.type}**", f"default: {option.default}"]
+            if option.range:
+                facts.append(f"range: {option.range}")
+            out += [f"#### `{option.key}` {{ #{_anchor(option.key)} }}", "",
+                    " · ".join(facts), "", option.description or "(no description)", ""]
     return "\n".join(out)
