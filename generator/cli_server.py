@@ -74,6 +74,6 @@ def server_command(config_path: str) -> None:
         if not is_local(base_url):
             click.echo(f"# reached from other machines: listens on every interface and wants the "
                        f"key in ${config.llm.api_key_env}; put it behind TLS (a reverse proxy) "
-                       "or on the runner's own machine (README: Publishing on a schedule)",
+                       "or on the runner's own machine (docs/publishing.md: Publishing on a schedule)",
                        err=True)
         click.echo(launch_command(config, cache, base_url))
