@@ -29,8 +29,8 @@ from generator.fetch.pdf_download import PdfDownloader  # noqa: E402
 from generator.fetch.pdf_text import extract_text  # noqa: E402
 from generator.fetch.stage import fetch_full_texts  # noqa: E402
 from generator.models import Paper  # noqa: E402
+from tests.conftest import FIXTURES  # noqa: E402
 
-FIXTURES = ROOT.parent / "shared" / "fixtures" / "pdfs"
 MAX_CHARS = 10**9  # every page
 
 
@@ -39,7 +39,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2, help="copies of each fixture PDF")
     args = parser.parse_args()
     logging.getLogger("pypdf").setLevel(logging.ERROR)
-    pdfs = sorted(FIXTURES.glob("*.pdf")) * args.repeat
+    pdfs = sorted((FIXTURES / "pdfs").glob("*.pdf")) * args.repeat
 
     started = time.perf_counter()
     pages_one = sum(extract_text(p.read_bytes(), MAX_CHARS).pages for p in pdfs)

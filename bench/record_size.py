@@ -27,7 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.scale import FIXTURES, fixture_papers  # noqa: E402
+from bench.scale import fixture_papers  # noqa: E402
+from tests.conftest import FIXTURES  # noqa: E402
 from generator import pipeline  # noqa: E402
 from generator.cli import init  # noqa: E402
 from generator.config import load_config  # noqa: E402

@@ -35,9 +35,9 @@ from generator.edition.render import make_environment, render_edition, write_pag
 from generator.fetch.arxiv_source import ArxivSource, RateLimiter, RecordingSession  # noqa: E402
 from generator.kinds import build_requests  # noqa: E402
 from generator.models import FetchResult, FullText, Paper, Source  # noqa: E402
+from tests.conftest import FIXTURES  # noqa: E402
 from tests.servers.arxiv import ArxivServer  # noqa: E402
 
-FIXTURES = ROOT.parent / "shared" / "fixtures"
 ANSWER = """## Field overview
 
 Paper 1 and Paper 2 set the frame; Papers 3–5 extend it, and Paper 7 reports a 12.5% gain.

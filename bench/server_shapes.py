@@ -4,7 +4,7 @@
 
 Each shape is the project's test server made to answer as that server does (the recorded
 bytes of llama-cpp-python 0.3.36 and of LiteLLM 1.108.7 in front of it, where they were
-recorded: ../shared/fixtures/servers/), with the recorded arXiv data: `digest init`, the query
+recorded: tests/fixtures/servers/), with the recorded arXiv data: `digest init`, the query
 pointed at the local arXiv (max_papers 10: the recorded feed holds ten; arXiv's spacing off,
 the requests go to the recording) and the LLM at the shape, then `digest build`. Printed per shape:
 chat requests sent, prompts, prompts answered, requests whose way of asking for JSON the

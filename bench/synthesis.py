@@ -51,9 +51,9 @@ from generator.synthesis.evidence import parse_evidence_name  # noqa: E402
 from generator.synthesis.llm_client import ChatClient  # noqa: E402
 from generator.synthesis.server import ServerProbe  # noqa: E402
 from generator.synthesis.stage import FollowUp, run_batch  # noqa: E402
+from tests.conftest import FIXTURES  # noqa: E402
 from tests.servers.arxiv import ArxivServer  # noqa: E402
 
-FIXTURES = ROOT.parent / "shared" / "fixtures"
 SEED_KINDS = ("research_map", "deep_dive", "thinking")  # the seed's six prompts
 
 

@@ -41,9 +41,9 @@ from generator.synthesis.dispatch import concurrency  # noqa: E402
 from generator.synthesis.llm_client import ChatClient  # noqa: E402
 from generator.synthesis.server import ServerProbe  # noqa: E402
 from generator.triage import Example, run_triage, triage_request  # noqa: E402
+from tests.conftest import FIXTURES  # noqa: E402
 from tests.servers.arxiv import ArxivServer  # noqa: E402
 
-FIXTURES = ROOT.parent / "shared" / "fixtures"
 INTERESTS = """Software testing and its automation: fuzzing, test generation for APIs and GUIs,
 mutation testing, flaky and intermittently failing tests, testing of machine-learning systems.
 Not interested in statistical hypothesis testing or medical trials."""

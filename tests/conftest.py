@@ -14,7 +14,8 @@ from tests.servers.arxiv import ArxivServer
 from tests.servers.sglang import SglangServer
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = Path(os.environ.get("DIGEST_FIXTURES", ROOT.parent / "shared" / "fixtures"))
+# The recorded data, in the repository (tests/fixtures/UPSTREAM.md says where it comes from).
+FIXTURES = Path(os.environ.get("DIGEST_FIXTURES", ROOT / "tests" / "fixtures"))
 
 
 @pytest.fixture(scope="session")

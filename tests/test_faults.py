@@ -101,7 +101,7 @@ def test_every_pdf_failure_keeps_the_abstract_and_says_why(
     pdfs = arxiv_server.state.pdfs
     pdfs["2202.12139v1"] = PdfResponse(404, b"Not found", "text/plain")
     pdfs["2405.13786v1"] = PdfResponse(200, encrypted_pdf())
-    pdfs["2005.14124v2"] = "arxiv-2203.00130v1_acm-1col-39p.pdf"  # 3.3 MB: over the cap
+    pdfs["2005.14124v2"] = "arxiv-1708.05894v1_jmlr-1col.pdf"  # 0.8 MB: over the cap
     pdfs["2204.08348v3"] = "arxiv-2103.15348v2_p1-2_owner-password-aes.pdf"  # opens
     result = build(config)
     assert result.exit_code == 0, result.output

@@ -1,4 +1,4 @@
-"""What real servers sent, from the recordings in ../shared/fixtures/servers/ (read its README).
+"""What real servers sent, from the recordings in tests/fixtures/servers/ (read its README).
 
 The test server (sglang.py) answers our prompts with our responders, but where a real server's
 answer has a shape of its own (an error body, a refusal, the end of a cut stream) it uses the
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = Path(os.environ.get("DIGEST_FIXTURES", ROOT.parent / "shared" / "fixtures"))
+FIXTURES = Path(os.environ.get("DIGEST_FIXTURES", ROOT / "tests" / "fixtures"))
 SERVERS = {"llama-cpp-python": "llama-cpp-python-0.3.36",
            "litellm": "litellm-1.108.7-over-llama-cpp-python"}
 
@@ -25,7 +25,10 @@ SERVERS = {"llama-cpp-python": "llama-cpp-python-0.3.36",
 def exchange(kind: str, prefix: str) -> dict[str, Any]:
     """The recorded exchange of server `kind` whose file name starts with `prefix`."""
     folder = FIXTURES / "servers" / SERVERS[kind]
-    (path,) = sorted(folder.glob(f"{prefix}*.json"))[:1]
+    found = sorted(folder.glob(f"{prefix}*.json"))
+    if not found:
+        raise FileNotFoundError(f"no recording {prefix}*.json in {folder} (set DIGEST_FIXTURES)")
+    path = found[0]
     return dict(json.loads(path.read_text(encoding="utf-8")))
 
 
