@@ -4,7 +4,10 @@ A record is a tree of frozen dataclasses, tuples, dicts, literals and plain valu
 makes it JSON-ready and `from_data` reads it back to the same value, checking each field's type
 on the way, so a mangled file is named by the path of the field it mangles (`papers[3].title`).
 A field equal to its default is left out, which keeps records small and lets a later version add
-a field with a default without a new format.
+a field with a default without a new format. A field declared with `metadata={"codec": False}`
+is neither written nor read (what a run knows about a file, not what the file holds), and
+`from_data` can list the fields of the data that no class declares (`unknown=`), so a reader
+of a file a newer version wrote can tell what it would drop by writing it back.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ def to_data(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out = {}
         for f in _fields(type(value)):
+            if not f.metadata.get("codec", True):
+                continue
             item = getattr(value, f.name)
             if _is_default(f, item):
                 continue
@@ -48,9 +53,13 @@ def to_data(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} has no record form")
 
 
-def from_data(kind: type[T], data: Any, path: str = "") -> T:
-    """`data` read as a `kind` (a dataclass, usually); CodecError names what does not fit."""
-    return typing.cast(T, _read(kind, data, path))
+def from_data(kind: type[T], data: Any, path: str = "", *,
+              unknown: list[str] | None = None) -> T:
+    """`data` read as a `kind` (a dataclass, usually); CodecError names what does not fit.
+
+    `unknown`, where given, receives the path of every key of an object that its dataclass
+    does not declare (`papers[2].reviewed`): data this version would not write back."""
+    return typing.cast(T, _read(kind, data, path, unknown))
 
 
 @functools.cache
@@ -71,12 +80,12 @@ def _is_default(f: dataclasses.Field[Any], value: Any) -> bool:
     return False
 
 
-def _read(kind: Any, data: Any, path: str) -> Any:
+def _read(kind: Any, data: Any, path: str, unknown: list[str] | None = None) -> Any:
     origin = get_origin(kind)
     if kind is Any:
         return data
     if dataclasses.is_dataclass(kind) and isinstance(kind, type):
-        return _read_dataclass(kind, data, path)
+        return _read_dataclass(kind, data, path, unknown)
     if origin in (Union, types.UnionType):
         options = get_args(kind)
         if data is None and type(None) in options:
@@ -85,10 +94,15 @@ def _read(kind: Any, data: Any, path: str) -> Any:
         for option in options:
             if option is type(None):
                 continue
+            trial: list[str] | None = [] if unknown is not None else None
             try:
-                return _read(option, data, path)
+                value = _read(option, data, path, trial)
             except CodecError as err:
                 errors.append(err)
+                continue
+            if unknown is not None and trial:  # only the option that was read
+                unknown.extend(trial)
+            return value
         raise errors[0] if len(errors) == 1 else CodecError(
             path, f"{_shown(data)} is none of {_name(kind)}")
     if origin is Literal:
@@ -103,10 +117,10 @@ def _read(kind: Any, data: Any, path: str) -> Any:
         if origin is tuple and args and args[-1] is not Ellipsis:
             if len(args) != len(data):
                 raise CodecError(path, f"expected {len(args)} items, found {len(data)}")
-            return tuple(_read(a, d, f"{path}[{i}]")
+            return tuple(_read(a, d, f"{path}[{i}]", unknown)
                          for i, (a, d) in enumerate(zip(args, data, strict=True)))
         item = args[0] if args else Any
-        items = [_read(item, d, f"{path}[{i}]") for i, d in enumerate(data)]
+        items = [_read(item, d, f"{path}[{i}]", unknown) for i, d in enumerate(data)]
         return tuple(items) if origin is tuple else items
     if origin is dict or kind is dict:
         if not isinstance(data, dict):
@@ -122,7 +136,7 @@ def _read(kind: Any, data: Any, path: str) -> Any:
                     raise CodecError(where, "expected a number as key") from None
             else:
                 read_key = key
-            out[read_key] = _read(value_kind, value, where)
+            out[read_key] = _read(value_kind, value, where, unknown)
         return out
     if kind is float:
         if isinstance(data, bool) or not isinstance(data, int | float):
@@ -139,15 +153,20 @@ def _read(kind: Any, data: Any, path: str) -> Any:
     raise TypeError(f"{_name(kind)} has no record form")  # a programming error, not bad data
 
 
-def _read_dataclass(cls: type, data: Any, path: str) -> Any:
+def _read_dataclass(cls: type, data: Any, path: str, unknown: list[str] | None) -> Any:
     if not isinstance(data, dict):
         raise CodecError(path, f"expected an object ({cls.__name__}), found {_shown(data)}")
     hints = _hints(cls)
     values = {}
-    for f in _fields(cls):
+    fields = [f for f in _fields(cls) if f.metadata.get("codec", True)]
+    if unknown is not None:
+        declared = {f.name for f in fields}
+        unknown.extend(f"{path}.{key}" if path else str(key)
+                       for key in data if key not in declared)
+    for f in fields:
         where = f"{path}.{f.name}" if path else f.name
         if f.name in data:
-            values[f.name] = _read(hints[f.name], data[f.name], where)
+            values[f.name] = _read(hints[f.name], data[f.name], where, unknown)
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             raise CodecError(where, "is missing")
     try:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .chat_models import PromptKind, PromptRequest
+from .edition.theme_pages import merge_themes
 from .edition.values import Brief, Theme
 from .models import Bundle
 from .safe_text import clean
@@ -28,6 +29,7 @@ from .synthesis.structured import BRIEF_SCHEMA, EVIDENCE_SCHEMA, THEMES_SCHEMA, 
 if TYPE_CHECKING:
     from .config import Config
     from .edition.history import History
+    from .edition.record import EditionRecord
 
 RequestBuilder = Callable[[prompts.RequestContext], list[PromptRequest]]
 # A validated JSON answer, the request it answers and the bundle's paper numbers -> a value.
@@ -59,6 +61,10 @@ class KindSpec:
     # A typed value as it goes into edition.json's "structured" table (None: not recorded
     # there; briefs and themes have record keys of their own).
     to_record: Callable[[Any], Any] | None = None
+    # The typed value an edition's record already holds for a request (None: it holds none):
+    # what a render keeps when an answer it parsed before no longer parses (a hand edit, a
+    # stricter parser), so that a render never takes from a record what it held.
+    from_record: Callable[[EditionRecord, PromptRequest], Any] | None = None
     # Its configuration table: a frozen dataclass, read from `section` of config.toml into
     # `Config.kinds[kind]` (the built-in kinds' tables are fields of `Config` itself). A field's
     # `metadata={"range": (low, high)}` is checked with every other value.
@@ -200,11 +206,21 @@ def _brief(data: Any, request: PromptRequest, papers: frozenset[int]) -> tuple[i
                             ("tldr", "problem", "method", "result", "limitations", "name")})
 
 
+def _recorded_brief(record: EditionRecord, request: PromptRequest) -> tuple[int, Brief] | None:
+    number = request.subject or int(request.name.removeprefix("brief-") or 0)  # older records
+    brief = record.briefs.get(number)
+    return (number, brief) if brief else None
+
+
+def _recorded_themes(record: EditionRecord, request: PromptRequest) -> tuple[Theme, ...] | None:
+    return record.themes or None
+
+
 def _themes(data: Any, request: PromptRequest, papers: frozenset[int]) -> tuple[Theme, ...]:
-    """The themes, naming papers of the bundle only."""
-    return tuple(Theme(clean(str(t["name"])), clean(str(t["description"])),
-                       tuple(sorted({n for n in t["papers"] if n in papers})))
-                 for t in data["themes"])
+    """The themes, naming papers of the bundle only, one per page (merge_themes)."""
+    return merge_themes([Theme(clean(str(t["name"])), clean(str(t["description"])),
+                               tuple(sorted({n for n in t["papers"] if n in papers})))
+                         for t in data["themes"]])
 
 
 BUILTIN_KINDS = KindRegistry((
@@ -213,7 +229,8 @@ BUILTIN_KINDS = KindRegistry((
              evidence=True, overview=True, stems=("research-map",)),
     KindSpec("themes", None, None, True,
              lambda c: [c.prompts.themes.max_tokens] if c.prompts.themes.enabled else [],
-             prompts.themes, schema=THEMES_SCHEMA, parse=_themes, stems=("themes",)),
+             prompts.themes, schema=THEMES_SCHEMA, parse=_themes, stems=("themes",),
+             from_record=_recorded_themes),
     KindSpec("deep_dive", "deep_dive.md.j2", None, True,
              lambda c: [d.max_tokens for d in c.prompts.deep_dives], prompts.deep_dives,
              heading="Deep dive: {title}", evidence=True),
@@ -223,7 +240,7 @@ BUILTIN_KINDS = KindRegistry((
              stems=("thinking-off", "thinking-on")),
     KindSpec("brief", None, None, False,
              lambda c: [c.briefs.max_tokens] if c.briefs.enabled else [], prompts.briefs,
-             schema=BRIEF_SCHEMA, parse=_brief),
+             schema=BRIEF_SCHEMA, parse=_brief, from_record=_recorded_brief),
     # What changed since the previous edition: its claims checked in one request, so
     # continuity costs an edition two requests at most.
     KindSpec("changes", "changes.md.j2", None, True,

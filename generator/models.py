@@ -29,6 +29,11 @@ def valid_arxiv_id(arxiv_id: str) -> bool:
     return ARXIV_ID_RE.fullmatch(arxiv_id) is not None
 
 
+def base_of(arxiv_id: str) -> str:
+    """The id without its version, which names the paper across editions."""
+    return _VERSION_RE.sub("", arxiv_id)
+
+
 def paper_slug(arxiv_id: str) -> str:
     """A file-name-safe form of an arXiv id: a slash in an old-style id is never a path.
 
@@ -63,7 +68,7 @@ class Paper:
     @property
     def base_id(self) -> str:
         """The id without its version, which names the paper across editions."""
-        return _VERSION_RE.sub("", self.arxiv_id)
+        return base_of(self.arxiv_id)
 
     @property
     def slug(self) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .config import Config
 from .edition.history import History
+from .edition.render import make_environment
 from .errors import UsageError
 from .fetch.stage import OnText
 from .render_stage import remove_edition, render_all, render_flagged, render_stage
@@ -80,7 +81,10 @@ def run(
     on_text: OnText | None = None,
 ) -> BuildReport:
     """Run every stage for one edition (the caller holds the workspace lock)."""
-    history = History.load(config.docs_dir)  # every earlier record, read once for the run
+    # Every record, read once for the run (this edition's own may be missing: it is remade).
+    history = History.load(config.docs_dir, remaking=(edition,))
+    history.check_complete()  # a missing record, or a broken template, stops it here
+    make_environment(config.workspace)
     if not all_cached(config, services, edition, history):
         with launch_advice_on_failure(config, services):
             services.chat.check_ready()  # before arXiv is asked or anything is written
@@ -102,10 +106,9 @@ def run(
                           only_if_changed=True)
     if record is not None:
         history = history.with_record(record)
-        # Earlier editions citing a paper this one found withdrawn: rendered again where
-        # the flag is not on their pages yet (their fingerprint tells).
-        if record.continuity and record.continuity.withdrawn:
-            history = render_flagged(config, services.cache, record, history)
+        # Earlier editions citing a paper this one found withdrawn, or restored: rendered
+        # again where their pages do not say so yet (their fingerprint tells).
+        history = render_flagged(config, services.cache, record, history)
     stages.stage("site: MkDocs build and check")
     site_dir = site_stage(config, only_if_changed=True, history=history)
     statuses = [s.full_text.status for s in fetch.sources]

@@ -29,6 +29,7 @@ from .edition.render import (
     write_front_pages,
     write_pages,
 )
+from .edition.withdrawn import withdrawn_now
 from .errors import UsageError
 from .kinds import KindRegistry
 from .store import Docs
@@ -65,6 +66,7 @@ def render_stage(config: Config, cache: Cache, edition: str, *,
 
     With `only_if_changed`, nothing is rendered (None is returned) when nothing the render
     reads changed since it last ran."""
+    env = make_environment(config.workspace)  # every override compiled: a broken one stops it
     if only_if_changed and not cache.is_removed(edition):
         try:
             last = cache.rendered_path(edition).read_text(encoding="utf-8").strip()
@@ -73,11 +75,10 @@ def render_stage(config: Config, cache: Cache, edition: str, *,
         if last == render_inputs(config, cache, edition):
             log.info("edition %s is rendered already: nothing it is made from changed", edition)
             return None
-    records = (history or History.load(config.docs_dir)).records
+    records = (history or History.load(config.docs_dir, remaking=(edition,))).records
     inputs, facts = edition_inputs(cache, edition, records, config.registry)
     assembled = assemble(edition, config.digest.title, inputs, facts, records,
                          kinds=config.registry)
-    env = make_environment(config.workspace)
     env.globals["marks"] = config.feedback.links
     rendered = render_edition(env, assembled, records, config.digest.site_url)
     write_pages(config.docs_dir, rendered)
@@ -89,20 +90,27 @@ def render_stage(config: Config, cache: Cache, edition: str, *,
 
 def render_flagged(config: Config, cache: Cache, record: EditionRecord, history: History
                    ) -> History:
-    """Render again the earlier editions that covered a paper `record` found withdrawn, so
-    their pages flag it where they cite it (their records are unchanged: the flag comes from
-    this one); one whose pages were made with this record already is left (its fingerprint
-    covers every record). Returns the history with whatever was rendered."""
-    withdrawn = {w.base_id for w in record.continuity.withdrawn} if record.continuity else set()
+    """Render again the earlier editions that covered a paper whose withdrawal `record`
+    changed (found withdrawn, or restored by a new version), so their pages flag it where they
+    cite it, or no longer do (their records are unchanged: the state comes from this one); one
+    whose pages were made with this record already is left (its fingerprint covers every
+    record). Returns the history with whatever was rendered."""
+    others = [r for r in history.records if r.edition != record.edition]
+    before, after = withdrawn_now(others), withdrawn_now([*others, record])
+    changed = {base for base in before.keys() | after.keys()
+               if before.get(base) != after.get(base)}
+    if not changed:
+        return history
     for earlier in history.records:
         if earlier.edition >= record.edition or cache.is_removed(earlier.edition):
             continue
-        if withdrawn & {p.base_id for p in earlier.papers}:
+        if changed & {p.base_id for p in earlier.papers}:
             try:
                 again = render_stage(config, cache, earlier.edition, history=history,
                                      only_if_changed=True)
             except UsageError as err:
-                log.warning("%s; its pages do not flag the withdrawn paper yet", err)
+                log.warning("%s; its pages do not show the paper's withdrawal as it is now",
+                            err)
                 continue
             if again is not None:
                 history = history.with_record(again)
@@ -137,8 +145,13 @@ def render_all(config: Config, cache: Cache) -> tuple[list[str], list[str]]:
     """Render every edition again from its record, or its cache where that is newer (no
     network): (rendered, skipped)."""
     rendered, skipped = [], []
-    names = Docs(config.docs_dir).edition_names() | cache.editions_with("synthesis")
-    history = History.load(config.docs_dir)
+    cached = {e for e in cache.editions_with("synthesis") if not cache.is_removed(e)}
+    names = Docs(config.docs_dir).edition_names() | cached
+    # An edition whose record is missing but whose cache holds it is made again; any other
+    # missing record stops the render before anything is written.
+    history = History.load(config.docs_dir, remaking=cached)
+    history.check_complete()
+    make_environment(config.workspace)  # a broken override stops it before any page is written
     for edition in sorted(names):
         if cache.is_removed(edition):
             continue
@@ -162,7 +175,7 @@ def remove_edition(config: Config, cache: Cache, edition: str) -> list[str]:
     the editions that could not be re-rendered (no records in the cache).
     """
     docs = Docs(config.docs_dir)
-    if edition not in docs.edition_names():
+    if edition not in docs.edition_names() and not docs.edition_folder(edition).is_dir():
         known = ", ".join(sorted(docs.edition_names(), reverse=True)) or "none"
         raise UsageError(f"there is no edition {edition} in {config.docs_dir} (editions: {known})")
     cache.mark_removed(edition)

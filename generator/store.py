@@ -76,5 +76,14 @@ class Docs:
     def edition_names(self) -> set[str]:
         return {path.parent.name for path in self.record_paths()}
 
+    def folders_without_record(self) -> list[Path]:
+        """Edition folders whose record is gone (a bad merge, a partial checkout): their
+        pages are there, the one source of them is not."""
+        folder = self.root / EDITIONS
+        if not folder.is_dir():
+            return []
+        return sorted(p for p in folder.iterdir()
+                      if p.is_dir() and not (p / RECORD).exists() and any(p.iterdir()))
+
     def edition_folder(self, edition: str) -> Path:
         return self.root / edition_dir(edition)

@@ -89,9 +89,10 @@ def evidence_for(request: PromptRequest) -> Completion:
 
 
 def fixed_edition(config: Config | None = None, published: list[EditionRecord] | None = None,
-                  papers: tuple[Paper, ...] = PAPERS) -> Edition:
+                  papers: tuple[Paper, ...] = PAPERS, edition: str = EDITION) -> Edition:
     """The edition every golden file is rendered from (nothing in it depends on the clock);
-    `papers` may stand in for its three papers (another version of one, say)."""
+    `papers` may stand in for its three papers (another version of one, say), and `edition`
+    for its name (a later edition over `published`)."""
     config = config or Config(path=__import__("pathlib").Path("config.toml"))
     texts = [FullText("ok", "Paged attention text with a 12% gain.", 3, 10),
              FullText("missing", reason="the PDF download failed: HTTP 404"),
@@ -109,7 +110,7 @@ def fixed_edition(config: Config | None = None, published: list[EditionRecord] |
     synthesis = SynthesisResult("m", tuple(requests), tuple(completions),
                                 bundle.chars, bundle.estimated_tokens, 12.5)
     fetch = FetchResult("ti:inference", 3, BUILT_AT, sources)
-    return assemble(EDITION, "Test Digest", *EditionInputs.of_stages(fetch, bundle, synthesis),
+    return assemble(edition, "Test Digest", *EditionInputs.of_stages(fetch, bundle, synthesis),
                     published or [], built_at=BUILT_AT)
 
 

@@ -131,12 +131,13 @@ _records_read: list[str] | None = None
 
 def _count_record_reads(event: str, args: tuple[Any, ...]) -> None:
     """An audit hook (the interpreter's own record of every open): each edition.json that our
-    code reads to parse (through cache.read_json), not the bytes hashed or copied to the site."""
+    code reads to parse (through jsonfile.load_json), not the bytes hashed or copied to the site."""
     if _records_read is None or event != "open" or not str(args[0]).endswith("edition.json"):
         return
     frame = sys._getframe(1)
     while frame is not None:
-        if frame.f_code.co_name == "read_json" and frame.f_code.co_filename.endswith("cache.py"):
+        if (frame.f_code.co_name == "load_json"
+                and frame.f_code.co_filename.endswith("jsonfile.py")):
             _records_read.append(str(args[0]))
             return
         frame = frame.f_back  # type: ignore[assignment]

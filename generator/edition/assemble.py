@@ -50,6 +50,7 @@ from .overview import overview_text
 from .picks import editors_picks
 from .record import EditionRecord, Status
 from .record_data import build_record
+from .withdrawn import Sighting, withdrawn_now
 
 log = logging.getLogger(__name__)
 
@@ -66,9 +67,10 @@ def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
                     reverse=True)
     prior = appearances(before)
     statuses = {p.number: status(p.paper, prior) for p in inputs.papers}
-    withdrawn = _withdrawn(inputs, others)
+    withdrawn = _withdrawn(edition, inputs, others)
     pairs = inputs.synthesis.pairs()
-    structured = _structured(inputs.papers, pairs, kinds)
+    previous = next((r for r in published if r.edition == edition), None)
+    structured, unparsed = _structured(inputs.papers, pairs, kinds, previous)
     briefs: dict[int, Brief] = dict(structured.get("brief", ()))
     themes = [t for found in structured.get("themes", ()) for t in found]
     names = paper_names(inputs.papers, {n: b.name for n, b in briefs.items()})
@@ -93,7 +95,11 @@ def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
                           pages=[page for page, _ in pages], picks=picks,
                           structured=structured, built_at=built_at, kinds=kinds,
                           continuity=since)
-    previous = next((r for r in published if r.edition == edition), None)
+    if previous is not None:  # what its file held that this version does not know stays
+        record = record.keeping(previous)
+        if unparsed:  # kinds whose values only the record still holds, in its own form
+            record = replace(record, structured=record.structured | {
+                k: previous.structured[k] for k in unparsed if k in previous.structured})
     if previous is not None and previous.same_but_date(record):
         # Rendered again with nothing changed: keep the date, so the site need not be rebuilt.
         record = replace(record, built_at=previous.built_at)
@@ -129,12 +135,14 @@ def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
         record=record, triage=inputs.triage, structured=structured)
 
 
-def _withdrawn(inputs: EditionInputs, others: Sequence[EditionRecord]) -> dict[int, str]:
-    """This edition's papers that arXiv lists as withdrawn, as any edition's lookup found
-    (this one's or a later one's, so a page rendered again shows it), with the notice."""
-    found = {w.base_id: w.notice for r in others if r.continuity for w in r.continuity.withdrawn}
-    found |= {w.base_id: w.notice for w in (inputs.lookup.withdrawn if inputs.lookup else ())}
-    return {p.number: found[p.paper.base_id] for p in inputs.papers if p.paper.base_id in found}
+def _withdrawn(edition: str, inputs: EditionInputs, others: Sequence[EditionRecord]
+               ) -> dict[int, str]:
+    """This edition's papers that are withdrawn now, with the notice: as the archive last saw
+    each (this edition's lookup and versions, and every other edition's, a later one included,
+    so a page rendered again shows a withdrawal found since, or a restoration)."""
+    now = withdrawn_now(others, Sighting.of_run(edition, inputs.lookup, inputs.papers))
+    return {p.number: now[p.paper.base_id].notice for p in inputs.papers
+            if p.paper.base_id in now}
 
 
 def _news(papers: Sequence[NumberedPaper], statuses: Mapping[int, Status],
@@ -157,12 +165,19 @@ def _news(papers: Sequence[NumberedPaper], statuses: Mapping[int, Status],
 
 
 def _structured(papers: Sequence[NumberedPaper],
-                pairs: list[tuple[PromptRequest, Completion]], kinds: KindRegistry
-                ) -> dict[str, tuple[Any, ...]]:
+                pairs: list[tuple[PromptRequest, Completion]], kinds: KindRegistry,
+                previous: EditionRecord | None = None
+                ) -> tuple[dict[str, tuple[Any, ...]], set[str]]:
     """Each structured kind's answers as the typed values its spec parses them into, by kind
-    (briefs as (paper, brief) pairs, theme maps as tuples of themes, a new kind's its own)."""
+    (briefs as (paper, brief) pairs, theme maps as tuples of themes, a new kind's its own),
+    and the kinds of answers that no longer parse and whose values the edition's `previous`
+    record holds only in its own form (the caller keeps those in the new record).
+
+    An answer that no longer parses (a hand edit, a stricter parser) keeps what the record
+    made of it before: a render never takes from a record what it held."""
     numbers = frozenset(p.number for p in papers)
     found: dict[str, list[Any]] = {}
+    unparsed: set[str] = set()
     for request, completion in pairs:
         spec = kinds.get(request.kind)
         if not completion.ok or spec is None or spec.parse is None or spec.schema is None:
@@ -171,10 +186,18 @@ def _structured(papers: Sequence[NumberedPaper],
             data = parse_answer(completion.content, spec.schema)
             value = spec.parse(data, request, numbers)
         except (InvalidAnswer, KeyError, TypeError, ValueError) as err:
-            log.warning("ignoring the cached %s: %s", request.name, err)
-            continue
+            kept = (spec.from_record(previous, request) if previous is not None
+                    and spec.from_record is not None else None)
+            if kept is None:
+                log.warning("the answer to %s does not parse (%s): its values are left out",
+                            request.name, err)
+                unparsed.add(request.kind)
+                continue
+            log.warning("the answer to %s does not parse (%s): what the edition's record made "
+                        "of it is kept", request.name, err)
+            value = kept
         found.setdefault(request.kind, []).append(value)
-    return {kind: tuple(values) for kind, values in found.items()}
+    return {kind: tuple(values) for kind, values in found.items()}, unparsed
 
 
 def _pages(papers: Sequence[NumberedPaper], pairs: list[tuple[PromptRequest, Completion]],

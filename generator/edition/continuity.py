@@ -47,14 +47,14 @@ def find_follow_ups(papers: Sequence[NumberedPaper], statuses: Mapping[int, Stat
     """The new papers that name an earlier one: by arXiv id, by its whole title, or by the
     short name its title gives ("FastKV"), each with the sentence that does. One pass over each
     text per way of naming (a year of earlier papers is one alternation, not a regex each)."""
-    here = {p.paper.base_id for p in papers}
-    candidates = [(paper, edition) for paper, edition in earlier if paper.base_id not in here]
+    # Any earlier paper, in this window again or not; a paper never follows up itself.
+    candidates = list(earlier)
     if not candidates:
         return ()
     by_id = {paper.base_id: (paper, edition) for paper, edition in candidates}
     ids = _alternation(by_id, r"(?<![\w.])(", r")(?:v\d+)?(?![\d])")
     by_title = {_folded(paper.title): paper for paper, _ in candidates
-                if len(paper.title) >= MIN_TITLE_CHARS}
+                if len(paper.title) >= MIN_TITLE_CHARS and not _common(paper.title)}
     by_name = {name: paper for paper, _ in candidates if (name := _short_name(paper))}
     names = _alternation(by_name, r"(?<![\w-])(", r")(?![\w-])") if by_name else None
     found = []
@@ -73,6 +73,7 @@ def find_follow_ups(papers: Sequence[NumberedPaper], statuses: Mapping[int, Stat
                     hits[paper.base_id] = ("title", at.start(), at.end())
         for match in names.finditer(text) if names else ():
             hits.setdefault(by_name[match.group(1)].base_id, ("name", match.start(), match.end()))
+        hits.pop(item.paper.base_id, None)
         for base, (by, start, end) in sorted(hits.items()):
             paper, edition = by_id[base]
             found.append(FollowUp(item.number, base, paper.title, paper.name or paper.title,
@@ -91,11 +92,48 @@ def _folded(text: str) -> str:
 
 
 def _short_name(paper: RecordPaper) -> str:
-    """The paper's short name where it is one (not its whole title, not an arXiv id)."""
+    """The paper's short name where it is one (not its whole title, not an arXiv id, not a
+    phrase of the field's common words)."""
     name = " ".join(paper.name.split())
     title = " ".join(paper.title.split())
     return name if (name and name != title and len(name) >= MIN_NAME_CHARS
-                    and not name.startswith("arXiv")) else ""
+                    and not name.startswith("arXiv") and not _common(name)
+                    and not _plain_phrase(name)) else ""
+
+
+# Words any paper of the field may use: a name or title made of these alone names no paper
+# ("Large Language Models", "A Survey of Large Language Models").
+_COMMON_WORDS = frozenset("""
+    a an the of for and or in on with to via by from at as is are toward towards beyond new
+    large small language languages model models modeling modelling learning deep neural network
+    networks transformer transformers attention survey review overview study efficient
+    efficiency llm llms mllm mllms vlm vlms slm slms lm lms ai rag agent agents agentic
+    reasoning reasoner benchmark benchmarks benchmarking data dataset datasets vision visual
+    diffusion reinforcement graph graphs generation generative retrieval augmented inference
+    training fine tuning fine-tuning finetuning instruction instructions multimodal foundation
+    pretrained pre-trained pretraining pre-training scaling memory cache kv long context
+    alignment evaluation evaluating robust robustness understanding knowledge text image
+    images video speech audio code chain thought thoughts prompt prompts prompting
+    optimization method methods approach framework system systems analysis towards challenges
+    opportunities future directions perspective perspectives
+    """.split())
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[\w'-]+", text)
+
+
+def _common(text: str) -> bool:
+    """Whether every word of `text` is one of the field's common words."""
+    words = _words(text)
+    return bool(words) and all(w.casefold() in _COMMON_WORDS for w in words)
+
+
+def _plain_phrase(name: str) -> bool:
+    """Whether a name of several words is an ordinary phrase ("Sparse Expert Routing"): no
+    capital inside a word, no digit, nothing a reader would take for a paper's own name."""
+    words = _words(name)
+    return len(words) > 1 and all(re.fullmatch(r"[A-Z]?[a-z]+", w) for w in words)
 
 
 def _sentence_at(text: str, start: int, end: int) -> str:

@@ -7,16 +7,24 @@ else is needed, so a workspace's history travels with its Markdown.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import date, timedelta
 from pathlib import Path
 
-from ..cache import read_json
+from ..errors import UsageError
+from ..jsonfile import JSONFileError, load_json
 from ..models import Paper
-from ..store import Docs
+from ..store import RECORD, Docs
 from .record import EditionRecord, RecordFormatError, RecordPaper, Status
 
 log = logging.getLogger(__name__)
+
+RECORD_MAX_BYTES = 16 * 1024 * 1024  # a record is ~100-150 KB; 16 MB is no edition's
+
+
+class RecordMissingError(UsageError):
+    """An edition's pages are published but its record is not: nothing may be written (the
+    history would call its papers new, and its papers' pages would be swept away)."""
 
 
 class History:
@@ -28,16 +36,31 @@ class History:
 
     def __init__(self, records: Sequence[EditionRecord] | None = None, *,
                  docs_dir: Path | None = None, before: str | None = None,
-                 of: History | None = None) -> None:
+                 of: History | None = None, remaking: Collection[str] = ()) -> None:
         self._records = None if records is None else tuple(records)
         self._docs_dir = docs_dir
         self._before, self._of = before, of
+        # Editions this run makes again from the cache: their own missing record is no hole.
+        self._remaking: frozenset[str] = frozenset(remaking) | (
+            of._remaking if of is not None else frozenset())
         # Each record file read once, whichever of this history and its pasts asks first.
         self._read: dict[Path, EditionRecord] = of._read if of is not None else {}
 
     @classmethod
-    def load(cls, docs_dir: Path) -> History:
-        return cls(docs_dir=docs_dir)
+    def load(cls, docs_dir: Path, remaking: Collection[str] = ()) -> History:
+        """The workspace's history (`remaking`: editions the run makes again, whose record
+        may be missing: the run writes it)."""
+        return cls(docs_dir=docs_dir, remaking=remaking)
+
+    def check_complete(self) -> None:
+        """RecordMissingError where an edition's pages are there but not its record (a
+        listing, no record read: the run stops before it pays for anything or writes)."""
+        docs_dir = self._docs_dir or (self._of._docs_dir if self._of is not None else None)
+        if docs_dir is not None:
+            missing = [f for f in Docs(docs_dir).folders_without_record()
+                       if f.name not in self._remaking]
+            if missing:
+                raise RecordMissingError(_missing_message(missing))
 
     @property
     def records(self) -> tuple[EditionRecord, ...]:
@@ -45,11 +68,12 @@ class History:
             if self._of is not None and self._of._records is None and self._of._docs_dir:
                 # Only the earlier editions' files are read (a rebuild of the latest reads none).
                 self._records = tuple(load_records(self._of._docs_dir, before=self._before,
-                                                   read=self._read))
+                                                   read=self._read, remaking=self._remaking))
             elif self._of is not None:
                 self._records = tuple(earlier(self._of.records, self._before or ""))
             else:
-                self._records = tuple(load_records(self._docs_dir, read=self._read)
+                self._records = tuple(load_records(self._docs_dir, read=self._read,
+                                                   remaking=self._remaking)
                                       ) if self._docs_dir else ()
         return self._records
 
@@ -73,20 +97,33 @@ class History:
 
 
 def load_records(docs_dir: Path, before: str | None = None,
-                 read: dict[Path, EditionRecord] | None = None) -> list[EditionRecord]:
+                 read: dict[Path, EditionRecord] | None = None,
+                 remaking: Collection[str] = ()) -> list[EditionRecord]:
     """Every published edition's record (only those before `before`, if given), newest first.
 
-    A record this version cannot read stops the run with a message naming the file (a
-    history with a hole in it would mark old papers new).
+    A record this version cannot read, or one missing beside its pages, stops the run with a
+    message naming the file, before anything is written (a history with a hole in it would
+    mark old papers new and sweep their pages away).
     """
+    docs = Docs(docs_dir)
+    missing = [folder for folder in docs.folders_without_record()
+               if folder.name not in remaking and (before is None or folder.name < before)]
+    if missing:
+        raise RecordMissingError(_missing_message(missing))
     records = []
-    for path in Docs(docs_dir).record_paths():
+    for path in docs.record_paths():
         if before is not None and path.parent.name >= before:
             continue
         if read is not None and path in read:
             records.append(read[path])
             continue
-        record = EditionRecord.from_json(read_json(path), str(path))
+        try:
+            data = load_json(path, max_bytes=RECORD_MAX_BYTES)
+        except JSONFileError as err:
+            raise RecordFormatError(f"{err} (restore it from git, or take the edition off "
+                                    f"the site with `digest remove {path.parent.name}`)"
+                                    ) from err
+        record = EditionRecord.from_json(data, str(path))
         if record.edition != path.parent.name:
             raise RecordFormatError(f"{path} records edition {record.edition!r}, not "
                                     f"{path.parent.name!r}")
@@ -94,6 +131,17 @@ def load_records(docs_dir: Path, before: str | None = None,
             read[path] = record
         records.append(record)
     return sorted(records, key=lambda r: r.edition, reverse=True)
+
+
+def _missing_message(folders: Sequence[Path]) -> str:
+    names = ", ".join(f.name for f in folders)
+    first = folders[0]
+    return (f"{first / RECORD} is missing" + (f" (and the records of {len(folders) - 1} more "
+            f"edition(s): {names})" if len(folders) > 1 else "")
+            + ": the edition's pages are published but not the record they are made from, so "
+            "nothing was written. Restore it (`git checkout -- "
+            f"{first / RECORD}`), or take the edition off the site on purpose with "
+            f"`digest remove {first.name}`.")
 
 
 def by_paper(records: Sequence[EditionRecord]

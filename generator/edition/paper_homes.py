@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from .history import by_paper
 from .record import STATUS_LABELS, EditionRecord, RecordPaper
+from .values import Revision
+from .withdrawn import withdrawn_now
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,16 @@ class Seen:
 
 
 @dataclass(frozen=True)
+class HomeRevision:
+    """A new version of the paper, as the edition that carried it found it."""
+
+    edition: str
+    arxiv_id: str
+    slug: str  # its page in that edition
+    revision: Revision  # what it replaces and its abstract's word diff
+
+
+@dataclass(frozen=True)
 class PaperHome:
     paper: RecordPaper  # as its newest edition has it
     authors: str
@@ -39,6 +51,7 @@ class PaperHome:
     # sentence that names it).
     followed_by: tuple[tuple[str, str, str, str], ...] = ()
     withdrawn: str = ""  # arXiv's withdrawal notice, where its latest version is withdrawn
+    revisions: tuple[HomeRevision, ...] = ()  # its new versions as editions found them
 
 
 def _authors(authors: Sequence[str], limit: int = 10) -> str:
@@ -51,11 +64,11 @@ def paper_homes(records: Sequence[EditionRecord], papers: Collection[str] | None
     """The pages of `papers` (ids without version; None: every paper of any record)."""
     homes = []
     newest_first = sorted(records, key=lambda r: r.edition, reverse=True)
+    withdrawn = withdrawn_now(records)
     for base_id, appearances in by_paper(newest_first).items():
         if papers is not None and base_id not in papers:
             continue
-        gone = next((w for r in newest_first if r.continuity for w in r.continuity.withdrawn
-                     if w.base_id == base_id), None)
+        gone = withdrawn.get(base_id)
         # A withdrawn version's abstract is the notice: the page shows the last version that
         # was a paper (the notice stands in its banner), and no brief of the notice.
         kept = [(r, p) for r, p in appearances if gone is None or p.arxiv_id != gone.arxiv_id]
@@ -75,5 +88,9 @@ def paper_homes(records: Sequence[EditionRecord], papers: Collection[str] | None
                 (r.edition, by.name or by.title, by.slug, f.quote)
                 for r in newest_first if r.continuity for f in r.continuity.followups
                 if f.earlier == base_id and (by := r.paper_of(f.number)) is not None),
-            withdrawn=gone.notice if gone else ""))
+            withdrawn=gone.notice if gone else "",
+            revisions=tuple(
+                HomeRevision(r.edition, now.arxiv_id, now.slug, rev)
+                for r in newest_first if r.continuity for rev in r.continuity.revised
+                if (now := r.paper_of(rev.number)) is not None and now.base_id == base_id)))
     return homes

@@ -13,17 +13,24 @@ whole.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..chat_models import UNFIT_CHECK, Completion, PromptKind, PromptRequest
 from ..codec import CodecError, from_data, to_data
 from ..errors import DigestError
-from ..models import Candidate, FullText, Paper, Triage, paper_slug
+from ..models import Candidate, FullText, Paper, Triage, base_of, paper_slug, valid_arxiv_id
+from ..safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, clean, cut
 from .names import cited_parts, name_citations
 from .values import Brief, ClaimCheck, Continuity, FigureCheck, Pick, Problem, Theme, verdict_counts
 
+log = logging.getLogger(__name__)
+
 RECORD_FORMAT = 3
+# The longest abstract any fetch keeps (`[arxiv] max_abstract_chars` at its maximum): a record
+# edited by hand publishes nothing a fetch could not.
+MAX_RECORD_ABSTRACT_CHARS = 100_000
 READABLE_FORMATS = (1, 2, 3)  # 1 and 2: without answers (upgraded on reading)
 
 Status = Literal["new", "updated", "seen"]
@@ -37,7 +44,10 @@ _THINKING_TITLE = "Thinking comparison"  # format 1 had no page titles: its thin
 
 
 class RecordFormatError(DigestError):
-    """An edition.json this version cannot read (written by an older or newer version)."""
+    """An edition.json this version cannot read (written by an older or newer version, or
+    mangled): like a missing one, it stops the run before anything is written."""
+
+    exit_code = 2
 
 
 @dataclass(frozen=True)
@@ -61,6 +71,26 @@ class RecordPaper:
     excerpt_chars: int = 0
     name: str = ""  # the short name pages call it by
     code: tuple[str, ...] = ()  # code or data repositories the paper names
+
+    def __post_init__(self) -> None:
+        # The id names files (the paper's pages, its cache entries): a record edited by hand
+        # must not name one a fetch would refuse, nor a slug or base that is not the id's.
+        if not valid_arxiv_id(self.arxiv_id):
+            raise ValueError(f"{self.arxiv_id!r} is not an arXiv id")
+        if self.base_id != base_of(self.arxiv_id) or self.slug != paper_slug(self.arxiv_id):
+            raise ValueError(f"the base id {self.base_id!r} or slug {self.slug!r} is not that "
+                             f"of {self.arxiv_id}")
+        for url in (self.abs_url, self.pdf_url or ""):
+            if url and not url.startswith(("https://", "http://")):
+                raise ValueError(f"{url[:40]!r} is not a web address")
+
+    def bounded(self) -> RecordPaper:
+        """The paper with its text held to what a fetch keeps (clean, and cut to size)."""
+        return replace(
+            self, title=cut(clean(self.title), MAX_TITLE_CHARS),
+            authors=tuple(cut(clean(a), MAX_AUTHOR_CHARS) for a in self.authors),
+            abstract=cut(clean(self.abstract), MAX_RECORD_ABSTRACT_CHARS),
+            name=cut(clean(self.name), MAX_TITLE_CHARS))
 
     @property
     def base_slug(self) -> str:
@@ -198,6 +228,15 @@ class EditionRecord:
     feed: FeedStamps | None = None
     continuity: Continuity | None = None  # "Since last edition" (None: not asked, or older)
     complete: bool = True
+    # What the file it was read from holds that this version does not know (a newer release's
+    # fields): the top-level ones are written back as they were (`kept`), and a record with
+    # unknown fields deeper down is never rewritten by this version (`unknown` lists them all).
+    kept: dict[str, Any] = field(default_factory=dict, compare=False,
+                                 metadata={"codec": False})
+    unknown: tuple[str, ...] = field(default=(), compare=False, metadata={"codec": False})
+    # Its papers whose text went past what a fetch keeps (a hand edit): published cut, and the
+    # file, which holds them whole, is never rewritten by a render (that would shrink it).
+    trimmed: tuple[str, ...] = field(default=(), compare=False, metadata={"codec": False})
 
     # What history, the navigation, the feed and the mail ask of it.
 
@@ -285,7 +324,26 @@ class EditionRecord:
     # Reading and writing.
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": RECORD_FORMAT, **to_data(replace(self, format=RECORD_FORMAT))}
+        known = {"format": RECORD_FORMAT, **to_data(replace(self, format=RECORD_FORMAT))}
+        return known | {k: v for k, v in self.kept.items() if k not in known}
+
+    @property
+    def not_rewritable(self) -> str:
+        """Why writing this record back would lose some of what its file holds ("": it
+        would not, every unknown field being a top-level one, which `to_json` writes back)."""
+        nested = [path for path in self.unknown if path not in self.kept]
+        if nested:
+            return (f"it holds {', '.join(nested[:5])}{' …' if len(nested) > 5 else ''}, "
+                    "which this version does not know (a newer research-digest wrote it)")
+        if self.trimmed:
+            return (f"{', '.join(self.trimmed[:5])} holds text longer than a fetch keeps, "
+                    "published cut")
+        return ""
+
+    def keeping(self, read: EditionRecord) -> EditionRecord:
+        """This record (made anew for `read`'s edition) with what `read`'s file held that this
+        version does not know, or did not publish whole."""
+        return replace(self, kept=read.kept, unknown=read.unknown, trimmed=read.trimmed)
 
     def same_but_date(self, other: EditionRecord) -> bool:
         """Whether the two records differ in their dates (and feed stamps) only."""
@@ -307,12 +365,25 @@ class EditionRecord:
                 f"does not read (it reads {', '.join(map(str, READABLE_FORMATS))}); "
                 + ("upgrade research-digest" if newer else
                    "render the edition again with `digest render --all`"))
+        unknown: list[str] = []
         try:
-            return from_data(cls, data if version == RECORD_FORMAT else upgrade(data))
+            record = from_data(cls, data if version == RECORD_FORMAT else upgrade(data),
+                               unknown=unknown)
         except (CodecError, KeyError, TypeError, ValueError, AttributeError) as err:
             raise RecordFormatError(f"{source} is missing or mangles {err} "
-                                    "(render the edition again with `digest render --all`)"
-                                    ) from err
+                                    "(restore it from git, or render the edition again with "
+                                    "`digest render --all`)") from err
+        if version != RECORD_FORMAT:
+            unknown = []  # upgrade() keeps what it knows of an older format's fields
+        bounded = tuple(p.bounded() for p in record.papers)
+        trimmed = tuple(f"papers[{i}]" for i, (before, after)
+                        in enumerate(zip(record.papers, bounded, strict=True)) if before != after)
+        for where in trimmed:
+            log.warning("%s: %s holds text longer than a fetch keeps (or characters it "
+                        "removes): published as a fetch would have it", source, where)
+        return replace(record, papers=bounded, unknown=tuple(unknown), trimmed=trimmed,
+                       kept={k: data[k] for k in unknown if k in data and "." not in k
+                             and "[" not in k})
 
 
 def upgrade(data: dict[str, Any]) -> dict[str, Any]:

@@ -73,7 +73,23 @@ def make_environment(workspace: Path) -> jinja2.Environment:
                        excerpt=excerpt)
     # `marks`: where a reader's "more/less like this" goes (none unless [feedback] says).
     env.globals.update(labels=VERDICT_LABELS, short_labels=VERDICT_SHORT, marks=MarkLinks())
+    if len(loaders) > 1:
+        check_overrides(env, override)
     return env
+
+
+def check_overrides(env: jinja2.Environment, folder: Path) -> None:
+    """Compile every template of the workspace's `folder` now, so a broken override stops the
+    run before any page is written, not weeks later when an edition first uses that partial."""
+    for path in sorted(folder.rglob("*.j2")):
+        name = path.relative_to(folder).as_posix()
+        try:
+            env.get_template(name)
+        except jinja2.TemplateSyntaxError as err:
+            raise TemplateError(f"the template {path}, line {err.lineno} has a syntax error: "
+                                f"{err.message}; nothing was written") from err
+        except (OSError, UnicodeDecodeError) as err:
+            raise TemplateError(f"the template {path} cannot be read: {err}") from err
 
 
 _HEADING_RE = re.compile(r"^(#{1,6} [^\n]*?)([ \t]*\{[^{}\n]*\})?[ \t]*$", re.MULTILINE)
@@ -194,8 +210,12 @@ def render_edition(env: jinja2.Environment, edition: Edition, published: Sequenc
     own = {theme_slug(t.name) for t in edition.record.themes}
     for path, text in front_pages(env, edition.title, records, site_url, mine, own).items():
         add(path, text)
-    add(store.record(name),
-        json.dumps(clean_data(edition.record.to_json()), indent=2, ensure_ascii=False) + "\n")
+    if not (why := edition.record.not_rewritable):
+        add(store.record(name),
+            json.dumps(clean_data(edition.record.to_json()), indent=2, ensure_ascii=False) + "\n")
+    else:  # rewriting it would take from the record what it holds
+        log.warning("%s is kept as it is and only its pages are made again: %s",
+                    store.record(name), why)
     for path, text in static_assets(env).items():
         add(path, text)
     return RenderedEdition(name, pages, all_paper_homes(records), all_theme_pages(records))
@@ -249,9 +269,13 @@ def static_assets(env: jinja2.Environment) -> dict[str, str]:
 
 
 def write_pages(docs_dir: Path, rendered: RenderedEdition) -> None:
-    """Write the pages atomically and drop pages a previous render of this edition left behind."""
-    for path, text in rendered.pages.items():
-        atomic_write_text(docs_dir / path, text)
+    """Write the pages atomically and drop pages a previous render of this edition left behind.
+
+    The record goes first: a run stopped half-way leaves the edition's source with whatever
+    pages it wrote, never pages without their source (which the next run would refuse)."""
+    record = store.record(rendered.edition)
+    for path in sorted(rendered.pages, key=lambda p: p != record):
+        atomic_write_text(docs_dir / path, rendered.pages[path])
     edition_dir = Docs(docs_dir).edition_folder(rendered.edition)
     remove_stale(edition_dir, {docs_dir / p for p in rendered.pages})
     remove_stale(docs_dir / store.PAPERS, {docs_dir / p for p in rendered.paper_homes})

@@ -22,20 +22,30 @@ log = logging.getLogger(__name__)
 
 # arXiv's notices, which open a withdrawn version's comment or make up its abstract: "This
 # paper has been withdrawn by the author due to ...", "Withdrawn.", "Paper withdrawn by arXiv
-# admin: ...". Only at the start: an abstract about withdrawn preprints is not a withdrawal.
+# admin: ...", "arXiv admin note: this submission has been withdrawn ...". Only at the start,
+# and a bare "withdrawn" only as a notice (alone, or followed by who or why): an abstract about
+# "Withdrawn preprints in the LLM literature" is not a withdrawal.
 _WITHDRAWN_RE = re.compile(
-    r"^\W{0,3}(?:this (?:paper|article|manuscript|submission|work|version|preprint) "
-    r"(?:has been|is|was|is being) withdrawn|(?:paper |article |submission )?withdrawn\b"
-    r"|the (?:authors?|submitter) (?:has|have) withdrawn)", re.IGNORECASE)
+    r"^\W{0,3}(?:arxiv admin note:\s*)?(?:"
+    r"this (?:paper|article|manuscript|submission|work|version|preprint) "
+    r"(?:has been|is|was|is being) withdrawn"
+    r"|(?:(?:this )?(?:paper|article|manuscript|submission|preprint) )?withdrawn"
+    r"(?=\s*(?:$|[.:;,!)(\-–—]|by\b|due\b|because\b|at the\b|on request\b|per\b|for\b))"
+    r"|the (?:authors?|submitters?) (?:has|have) withdrawn)", re.IGNORECASE)
 MAX_NOTICE_CHARS = 300
+
+
+def notice_in(*texts: str) -> str:
+    """The first of `texts` that is a withdrawal notice, on one line and cut ("": none is)."""
+    for text in texts:
+        if _WITHDRAWN_RE.match(text):
+            return cut(" ".join(text.split()), MAX_NOTICE_CHARS)
+    return ""
 
 
 def withdrawal_notice(paper: Paper) -> str:
     """The withdrawal notice of a paper's latest version ("" when it is not withdrawn)."""
-    for text in (paper.comment, paper.abstract):
-        if _WITHDRAWN_RE.match(text):
-            return cut(" ".join(text.split()), MAX_NOTICE_CHARS)
-    return ""
+    return notice_in(paper.comment, paper.abstract)
 
 
 def look_up(source: PaperSearch, ids: Sequence[str], max_abstract_chars: int,

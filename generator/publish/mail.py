@@ -30,11 +30,13 @@ from pathlib import Path
 from ..cache import Cache, atomic_write_bytes
 from ..config import EmailSettings
 from ..errors import DigestError
+from ..jsonfile import JSONFileError, load_json
 from ..urls import redact_text, register_login
 
 log = logging.getLogger(__name__)
 
 SENDING, SENT, REFUSED = "sending", "sent", "refused"
+MAX_RECORD_BYTES = 16 * 1024 * 1024  # a mark is ~80 bytes: 200,000 readers
 
 
 class EmailError(DigestError):
@@ -79,22 +81,33 @@ class SendRecord:
         self.path, self.edition = path, edition
         self.entries: list[dict[str, str]] = []
         try:
-            raw = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+            data = load_json(path, max_bytes=MAX_RECORD_BYTES, missing=None)
+        except JSONFileError as err:
+            raise EmailError(f"the send record cannot be read: {err}; nothing was sent. Fix "
+                             "it, or remove it to send to every recipient again") from err
+        if data is None:
             return
-        except OSError as err:
-            raise EmailError(self._unreadable(err.strerror or str(err))) from err
-        try:
-            data = json.loads(raw)
-        except ValueError as err:
-            raise EmailError(self._unreadable("not valid JSON")) from err
         listed = data.get("recipients") if isinstance(data, dict) else None
         if not isinstance(listed, list):
             raise EmailError(self._unreadable("no list of recipients"))
+        self.entries = [self._entry(i, r) for i, r in enumerate(listed)]
+
+    def _entry(self, index: int, entry: object) -> dict[str, str]:
+        """One recipient's mark, as written; a mangled one is an error, never "not sent"
+        (which would mail that reader again)."""
+        where = f"recipients[{index}]"
+        if not isinstance(entry, dict):
+            raise EmailError(self._unreadable(f"{where} is not an object"))
+        to, state, at = entry.get("to"), entry.get("state", SENT), entry.get("at", "")
         # Records of earlier releases carry no state: every entry in them was delivered.
-        self.entries = [{"to": str(r["to"]), "state": str(r.get("state", SENT)),
-                         "at": str(r.get("at", ""))}
-                        for r in listed if isinstance(r, dict) and r.get("to")]
+        if not isinstance(to, str) or not to.strip():
+            raise EmailError(self._unreadable(f"{where}.to is not an address"))
+        if state not in (SENDING, SENT, REFUSED):
+            raise EmailError(self._unreadable(f"{where}.state is not one of {SENDING!r}, "
+                                              f"{SENT!r}, {REFUSED!r}"))
+        if not isinstance(at, str):
+            raise EmailError(self._unreadable(f"{where}.at is not a time"))
+        return {"to": to, "state": state, "at": at}
 
     def _unreadable(self, why: str) -> str:
         return (f"the send record {self.path} cannot be read ({why}); nothing was sent. Fix it, "
