@@ -21,6 +21,7 @@ from typing import Any
 
 from .chat_models import Completion, PromptRequest
 from .errors import LockedError
+from .jsonfile import JSONFileError, load_json
 from .models import FetchResult, FullText, paper_slug
 
 log = logging.getLogger(__name__)
@@ -84,12 +85,10 @@ def write_json(path: Path, data: Any, *, durable: bool = True) -> None:
 
 def read_json(path: Path) -> Any | None:
     """The parsed file, or None if it is missing or unreadable (then it is simply recomputed)."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as err:
-        log.warning("ignoring unreadable cache entry %s: %s", path, err)
+    try:  # the one reader of JSON files: bounded depth and size, finite numbers
+        return load_json(path, missing=None)
+    except JSONFileError as err:
+        log.warning("ignoring unreadable cache entry: %s", err)
         return None
 
 
