@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from generator import pipeline
+from generator.cache import read_json
 from generator.cli import cli
 from generator.config import Config, load_config
 from generator.edition.history import History, RecordMissingError, load_records
@@ -24,6 +25,7 @@ from generator.edition.model import Edition
 from generator.edition.record import MAX_RECORD_ABSTRACT_CHARS, EditionRecord, RecordFormatError
 from generator.edition.render import TemplateError, make_environment, render_edition, write_pages
 from generator.publish.mail import EmailError, SendRecord
+from generator.synthesis.structured import THEMES_SCHEMA, InvalidAnswer, parse_answer
 from tests.doubles import MockModel, services
 from tests.edition_fixture import EDITION, PAPERS, fixed_edition
 
@@ -275,3 +277,13 @@ def test_a_record_of_the_same_edition_keeps_its_date_when_nothing_changed(
     again = fixed_edition(config, [record])
     assert again.record.to_json() == record.to_json()
     assert replace(again.record, kept={}).to_json().get("future") is None
+
+
+def test_deeply_nested_json_from_a_model_or_in_a_cache_entry_is_no_traceback(
+        tmp_path: Path) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    with pytest.raises(InvalidAnswer, match="nested too deeply"):
+        parse_answer('{"themes": ' + deep + "}", THEMES_SCHEMA)
+    entry = tmp_path / "entry.json"
+    entry.write_text(deep)
+    assert read_json(entry) is None  # recomputed, like any unreadable cache entry

@@ -171,7 +171,7 @@ def _entries(completion: Completion) -> list[tuple[int, int, str]] | None:
         data = json.loads(completion.content)
         return [(int(e["claim"]), int(e["paper"]), clean(str(e["quote"])))
                 for e in data["claims"]]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         return None
 
 

@@ -25,6 +25,7 @@ import urllib3
 from .. import __version__
 from ..cache import atomic_write_text
 from ..errors import ArxivError
+from ..jsonfile import JSONFileError, load_json
 from ..models import Paper, valid_arxiv_id
 from ..safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, clean, cut
 
@@ -158,8 +159,9 @@ class RateLimiter:
         if self._state_file is None:
             return {}
         try:
-            data = json.loads(self._state_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = load_json(self._state_file, missing={})
+        except JSONFileError as err:
+            log.warning("ignoring the unreadable time of the last arXiv request: %s", err)
             return {}
         return {k: float(v) for k, v in data.items()
                 if isinstance(v, int | float) and math.isfinite(v)} if isinstance(data, dict) else {}

@@ -157,6 +157,9 @@ def _parse(text: str, schema: dict[str, Any]) -> Any:
         except ValueError as err:
             error = f"not valid JSON ({err})"
             continue
+        except RecursionError:  # "[[[[…" from a model: no answer, never a traceback
+            error = "not valid JSON (nested too deeply)"
+            continue
         problems = validate(data, schema)
         if problems:
             raise InvalidAnswer("the JSON does not match the schema: " + "; ".join(problems[:5]))
