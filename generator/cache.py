@@ -144,10 +144,12 @@ class Cache:
         if not isinstance(data, dict):
             return None
         try:
-            return Completion.from_dict(data, from_cache=True)
+            completion = Completion.from_dict(data, from_cache=True)
         except (KeyError, TypeError) as err:
             log.warning("ignoring malformed cached completion %s: %s", key, err)
             return None
+        # An answer with no text (kept by a version that took a cut for one) is asked again.
+        return completion if completion.content.strip() else None
 
     def put_completion(self, key: str, completion: Completion) -> None:
         if not completion.ok:

@@ -8,6 +8,8 @@ more tokens than arrived (a proxy that passes the server's own count on), and th
 prose that stops mid-sentence far below its token budget. Such an answer is sent again, once fewer
 are in flight; one that still looks cut is kept, marked as cut on its page, and never cached.
 Only for servers that do not state their limits: SGLang neither cuts for a waiter nor hides it.
+An answer with no text is judged for every server (`no_answer`): a stream cut while the model
+was still thinking leaves reasoning and no answer, and a `stop` after it.
 """
 
 from __future__ import annotations
@@ -48,6 +50,28 @@ def looks_cut(request: PromptRequest, completion: Completion, structured: bool =
     if _WHOLE_LINE_RE.match(last):  # a list item, table row, heading or fence needs no stop
         return False
     return text[-1].isalnum() or text[-1] in ",;:(-–—"
+
+
+EMPTY = "returned an empty answer"  # in the error of an answer with no text
+
+
+def no_answer(base_url: str, request: PromptRequest, reasoning: str,
+              finish_reason: str) -> tuple[str, bool]:
+    """Why an answer with no text is not one, in our words (the reasoning is never quoted),
+    and whether it is a cut (to be sent again, fewer at a time) rather than a spent budget.
+
+    A stream that a proxy ended as `stop` before the model wrote its answer (LiteLLM over a
+    one-slot llama-cpp-python: a few words of reasoning, then `stop`) is a cut, on any server;
+    one that ended at its budget (`length`) spent it thinking, and asking again as is would
+    spend it again."""
+    if finish_reason == "length":
+        spent = " thinking" if reasoning else ""
+        return (f"the server at {base_url} {EMPTY}: the model spent its whole "
+                f"{request.max_tokens:,}-token budget{spent} before it wrote one; raise the "
+                f"max_tokens of {request.kind} in config.toml"), False
+    got = f"{len(reasoning):,} characters of reasoning" if reasoning else "no text at all"
+    return (f"the server at {base_url} {EMPTY} ({got}, then {finish_reason!r}), as a stream "
+            "cut before its answer does behind a proxy that hides the cut"), True
 
 
 def suspect_message(base_url: str, request: PromptRequest, completion: Completion) -> str:

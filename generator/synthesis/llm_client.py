@@ -21,6 +21,7 @@ from ..chat_models import Completion, PromptRequest, Usage
 from ..errors import LlmRequestError, ServerNotAnsweringError, ServerUnavailableError
 from ..safe_text import clean
 from ..urls import redact_secrets, redact_url
+from .cuts import no_answer
 from .deadline import STALLED, Watch, Watchdog
 from .planning import context_from_error
 from .server_errors import body_text, describe, detail
@@ -40,6 +41,10 @@ def split_reasoning(content: str, reasoning: str) -> tuple[str, str]:
         # Some templates open the think block in the prompt, so only the closing tag comes back.
         head, _, content = content.partition("</think>")
         reasoning = reasoning or head.strip()
+    elif content.lstrip().startswith("<think>"):
+        # A think block never closed: the answer stopped while the model was still thinking.
+        reasoning = reasoning or content.lstrip()[len("<think>"):].strip()
+        content = ""
     return content.strip(), reasoning.strip()
 
 
@@ -176,8 +181,13 @@ class ChatClient:
         # A model may repeat a key it saw in a prompt or an error: answers are kept and shown.
         content, reasoning = split_reasoning(redact_secrets(clean(answer.content)),
                                              redact_secrets(clean(answer.reasoning)))
-        if not content and answer.finish_reason != "length":
-            raise LlmRequestError(f"the server at {self.base_url} returned an empty answer")
+        if not content:
+            # Never an answer, whatever the server called its end: reasoning and a `stop` is a
+            # stream cut before its answer (sent again, fewer at a time); a spent budget fails.
+            said, cut = no_answer(self.base_url, request, reasoning, answer.finish_reason)
+            if cut:
+                raise IncompleteAnswerError(said, overload=True)
+            raise LlmRequestError(said)
         return Completion(
             name=request.name,
             model=answer.model or self.model,

@@ -250,6 +250,7 @@ class SglangState:
     hold_first_for_waiter: bool = False
     waiting: int = 0
     cut_count: int = 0
+    cuts: list[str] = field(default_factory=list)  # what each interrupted stream was sending
     slot_lock: threading.Condition = field(default_factory=threading.Condition)
     busy: int = 0
 
@@ -526,8 +527,6 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(0.01)
         with state.lock:
             state.first_tokens.append((time.monotonic(), self._body))
-        for piece in _pieces(answer.reasoning):
-            send({"reasoning_content": piece})
         with self.server.state.lock:
             cut = self.server.state.cut_streams > 0
             self.server.state.cut_streams -= cut
@@ -536,16 +535,22 @@ class _Handler(BaseHTTPRequestHandler):
             until = time.monotonic() + 5
             while not state.waiting and time.monotonic() < until:
                 time.sleep(0.005)
-        for index, piece in enumerate(_pieces(answer.content)):
-            if cut and index == 3:
+        # The slot interrupts whatever is being generated, the thinking included: a thinking
+        # answer cut for a waiter is reasoning and no answer (LiteLLM then says `stop`).
+        pieces = [("reasoning_content", piece) for piece in _pieces(answer.reasoning)]
+        pieces += [("content", piece) for piece in _pieces(answer.content)]
+        thought = len(pieces) - len(_pieces(answer.content))
+        for index, (where, piece) in enumerate(pieces):
+            if cut and index - thought == 3:
                 self._cut_ending()
                 return
             if state.slots and state.waiting and index >= 1:  # interrupted for the waiter
                 with state.lock:
                     state.cut_count += 1
+                    state.cuts.append(where)
                 self._cut_ending()
                 return
-            send({"content": piece})
+            send({where: piece})
             if state.slots:
                 time.sleep(0.002)  # a model generates; a waiter arrives meanwhile
         with state.lock:
