@@ -33,7 +33,8 @@ from .cli_server import doctor, server_command
 from .config import load_config
 from .edition.history import History
 from .errors import UsageError
-from .publish.site import deploy_site, zip_site
+from .publish.deploy import deploy_site
+from .publish.site import zip_site
 from .services import make_services
 
 log = logging.getLogger(__name__)
@@ -242,11 +243,14 @@ def site(config_path: str, make_zip: bool) -> None:
 @config_option
 @click.option("--message", "-m", default=None, help="Commit message for the gh-pages branch.")
 @click.option("--force", is_flag=True, help="Force-push the gh-pages branch.")
-def deploy(config_path: str, message: str | None, force: bool) -> None:
+@click.option("--remote", default=None, metavar="NAME",
+              help="The git remote to push to (default: mkdocs.yml's remote_name, or origin).")
+def deploy(config_path: str, message: str | None, force: bool, remote: str | None) -> None:
     """Publish the built site to GitHub Pages (the gh-pages branch; mkdocs gh-deploy).
 
     Run it in a workspace that is a git repository with a GitHub remote, after `digest build`.
-    The remote and branch come from mkdocs.yml (remote_name, remote_branch).
+    The remote and branch come from mkdocs.yml (remote_name, remote_branch), or --remote.
+    Without that remote, or when the push fails, it says what to do (git's own words: -v).
 
     \b
     Example:
@@ -255,10 +259,10 @@ def deploy(config_path: str, message: str | None, force: bool) -> None:
     with user_errors():
         config = load_config(config_path, os.environ)
         with workspace_lock(config):  # never push a site that a build is replacing
-            deploy_site(config.mkdocs_yml, config.site_dir,
-                        fallback_yml=pipeline.skeleton_dir() / "mkdocs.yml", message=message,
-                        force=force)
-        click.echo(f"Deployed {config.site_dir} to the gh-pages branch.")
+            pushed_to = deploy_site(config.mkdocs_yml, config.site_dir,
+                                    fallback_yml=pipeline.skeleton_dir() / "mkdocs.yml",
+                                    message=message, force=force, remote=remote)
+        click.echo(f"Deployed {config.site_dir} to the gh-pages branch of {pushed_to}.")
 
 
 @cli.command()

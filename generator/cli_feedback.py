@@ -1,21 +1,37 @@
-"""`digest feedback`: the readers' marks (registered on the `digest` group in cli.py)."""
+"""`digest feedback`: the readers' marks (registered on the `digest` group in cli.py).
+
+Every command that writes feedback.json or the repository's issues holds the workspace lock
+(`held`), as builds and sends do: two pulls at once would thank every reader twice, and a pull
+beside `add` would write over the added mark. A second one waits for the first (`--lock-wait`),
+saying which process holds the lock, then goes on or gives up in our words.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import click
 import requests
 
-from .cli_common import config_option, user_errors, verbose_option
+from .cli_common import config_option, user_errors, verbose_option, workspace_lock
 from .config import Config, load_config
 from .edition.history import History
-from .errors import UsageError
-from .feedback import KINDS, close_read, load_marks, new_mark, pull, save_marks
+from .errors import LockedError, UsageError
+from .feedback import FORMAT, KINDS, close_read, load_marks, new_mark, pull, save_marks
 from .github import DEFAULT_API, GitHubIssues
+
+LOCK_WAIT_S = 120.0
+lock_wait_option = click.option(
+    "--lock-wait", "lock_wait_s", type=click.FloatRange(min=0), default=LOCK_WAIT_S,
+    show_default=True, metavar="SECONDS",
+    help="Wait up to SECONDS for another digest run in this workspace to finish (0: not at all).")
+timeout_option = click.option(
+    "--timeout", "timeout_s", type=click.FloatRange(min=0.01), default=60.0, show_default=True,
+    metavar="SECONDS", help="Give up on an answer of GitHub's that takes longer than SECONDS.")
 
 
 @click.group()
@@ -37,7 +53,10 @@ def feedback() -> None:
               help="Read and keep the marks, close nothing (then `digest feedback close`).")
 @click.option("--if-configured", is_flag=True,
               help="Do nothing, successfully, where [feedback] github_repo is not set.")
-def pull_command(config_path: str, keep_open: bool, if_configured: bool) -> None:
+@lock_wait_option
+@timeout_option
+def pull_command(config_path: str, keep_open: bool, if_configured: bool, lock_wait_s: float,
+                 timeout_s: float) -> None:
     """Read the marks readers left as issues in [feedback] github_repo, then close them.
 
     A mark is an open issue titled like "digest-feedback more 2611.00001" (the site's links
@@ -54,7 +73,7 @@ def pull_command(config_path: str, keep_open: bool, if_configured: bool) -> None
         config = load_config(config_path, os.environ)
         if _skipped(config, if_configured, "no marks to read"):
             return
-        with _issues(config) as issues:
+        with held(config, lock_wait_s), _issues(config, timeout_s) as issues:
             pulled = pull(issues, config.marks_file, close=not keep_open)
         known = _known(config.docs_dir)
         for mark in pulled.added:
@@ -63,6 +82,9 @@ def pull_command(config_path: str, keep_open: bool, if_configured: bool) -> None
         if pulled.ignored:
             click.echo(f"Left open (not a mark we can read): "
                        f"{', '.join(f'#{n}' for n in pulled.ignored)}")
+        if pulled.left:
+            click.echo(f"{pulled.left} more issue(s) with a mark are left for the next pull "
+                       "(GitHub lists at most 1,000 at a time).")
         _warn_without_triage(config)
         click.echo(f"{len(pulled.added)} mark(s) read from {config.feedback.github_repo}, "
                    f"{len(pulled.closed)} issue(s) closed; "
@@ -75,7 +97,10 @@ def pull_command(config_path: str, keep_open: bool, if_configured: bool) -> None
 @config_option
 @click.option("--if-configured", is_flag=True,
               help="Do nothing, successfully, where [feedback] github_repo is not set.")
-def close_command(config_path: str, if_configured: bool) -> None:
+@lock_wait_option
+@timeout_option
+def close_command(config_path: str, if_configured: bool, lock_wait_s: float,
+                  timeout_s: float) -> None:
     """Close the open issues whose marks feedback.json has read, each with a comment.
 
     \b
@@ -86,8 +111,11 @@ def close_command(config_path: str, if_configured: bool) -> None:
         config = load_config(config_path, os.environ)
         if _skipped(config, if_configured, "no issues to close"):
             return
-        with _issues(config) as issues:
-            closed = close_read(issues, load_marks(config.marks_file))
+        with held(config, lock_wait_s), _issues(config, timeout_s) as issues:
+            marks = load_marks(config.marks_file, issues.repo)
+            if marks.format != FORMAT:  # numbers alone: pinned to this repository now
+                save_marks(config.marks_file, marks)
+            closed = close_read(issues, marks)
         click.echo(f"{len(closed)} issue(s) closed.")
 
 
@@ -100,7 +128,47 @@ def _skipped(config: Config, if_configured: bool, nothing: str) -> bool:
 
 
 @contextlib.contextmanager
-def _issues(config: Config) -> Iterator[GitHubIssues]:
+def held(config: Config, wait_s: float) -> Iterator[None]:
+    """The workspace lock, waited for up to `wait_s` seconds (said once, with its holder)."""
+    deadline = time.monotonic() + wait_s
+    told = False
+    with contextlib.ExitStack() as stack:
+        while True:
+            try:
+                stack.enter_context(workspace_lock(config))
+                break
+            except LockedError as err:
+                holder = _holder(config)
+                if time.monotonic() >= deadline:
+                    waited = f"after waiting {wait_s:g} s" if wait_s else "(--lock-wait 0)"
+                    raise LockedError(
+                        f"another digest run ({holder}) still holds this workspace's lock "
+                        f"{waited}: nothing was changed; run the same command again once it "
+                        "has finished, or with a longer --lock-wait") from err
+                if not told:
+                    click.echo(f"Waiting up to {wait_s:g} s for another digest run ({holder}) "
+                               "to finish with this workspace…", err=True)
+                    told = True
+                time.sleep(min(0.2, max(deadline - time.monotonic(), 0.0)))
+        yield
+
+
+def _holder(config: Config) -> str:
+    """Which process holds the lock, as well as its lock file tells (its pid) and /proc."""
+    try:
+        pid = int((config.cache_dir / "digest.lock").read_text(encoding="utf-8").split()[0])
+    except (OSError, ValueError, IndexError):
+        return "a process of unknown id"
+    try:
+        words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        command = " ".join(w.decode(errors="replace") for w in words if w)[:120]
+    except OSError:
+        command = ""
+    return f"process {pid}: {command}" if command else f"process {pid}"
+
+
+@contextlib.contextmanager
+def _issues(config: Config, timeout_s: float) -> Iterator[GitHubIssues]:
     """The repository's issues, with the token from the environment."""
     repo = config.feedback.github_repo
     if not repo:
@@ -114,7 +182,7 @@ def _issues(config: Config) -> Iterator[GitHubIssues]:
                          "env: GITHUB_TOKEN: ${{ github.token }})")
     with requests.Session() as session:
         yield GitHubIssues(session, os.environ.get("GITHUB_API_URL") or DEFAULT_API, repo,
-                           token)
+                           token, deadline_s=timeout_s)
 
 
 @feedback.command("add")
@@ -122,7 +190,8 @@ def _issues(config: Config) -> Iterator[GitHubIssues]:
 @config_option
 @click.argument("arxiv_id")
 @click.argument("kind", type=click.Choice(KINDS))
-def add_command(config_path: str, arxiv_id: str, kind: str) -> None:
+@lock_wait_option
+def add_command(config_path: str, arxiv_id: str, kind: str, lock_wait_s: float) -> None:
     """Mark a paper: more or less like it (replaces an earlier mark of it).
 
     \b
@@ -132,7 +201,9 @@ def add_command(config_path: str, arxiv_id: str, kind: str) -> None:
     with user_errors():
         config = load_config(config_path, os.environ)
         mark = new_mark(arxiv_id, kind, "command line")
-        save_marks(config.marks_file, load_marks(config.marks_file).with_mark(mark))
+        with held(config, lock_wait_s):
+            marks = load_marks(config.marks_file, config.feedback.github_repo)
+            save_marks(config.marks_file, marks.with_mark(mark))
         note = "" if mark.arxiv_id in _known(config.docs_dir) else (
             " It is in no edition yet: the mark is kept, and counts once triage can show it.")
         click.echo(f"Marked {mark.arxiv_id}: {kind} like this.{note}")
@@ -143,7 +214,8 @@ def add_command(config_path: str, arxiv_id: str, kind: str) -> None:
 @verbose_option
 @config_option
 @click.argument("arxiv_id")
-def remove_command(config_path: str, arxiv_id: str) -> None:
+@lock_wait_option
+def remove_command(config_path: str, arxiv_id: str, lock_wait_s: float) -> None:
     """Take a paper's mark away.
 
     \b
@@ -152,10 +224,11 @@ def remove_command(config_path: str, arxiv_id: str) -> None:
     """
     with user_errors():
         config = load_config(config_path, os.environ)
-        marks = load_marks(config.marks_file)
-        if marks.get(arxiv_id) is None:
-            raise UsageError(f"{arxiv_id} has no mark (`digest feedback list` shows them)")
-        save_marks(config.marks_file, marks.without(arxiv_id))
+        with held(config, lock_wait_s):
+            marks = load_marks(config.marks_file, config.feedback.github_repo)
+            if marks.get(arxiv_id) is None:
+                raise UsageError(f"{arxiv_id} has no mark (`digest feedback list` shows them)")
+            save_marks(config.marks_file, marks.without(arxiv_id))
         click.echo(f"Removed the mark of {arxiv_id}.")
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from generator.edition.record import EditionRecord
 from tests.servers.arxiv import ArxivServer
+from tests.servers.github import GitHubServer
 from tests.servers.sglang import SglangServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,6 +87,14 @@ max_retries = 0
 {extra}
 """, encoding="utf-8")
     return path
+
+
+@pytest.fixture
+def github() -> Iterator[GitHubServer]:
+    """A GitHub-REST-shaped server for the readers' marks (tests/servers/github.py)."""
+    server = GitHubServer().start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 import email
 import email.policy
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,13 +26,6 @@ MARKED = "2202.12139"  # a paper of the recorded feed
 def digest(*args: str, env: dict[str, str] | None = None) -> Result:
     with mock_env(env or {}):
         return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
-
-@pytest.fixture
-def github() -> Iterator[GitHubServer]:
-    server = GitHubServer().start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture
@@ -75,8 +67,10 @@ def test_pull_reads_every_page_closes_each_mark_with_a_comment_and_leaves_the_re
     marks = load_marks(workspace.parent / "feedback.json")
     assert len(marks.marks) == 122 and marks.get(MARKED).kind == "less"  # type: ignore[union-attr]
     assert marks.get("2202.99999") is None and marks.get("2202.88888") is not None
+    # Only the marks' issues are asked for (the search, by title, newest first), page by page.
     pages = [p for m, p in state.requests if m == "GET"]
-    assert len(pages) == 2 and pages[1].startswith("/repositories/1300192/issues?")
+    assert len(pages) == 2 and all(p.startswith("/search/issues?") for p in pages)
+    assert "order=desc" in pages[0] and "page=2" in pages[1]
     closed = {i["number"] for i in state.issues if i["state"] == "closed"}
     assert len(closed) == 123 and unlabelled in closed
     assert not {chat, odd, pr} & closed
@@ -129,9 +123,9 @@ def test_a_next_page_on_another_host_is_not_followed_with_the_token(
 
 @pytest.mark.parametrize("problem, words", [
     ("token", "GitHub refused the token (HTTP 401)"),
-    ("repo", "GitHub has no repository reader/digest that this token can see (HTTP 404)"),
+    ("repo", "GitHub has no repository reader/digest that this token can see (HTTP 422)"),
     ("write", "needs the 'issues: write' permission"),
-    ("rate", "rate limit is spent (HTTP 403)"),
+    ("rate", "primary rate limit is spent (HTTP 403)"),
 ])
 def test_a_refusal_names_the_repository_and_what_the_token_needs(
         workspace: Path, github: GitHubServer, problem: str, words: str) -> None:

@@ -14,7 +14,6 @@ import html
 import logging
 import os
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -263,31 +262,6 @@ def zip_site(site_dir: Path) -> Path:
                                   base_dir=site_dir.name)
     os.replace(archive, target)
     return target
-
-
-def deploy_site(mkdocs_yml: Path, site_dir: Path, *, fallback_yml: Path, message: str | None,
-                force: bool) -> None:
-    """Publish the built site to the gh-pages branch of the workspace's git remote."""
-    from mkdocs.commands.gh_deploy import gh_deploy
-    from mkdocs.config import load_config
-    from mkdocs.exceptions import MkDocsException
-
-    workspace = mkdocs_yml.parent
-    if not (site_dir / "index.html").is_file():
-        raise SiteBuildError(f"there is no built site in {site_dir}: run `digest build` first")
-    probe = subprocess.run(["git", "-C", str(workspace), "rev-parse", "--is-inside-work-tree"],
-                           capture_output=True, text=True, check=False)
-    if probe.returncode != 0:
-        raise SiteBuildError(f"{workspace} is not a git repository with a remote to deploy to")
-    config_file = mkdocs_yml if mkdocs_yml.is_file() else fallback_yml
-    with _collect_mkdocs_warnings() as warnings, contextlib.chdir(workspace):
-        try:
-            config = load_config(str(config_file), site_dir=str(site_dir))
-            gh_deploy(config, message=message, force=force, ignore_version=True)
-        except (MkDocsException, OSError) as err:
-            details = "".join(f"\n  {m}" for m in warnings.messages[:20])
-            raise SiteBuildError(f"the deployment failed ({err}){details}") from err
-    log.info("deployed %s to the %s branch", site_dir, config.remote_branch)
 
 
 def serve_site(mkdocs_yml: Path, docs_dir: Path, site_name: str, *, fallback_yml: Path,
