@@ -269,7 +269,7 @@ def synthesize_stage(
                            lambda plan: save_plan(cache, edition, plan))
     formats = StructuredFormats(known.structured)
     width = AdaptiveWidth(known.concurrency if known.concurrency_source != "/server_info"
-                          else None)
+                          else None, ceiling=known.slots)
 
     with launch_advice_on_failure(config, services):
         result = run_batch(

@@ -128,6 +128,9 @@ class PlainServer:
                        ) -> tuple[int | None, str]:
         return None, ""
 
+    def slots(self) -> int | None:
+        return None
+
     def wait_ready(self, timeout: float,
                    on_progress: Callable[[float, str], None] | None = None) -> bool:
         return True

@@ -120,6 +120,21 @@ def test_a_server_that_says_nothing_gets_more_while_it_keeps_up_and_half_when_it
     assert width.width == 1  # never under one
 
 
+def test_a_server_that_states_its_slots_never_gets_more_than_them() -> None:
+    """llama-server's /props `total_slots`: the width starts no wider, grows no wider, and
+    still halves on overload (its slots may share one cache)."""
+    one = AdaptiveWidth(start=2, ceiling=1)
+    assert one.width == 1
+    one.answered(ok=True, overloaded=False)
+    assert one.width == 1
+    four = AdaptiveWidth(start=None, ceiling=4)
+    for _ in range(10):
+        four.answered(ok=True, overloaded=False)
+    assert four.width == 4
+    four.answered(ok=False, overloaded=True)
+    assert four.width == 2
+
+
 def test_the_width_remembered_is_one_the_server_was_seen_to_hold() -> None:
     """A server that drops whatever is beyond two in flight: three were sent, the third met
     overload; what is remembered is two (held, every one answered), not the widest reached."""

@@ -5,7 +5,9 @@ llama.cpp's llama-server (`/props`, `/tokenize` taking `content`), and llama-cpp
 slot that cuts a stream when another request waits, HTTP 500 on `json_schema`, a context
 refusal inside the stream, no usage in streams, no context length stated). For each, `digest
 doctor` names what it found and a build with every structured prompt and evidence check on
-answers every prompt.
+answers every prompt. llama-server's own recorded bytes are replayed by a double of its own
+(tests/servers/llama_server.py, tests/test_llama_server.py); the llama.cpp kind here checks
+the same client paths alongside the other families.
 """
 
 from __future__ import annotations

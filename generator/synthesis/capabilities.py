@@ -50,6 +50,7 @@ class Capabilities:
     context_source: str = ""  # where the context length came from
     concurrency: int | None = None  # prompts at once: stated, or what the last run settled at
     concurrency_source: str = ""
+    slots: int | None = None  # requests it serves at once, as /props says (llama-server)
 
     @property
     def server(self) -> str:
@@ -80,6 +81,8 @@ class Capabilities:
                        if self.concurrency else "not stated: starts at 2 and grows while "
                        "answers come back clean, halves on 429/503, a dropped connection or a cut "
                        "stream")
+        if self.slots and self.concurrency_source != "/server_info":
+            concurrency += f"; never more than its {self.slots} slot(s) (/props total_slots)"
         return [
             ("limits", known(self.limits, "/server_info" if self.limits else
                              "not stated (no /server_info)")),
@@ -124,6 +127,8 @@ def without_requests(probe: ServerFacts, model: str, configured_context: int | N
     """What the server's informational endpoints say (no prompt sent), over what was known;
     `info`: its /server_info, as the caller fetched it (None: it has none)."""
     found = replace(known, limits=info is not None)
+    if info is None:  # llama-server states its slots (-np) at /props; SGLang its limits
+        found = replace(found, slots=probe.slots())
     if info is not None:
         running = info.get("max_running_requests")
         if isinstance(running, int) and running > 0:

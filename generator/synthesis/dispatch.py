@@ -145,12 +145,16 @@ class AdaptiveWidth:
     (OVERLOAD_RETRIES) once the width has narrowed.
 
     What it remembers for the next run (`settled`) is only what the server was seen to hold:
-    the most requests in flight at once of which none met overload."""
+    the most requests in flight at once of which none met overload. `ceiling`: what the
+    server says it serves at once without a queue (llama-server's slots), never exceeded."""
 
-    def __init__(self, start: int | None = None) -> None:
+    def __init__(self, start: int | None = None, ceiling: int | None = None) -> None:
+        ceiling = max(1, ceiling) if ceiling else None
         self._width = max(1, start or UNKNOWN_START)
+        if ceiling is not None:
+            self._width = min(self._width, ceiling)
         self.used = False  # set by the batch runner when the server did not state its limits
-        self._ceiling: int | None = None
+        self._ceiling: int | None = ceiling
         self._overloads = 0
         self._backed_off_at = 0  # tickets from here on were sent after the last back-off
         self._next = 0

@@ -24,7 +24,7 @@ from ..urls import redact_secrets, redact_url
 from .cuts import no_answer
 from .deadline import STALLED, Watch, Watchdog
 from .planning import context_from_error
-from .server_errors import body_text, describe, detail
+from .server_errors import body_text, context_full, describe, detail
 
 log = logging.getLogger(__name__)
 
@@ -165,6 +165,12 @@ class ChatClient:
             said = detail(err.message)
             log.warning("the server at %s refused a request in its stream: %s", self.base_url,
                         said[:600])
+            if context_full(said):
+                raise LlmRequestError(
+                    f"the server at {self.base_url} ran out of context while answering (the "
+                    "requests in flight share its cache, or the answer outgrew one slot's "
+                    "context: fewer at a time, a larger context, or a smaller answer budget)",
+                    status=500, detail=said, overload=True) from err
             status = 400 if context_from_error(said) else 500
             raise LlmRequestError(
                 f"the server at {self.base_url} refused the request in its stream: "

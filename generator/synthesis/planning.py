@@ -41,6 +41,9 @@ _INPUT_RES = (
     re.compile(r"\(([0-9][0-9,]*) in the messages", re.IGNORECASE),
     # llama-cpp-python: "Requested tokens (N) exceed context window of C" (prompt and answer).
     re.compile(r"Requested tokens \(([0-9][0-9,]*)\)", re.IGNORECASE),
+    # llama.cpp's llama-server (recorded): "request (N tokens) exceeds the available context
+    # size (C tokens), try increasing it" (the prompt alone; C is one slot's context).
+    re.compile(r"request \(([0-9][0-9,]*) tokens\) exceeds", re.IGNORECASE),
 )
 
 

@@ -204,6 +204,11 @@ class ServerProbe:
             return n_ctx, "/props"
         return None, ""
 
+    def slots(self) -> int | None:
+        """How many requests the server serves at once, where it says so: llama-server's
+        /props `total_slots` (its `-np`; more requests wait in its queue)."""
+        return _positive((self.json_or_none("/props") or {}).get("total_slots"))
+
     def readiness(self) -> tuple[bool, str]:
         """(ready, what was seen): /health where the server has it, else /v1/models."""
         try:
@@ -231,6 +236,11 @@ class ServerProbe:
             if on_progress:
                 on_progress(waited, seen)
             time.sleep(min(interval, max(0.05, timeout - waited)))
+
+
+def _positive(value: Any) -> int | None:
+    number = _int(value)
+    return number if number is not None and number > 0 else None
 
 
 def _int(value: Any) -> int | None:

@@ -18,6 +18,14 @@ from .planning import refusal_from_error
 _PATH_RE = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.@+-]+){2,}\.py\b(?:\", line \d+)?")
 _FRAME_RE = re.compile(r"^\s*(Traceback \(most recent call last\)|File \")")
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "grammar")
+# llama-server's refusal counts the prompt alone (recorded): "request (N tokens) exceeds the
+# available context size (C tokens)"; other servers' counts include the answer's budget.
+_PROMPT_ALONE_RE = re.compile(r"request \([0-9][0-9,]* tokens\) exceeds the available context",
+                              re.IGNORECASE)
+# llama-server, mid-stream (recorded): its KV cache filled while answering, because the
+# requests in flight share it (the default unified cache) or the answer outgrew one slot.
+_CONTEXT_FULL_RE = re.compile(r"context size has been exceeded|failed to find (?:a )?(?:free )?"
+                              r"(?:space in the )?kv cache|kv cache is full", re.IGNORECASE)
 
 _STATUS_WORDS = {
     400: "the server refused the request as invalid",
@@ -77,6 +85,12 @@ def detail(text: str, limit: int = 20_000) -> str:
     return said if len(said) <= limit else said[:limit - 1].rstrip() + "…"
 
 
+def context_full(said: str) -> bool:
+    """Whether a server ran out of context while answering (not a prompt it refused): a sign
+    of too many requests at once on a shared cache, so sent again fewer at a time."""
+    return bool(_CONTEXT_FULL_RE.search(said)) and refusal_from_error(said) is None
+
+
 def format_refusal(status: int | None, said: str) -> bool:
     """Whether the server refused how the JSON was asked for (not the prompt or its length):
     a 400 or 422 that is not about the context, or a 500 that names the format (llama-cpp-python
@@ -92,6 +106,9 @@ def format_refusal(status: int | None, said: str) -> bool:
 def describe(status: int, said: str) -> str:
     """What an HTTP error means, in our words."""
     refusal = refusal_from_error(said)
+    if refusal is not None and _PROMPT_ALONE_RE.search(said):
+        return (f"the prompt alone ({refusal.input_tokens:,} tokens) is longer than the "
+                f"model's context of {refusal.context:,} tokens")
     if refusal is not None:
         return (f"the prompt and its answer are longer than the model's context of "
                 f"{refusal.context:,} tokens")

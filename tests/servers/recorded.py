@@ -17,7 +17,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(os.environ.get("DIGEST_FIXTURES", ROOT / "tests" / "fixtures"))
-SERVERS = {"llama-cpp-python": "llama-cpp-python-0.3.36",
+SERVERS = {"llama-cpp-python": "llama-cpp-python-0.3.36", "llama-server": "llama-server-b10359",
            "litellm": "litellm-1.108.7-over-llama-cpp-python"}
 
 
