@@ -142,11 +142,11 @@ def first_visit(browser: Any, server: _Server, url: str, *, lazy: bool) -> Visit
 
 def first_visits(counts: list[int]) -> None:
     from bench.scale import fixture_papers
-    from tests.conftest import FIXTURES
     from generator import pipeline
     from generator.cli import init
     from generator.config import SITE_URL_ENV, load_config
     from tests.browser import launch_chromium
+    from tests.conftest import FIXTURES
     from tests.doubles import MockModel, services
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # the fixtures' odd fonts, said once each
