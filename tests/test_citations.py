@@ -265,6 +265,29 @@ def test_a_pick_says_why_with_a_sentence_a_quote_from_that_very_paper_backs() ->
     assert not picks[2].backed and picks[2].why_from == "brief"
 
 
+def test_picks_are_by_merit_new_before_revised_and_never_a_low_score_beside_a_better() -> None:
+    """Triage scores first; at one score a new paper before a revised one (the mail's subject
+    names the top pick); a paper scored under half the best pickable score is no pick, however
+    many pages cite it; only news is pickable (paper 1 is seen before)."""
+    from generator.edition.picks import editors_picks
+    from generator.models import Candidate, Triage
+
+    numbered = papers()
+    names = {p.number: p.paper.title.split(":")[0] for p in numbered}
+    scored = {1: 9, 2: 7, 3: 7, 4: 1, 5: 3, 6: 4}
+    triage = Triage("q", 10, tuple(Candidate(p.paper, "selected", scored[p.number], "fits")
+                                   for p in numbered if p.number in scored))
+    changes = {2: "2501.00002v1 replaces 2501.00002v0, covered in edition 2026-11-25", 3: "",
+               4: "", 5: "", 6: ""}
+    pages = {4: 6, 5: 6, 6: 1}
+    picks = editors_picks(numbered, names, {}, pages, triage, changes=changes)
+    assert [(p.number, p.score) for p in picks] == [(3, 7), (2, 7), (6, 4)]
+    assert picks[0].change == "" and picks[1].change.startswith("2501.00002v1 replaces")
+    # Without triage: by the pages citing each, news only.
+    picks = editors_picks(numbered, names, {}, pages, None, changes=changes)
+    assert [p.number for p in picks] == [4, 5, 6]
+
+
 def test_a_quoted_sentence_keeps_its_comparison_signs() -> None:
     """Only a blockquote's leading marker goes: "latency > 10 ms" keeps its ">" ("Cited in")."""
     from generator.claims import plain_sentence

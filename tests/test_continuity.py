@@ -13,6 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import cli
+from generator.edition.lead import lead_parts
+from generator.edition.names import WITHDRAWN_FLAG
+from generator.edition.render import cited
 from tests.conftest import read_record, write_config
 from tests.feeds import Entry, atom_feed
 from tests.servers.arxiv import ArxivServer
@@ -150,7 +153,15 @@ def test_a_withdrawn_paper_is_flagged_on_its_page_the_lead_the_feed_and_earlier_
     (withdrawn,) = record.continuity.withdrawn
     assert (withdrawn.base_id, withdrawn.arxiv_id) == ("2611.10003", "2611.10003v2")
     assert "Withdrawn on arXiv" in docs(config, "papers/2611.10003.md")
-    assert "is withdrawn on arXiv" in docs(config, "index.md")
+    assert f"is withdrawn on arXiv: “{withdrawn.notice}”" in docs(config, "index.md")
+    # Listed and counted as withdrawn, never as an update.
+    overview = docs(config, f"editions/{SECOND}/index.md")
+    listed = overview.split("### Withdrawn on arXiv (1) { data-search-exclude }", 1)[1]
+    assert "2611.10003v2" in listed.split("\n### ", 1)[0]
+    assert "2611.10003v2" not in overview.split("### Withdrawn on arXiv", 1)[0].split(
+        "## Papers", 1)[1]
+    lead = "".join(piece for piece, _ in lead_parts(record))  # the mail's first line
+    assert lead.startswith("2 new papers, 1 updated and 1 withdrawn on arXiv among 4 in this")
     assert f"Withdrawn on arXiv: {A3.title}" in docs(config, "feed.xml")
     # Edition 1 was rendered again: where its pages cite A3, the flag stands beside it.
     earlier = docs(config, f"editions/{FIRST}/research-map.md")
@@ -158,6 +169,23 @@ def test_a_withdrawn_paper_is_flagged_on_its_page_the_lead_the_feed_and_earlier_
     assert "⚠\u00a0withdrawn" in earlier
     site = (config.parent / "site" / "editions" / FIRST / "research-map.html").read_text()
     assert "⚠\u00a0withdrawn" in site or "⚠&nbsp;withdrawn" in site
+
+
+def test_a_sentence_never_names_a_withdrawn_paper_without_its_flag(
+        two_editions: tuple[Path, ArxivServer, SglangServer, dict[str, Any]]) -> None:
+    """The field paragraph, a pick's why and the lead (home, overview, mail, feed) read a
+    record's text through one path: a withdrawn paper's name is followed by its flag."""
+    record = read_record(two_editions[0], SECOND)
+    (gone,) = [p for p in record.papers if p.base_id == "2611.10003"]
+    other = next(p for p in record.papers if p.number != gone.number)
+    assert record.withdrawn_numbers == {gone.number}
+    text = f"Paper {other.number} and Paper {gone.number} agree on the mechanism."
+    parts = record.cited_parts(text)
+    named = [i for i, (_, number) in enumerate(parts) if number == gone.number]
+    assert named and parts[named[0] + 1] == (WITHDRAWN_FLAG, None)
+    alone = record.cited_parts(f"Paper {other.number} stands.")
+    assert WITHDRAWN_FLAG not in "".join(piece for piece, _ in alone)
+    assert f"](papers/{gone.base_slug}.md) (⚠ withdrawn) agree" in cited(text, record, own=True)
 
 
 def test_a_theme_named_in_both_editions_has_one_page_with_both(

@@ -42,6 +42,20 @@ def test_only_a_notice_is_a_withdrawal_not_an_abstract_about_withdrawals() -> No
         assert notice_in(abstract) == "", abstract
 
 
+def test_a_withdrawal_keeps_the_authors_reason_whole() -> None:
+    """arXiv's bare notice in the comment, the authors' reason in the abstract: the reason is
+    quoted whole (its full stop too), never the bare notice alone; two notices saying different
+    things are both kept."""
+    reason = ("This paper has been withdrawn by the author due to an error in the throughput "
+              "measurements.")
+    assert notice_in("This paper has been withdrawn", reason) == reason
+    assert notice_in(reason, "This paper has been withdrawn.") == reason
+    assert notice_in("Withdrawn.", "Withdrawn.") == "Withdrawn."
+    assert notice_in("Withdrawn by arXiv admin", "This paper has been withdrawn: a dispute.") == (
+        "Withdrawn by arXiv admin — This paper has been withdrawn: a dispute.")
+    assert notice_in("12 pages, 3 figures", reason) == reason
+
+
 def _sighting(edition: str, *versions: tuple[str, str]) -> Sighting:
     return Sighting(edition, versions=tuple((arxiv_id, "FastKV", notice_in(abstract))
                                             for arxiv_id, abstract in versions))

@@ -84,7 +84,7 @@ def test_each_claim_gets_the_verdict_its_quote_earns(checked: Path,
 def test_the_page_shows_each_verdict_and_quote(checked: Path) -> None:
     assert build(checked).exit_code == 0
     html = (checked.parent / "site" / "editions" / EDITION / "research-map.html").read_text()
-    assert "2 of 6 cited claims supported by a quote found in the paper" in html
+    assert "2 of 6 cited claims with their quote found in the paper" in html
     marks = re.findall(r'class="digest-ev digest-ev-(\w+)" tabindex="0"', html)
     # "No quote" gets no mark (the page counts it): quiet where nothing stands out.
     assert marks == ["supported", "wrong_paper", "not_in_paper", "supported", "wrong_paper"]
@@ -93,7 +93,7 @@ def test_the_page_shows_each_verdict_and_quote(checked: Path) -> None:
     box = html.split('class="digest-ev digest-ev-supported"', 1)[1].split("</span></span>", 1)[0]
     assert "“" in box and 'href="papers/' in box  # the quote, and its paper's page
     report = (checked.parent / "site_src" / "editions" / EDITION / "run-report.md").read_text()
-    assert "**12 of 36 cited claims are supported by a quote found in the paper.**" in report
+    assert "**12 of 36 cited claims have their quote found in the paper.**" in report
 
 
 def test_a_reader_opens_a_mark_in_the_browser_without_leaving_the_page(checked: Path) -> None:

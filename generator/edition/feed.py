@@ -13,7 +13,6 @@ from xml.etree import ElementTree
 from .. import store
 from ..safe_text import clean, excerpt, text_of
 from .lead import lead_parts, parts_html, parts_text, since_lines, without_subject
-from .names import cited_parts
 from .record import EditionRecord, FeedStamps
 
 _ATOM = "http://www.w3.org/2005/Atom"
@@ -117,7 +116,7 @@ def entry_title(title: str, record: EditionRecord) -> str:
 def evidence_line(record: EditionRecord) -> str:
     """The edition's evidence figure as a sentence, for the feed and the mail ("" without one)."""
     figure = record.evidence_figure
-    return (f"Evidence: {figure[0]} of {figure[1]} cited claims are supported by a quote found "
+    return (f"Evidence: {figure[0]} of {figure[1]} cited claims have their quote found "
             "in the paper." if figure else "")
 
 
@@ -155,10 +154,10 @@ def _content(record: EditionRecord, summary: str, url: Callable[[str], str]) -> 
         parts.append("<p>Editor's picks:</p><ol>")
         for pick, paper in record.picked:
             href = html.escape(link(paper.number) or "", quote=True)
-            why = linked(without_subject(cited_parts(pick.why, record.names), pick.number))
-            backing = (f" (backed by the paper: “{html.escape(text_of(excerpt(pick.claim.quote)))}”)"
+            why = linked(without_subject(record.cited_parts(pick.why), pick.number))
+            backing = (f" (quote found in the paper: “{html.escape(text_of(excerpt(pick.claim.quote)))}”)"
                        if pick.backed and pick.claim is not None
-                       else " (not backed by a quote found in the paper)"
+                       else " (no quote found in the paper)"
                        if record.checks is not None else "")
             parts.append(f'<li><a href="{href}">{html.escape(text_of(pick.name))}</a>'
                          + (f": {why}" if why else "") + backing + "</li>")

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..safe_text import text_of
-from .names import cited_parts, name_citations
+from .names import name_citations
 from .overview import overview_text
 from .record import EditionRecord, RecordPaper
 
@@ -25,18 +25,20 @@ def lead_parts(record: EditionRecord) -> Parts:
     if not record.papers:
         return []
     new = len(record.new_papers)
-    updated = sum(1 for p in record.papers if p.status == "updated")
+    gone = record.withdrawn_numbers  # a withdrawal is no update: counted apart
+    updated = sum(1 for p in record.papers if p.status == "updated" and p.number not in gone)
+    withdrawn = sum(1 for p in record.papers if p.number in gone)
     total = len(record.papers)
     if not record.picked:
         if new or updated:
-            return [(f"{_count(new, 'new paper')}{_and_updated(updated)} among {total} in this "
-                     "edition; none stood out enough to pick.", None)]
+            return [(f"{_count(new, 'new paper')}{_and_updated(updated, withdrawn)} among "
+                     f"{total} in this edition; none stood out enough to pick.", None)]
         return [(f"Nothing new in this edition: every one of the {total} papers was covered in an "
                  "earlier edition, so there are no picks.", None)]
-    parts: Parts = [(f"{_count(new, 'new paper')}{_and_updated(updated)} among {total} in this "
-                     "edition. ", None)]
+    parts: Parts = [(f"{_count(new, 'new paper')}{_and_updated(updated, withdrawn)} among "
+                     f"{total} in this edition. ", None)]
     top, _ = record.picked[0]
-    why = cited_parts(_sentence(top.why), record.names) if top.why else []
+    why = record.cited_parts(_sentence(top.why)) if top.why else []
     parts.append(("Top pick: ", None))
     if any(number == top.number for _, number in why):  # the sentence names it: no repeat
         parts += why
@@ -53,9 +55,9 @@ def lead_parts(record: EditionRecord) -> Parts:
     backed = sum(1 for pick, _ in record.picked if pick.backed)
     if record.checks is not None:
         shown = len(record.picked)
-        parts.append((" " + ("Each pick is backed by a quote found in the paper." if backed == shown
-                             else f"{backed} of {shown} picks {'is' if backed == 1 else 'are'} "
-                             "backed by a quote found in the paper."), None))
+        parts.append((" " + ("Each pick has a quote found in its paper." if backed == shown
+                             else f"{backed} of {shown} picks {'has' if backed == 1 else 'have'} "
+                             "a quote found in the paper."), None))
     return parts
 
 
@@ -103,8 +105,10 @@ def _count(n: int, what: str) -> str:
     return f"{n} {what}{'s' if n != 1 else ''}" if n else f"No {what}s"
 
 
-def _and_updated(updated: int) -> str:
-    return f" and {updated} updated" if updated else ""
+def _and_updated(updated: int, withdrawn: int = 0) -> str:
+    said = [f"{updated} updated"] if updated else []
+    said += [f"{withdrawn} withdrawn on arXiv"] if withdrawn else []
+    return "".join((" and " if i == len(said) - 1 else ", ") + s for i, s in enumerate(said))
 
 
 @dataclass(frozen=True)

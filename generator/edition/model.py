@@ -277,9 +277,13 @@ class Edition:
         return TokenTotals.of(a.completion for a in self.prompts if a.completion.ok)
 
     def papers_by_status(self) -> tuple[tuple[str, tuple[EditionPaper, ...]], ...]:
-        """Sections like arXiv's listings: new, updated, seen before (empty ones left out)."""
-        return tuple((STATUS_SECTIONS[s], group) for s in ("new", "updated", "seen")
-                     if (group := tuple(p for p in self.papers if p.status == s)))
+        """Sections like arXiv's listings: new, updated, seen before, and withdrawn apart (a
+        withdrawal is no update; empty sections left out)."""
+        sections = tuple((STATUS_SECTIONS[s], group) for s in ("new", "updated", "seen")
+                         if (group := tuple(p for p in self.papers
+                                            if p.status == s and not p.withdrawn)))
+        gone = tuple(p for p in self.papers if p.withdrawn)
+        return sections + ((("Withdrawn on arXiv", gone),) if gone else ())
 
     def triaged(self, arxiv_id: str) -> Candidate | None:
         """How triage judged a paper of this edition (None without triage)."""

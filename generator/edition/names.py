@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from ..claims import CITE_RE
 from ..claims import numbers as cited_numbers
@@ -133,6 +133,23 @@ def cited_parts(text: str, names: Mapping[int, str]) -> list[tuple[str, int | No
             parts.append((f" ({given})", None))
     parts.append((text[last:], None))
     return [(piece, number) for piece, number in parts if piece]
+
+
+WITHDRAWN_FLAG = " (⚠ withdrawn)"
+
+
+def flag_withdrawn(parts: list[tuple[str, int | None]], withdrawn: Collection[int]
+                   ) -> list[tuple[str, int | None]]:
+    """`parts` with the flag after each name of a paper arXiv lists as withdrawn: a sentence
+    never names one without saying so (on the site, in the mail and in the feed alike)."""
+    if not withdrawn:
+        return parts
+    flagged: list[tuple[str, int | None]] = []
+    for piece, number in parts:
+        flagged.append((piece, number))
+        if number is not None and number in withdrawn:
+            flagged.append((WITHDRAWN_FLAG, None))
+    return flagged
 
 
 def name_citations(text: str, names: Mapping[int, str]) -> str:

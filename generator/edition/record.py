@@ -20,9 +20,10 @@ from typing import Any, Literal
 from ..chat_models import UNFIT_CHECK, Completion, PromptKind, PromptRequest
 from ..codec import CodecError, from_data, to_data
 from ..errors import DigestError
+from ..fetch.withdrawals import notice_in
 from ..models import Candidate, FullText, Paper, Triage, base_of, paper_slug, valid_arxiv_id
 from ..safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, clean, cut
-from .names import cited_parts, name_citations
+from .names import cited_parts, flag_withdrawn, name_citations
 from .values import Brief, ClaimCheck, Continuity, FigureCheck, Pick, Problem, Theme, verdict_counts
 
 log = logging.getLogger(__name__)
@@ -255,8 +256,22 @@ class EditionRecord:
 
     @property
     def overview_parts(self) -> list[tuple[str, int | None]]:
-        """The field overview as (text, None) and (name, paper number) pieces, for links."""
-        return cited_parts(self.overview, self.names)
+        """The field overview as (text, None) and (name, paper number) pieces, for links, each
+        withdrawn paper's name flagged."""
+        return self.cited_parts(self.overview)
+
+    def cited_parts(self, text: str) -> list[tuple[str, int | None]]:
+        """`text` cut where it cites this edition's papers (names.cited_parts), each name of
+        a paper arXiv lists as withdrawn followed by the flag."""
+        return flag_withdrawn(cited_parts(text, self.names), self.withdrawn_numbers)
+
+    @property
+    def withdrawn_numbers(self) -> frozenset[int]:
+        """This edition's papers arXiv lists as withdrawn, as far as the record knows: found
+        withdrawn since (continuity), or published as the withdrawn version itself."""
+        gone = {w.base_id for w in self.continuity.withdrawn} if self.continuity else set()
+        return frozenset(p.number for p in self.papers
+                         if p.base_id in gone or notice_in(p.abstract))
 
     @property
     def new_papers(self) -> tuple[RecordPaper, ...]:

@@ -30,7 +30,6 @@ from ..store import Docs
 from .feed import atom_feed
 from .lead import comparison, without_subject
 from .model import VERDICT_LABELS, VERDICT_SHORT, Edition
-from .names import cited_parts
 from .paper_homes import paper_homes
 from .record import EditionRecord
 from .theme_pages import theme_pages, theme_slug
@@ -120,7 +119,7 @@ def cited(text: str, record: EditionRecord, prefix: str = "", own: bool = False,
     `subject`: a paper named just before the text, left out where the text opens with it
     ("FastKV: FastKV cuts..." reads "FastKV: cuts...")."""
     slugs = {p.number: p.base_slug if own else p.slug for p in record.papers}
-    parts = cited_parts(text, record.names)
+    parts = record.cited_parts(text)
     if subject is not None:
         parts = without_subject(parts, subject)
     return "".join(

@@ -46,11 +46,11 @@ class FigureCheck:
 Verdict = Literal["supported", "figure_missing", "wrong_paper", "not_in_paper", "no_quote",
                   "not_checked"]
 VERDICT_SHORT: dict[str, str] = {
-    "supported": "Supported", "figure_missing": "Figure missing", "wrong_paper": "Wrong paper",
+    "supported": "Quote found", "figure_missing": "Figure missing", "wrong_paper": "Wrong paper",
     "not_in_paper": "Not in paper", "no_quote": "No quote", "not_checked": "Not checked",
 }
 VERDICT_LABELS: dict[str, str] = {
-    "supported": "supported by a quote found in the paper",
+    "supported": "quote found in the paper",
     "figure_missing": "quote found, but a figure of the sentence is not in the paper",
     "wrong_paper": "quote found in another paper (wrong citation)",
     "not_in_paper": "quote not in the paper (fabricated)",

@@ -36,11 +36,21 @@ MAX_NOTICE_CHARS = 300
 
 
 def notice_in(*texts: str) -> str:
-    """The first of `texts` that is a withdrawal notice, on one line and cut ("": none is)."""
+    """The withdrawal notice among `texts` (a version's comment and abstract), whole, on one
+    line and cut ("": none is one). arXiv often puts a bare "This paper has been withdrawn" in
+    the comment and the authors' reason in the abstract: the notice that says more is kept, and
+    two that say different things are both kept, the comment's first."""
+    found: list[str] = []
     for text in texts:
-        if _WITHDRAWN_RE.match(text):
-            return cut(" ".join(text.split()), MAX_NOTICE_CHARS)
-    return ""
+        line = " ".join(text.split())
+        if not _WITHDRAWN_RE.match(line):
+            continue
+        bare = line.casefold().rstrip(".")
+        if any(bare in seen.casefold() for seen in found):
+            continue
+        found = [seen for seen in found if seen.casefold().rstrip(".") not in line.casefold()]
+        found.append(line)
+    return cut(" — ".join(found), MAX_NOTICE_CHARS) if found else ""
 
 
 def withdrawal_notice(paper: Paper) -> str:

@@ -30,7 +30,6 @@ from ..edition.lead import (
     since_lines,
     without_subject,
 )
-from ..edition.names import cited_parts
 from ..edition.record import EditionRecord, RecordPaper
 from ..edition.values import Pick
 from ..errors import UsageError
@@ -144,7 +143,7 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
         items = []
         for index, (pick, paper) in enumerate(picked, start=1):
             name, link = text_of(pick.name), paper_url(pick.number) or url["edition"]
-            why, why_html = linked(without_subject(cited_parts(pick.why, record.names),
+            why, why_html = linked(without_subject(record.cited_parts(pick.why),
                                                    pick.number))
             backing = _backing(record, pick)
             about = _about(paper)
@@ -212,10 +211,10 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
 def _backing(record: EditionRecord, pick: Pick) -> str:
     """What backs a pick's reason, in words, with the quote where one was found."""
     if pick.backed and pick.claim is not None:
-        return f"Backed by the paper: “{text_of(excerpt(pick.claim.quote))}”"
+        return f"Quote found in the paper: “{text_of(excerpt(pick.claim.quote))}”"
     if record.checks is None:
         return "Not checked: this edition asked for no evidence."
-    return "Not backed: no sentence of the synthesis about it has a quote found in the paper."
+    return "No quote found: no sentence of the synthesis about it has a quote found in the paper."
 
 
 def _about(paper: RecordPaper) -> str:
