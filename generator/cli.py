@@ -16,6 +16,7 @@ import click
 
 from . import __version__, pipeline
 from .cache import Cache
+from .cli_ask import ask
 from .cli_common import (
     config_option,
     edition_name,
@@ -371,6 +372,7 @@ def send(config_path: str, edition: str | None, dry_run: bool, resend: bool,
 
 
 # The LLM server's commands (doctor, server-command) live beside this module.
+cli.add_command(ask)
 cli.add_command(doctor)
 cli.add_command(feedback)
 cli.add_command(server_command)

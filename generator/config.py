@@ -282,6 +282,23 @@ class ContinuitySettings:
 
 
 @dataclass(frozen=True)
+class AskSettings:
+    """`digest ask`: a question answered from every committed edition's record."""
+
+    papers: int = ranged(8, 1, 40)
+    """The papers the archive's index finds most relevant that the answer reads (`--papers`)."""
+    excerpt_chars: int = ranged(3000, 0, 100_000)
+    """Of each paper's full text, where the cache still holds it, at most this many characters
+    (fewer where the model's context is smaller); 0: the archive's record alone."""
+    instruction: str = default_prompts.ASK
+    """The task given after the archive bundle and before the question."""
+    max_tokens: int = ranged(1500, 100, 100_000)
+    """The answer's budget in tokens."""
+    temperature: float = ranged(0.3, 0.0, 2.0)
+    """Sampling temperature."""
+
+
+@dataclass(frozen=True)
 class FeedbackSettings:
     """The readers' "more like this" and "less like this" marks (`digest feedback`)."""
 
@@ -371,6 +388,7 @@ class Config:
     evidence: EvidenceSettings = field(default_factory=EvidenceSettings)
     triage: TriageSettings = field(default_factory=TriageSettings)
     continuity: ContinuitySettings = field(default_factory=ContinuitySettings)
+    ask: AskSettings = field(default_factory=AskSettings)
     feedback: FeedbackSettings = field(default_factory=FeedbackSettings)
     email: EmailSettings = field(default_factory=EmailSettings)
     # The settings of kinds registered beyond the built-in ones (generator.kinds), by kind.
@@ -414,6 +432,7 @@ _SECTIONS: dict[str, type] = {
     "evidence": EvidenceSettings,
     "triage": TriageSettings,
     "continuity": ContinuitySettings,
+    "ask": AskSettings,
     "feedback": FeedbackSettings,
     "email": EmailSettings,
 }

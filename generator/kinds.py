@@ -90,6 +90,10 @@ class KindSpec:
     # Whether its checked sentences may say why a pick matters (a comparison's "Disagrees:"
     # line, say, is about another edition, not the paper's worth).
     backs_picks: bool = True
+    # Whether it answers a reader's question over the archive (`digest ask`) instead of
+    # making part of an edition: its requests are built only for a question, and its budget
+    # never sizes an edition's plan.
+    asks: bool = False
 
 
 class KindRegistry:
@@ -141,28 +145,37 @@ class KindRegistry:
         return (*EDITION_PAGES, *fixed, *(stem for s in specs for stem in s.stems))
 
     def build_requests(self, config: Config, bundle: Bundle,
-                       history: History | None = None) -> list[PromptRequest]:
+                       history: History | None = None, question: str = ""
+                       ) -> list[PromptRequest]:
         """Every request of an edition over `bundle`, kind by kind in the registry's order;
-        `history`: the editions published before this one, for kinds that read them."""
-        context = prompts.RequestContext(config, bundle, self.reserved_stems(), history)
-        return [request for spec in self._specs.values() if spec.requests
+        `history`: the editions published before this one, for kinds that read them. With a
+        `question` (`digest ask`, over an archive bundle), the requests of the kinds that
+        answer questions instead."""
+        context = prompts.RequestContext(config, bundle, self.reserved_stems(), history,
+                                         question=question)
+        return [request for spec in self._specs.values()
+                if spec.requests and spec.asks == bool(question)
                 for request in spec.requests(context)]
 
+    def _edition_specs(self) -> list[KindSpec]:
+        return [spec for spec in self._specs.values() if not spec.asks]
+
     def answer_tokens(self, config: Config) -> int:
-        """The most tokens beside the bundle a prompt that carries it may need: its answer,
-        and for an evidence check also the answer it checks."""
-        return max(n for spec in self._specs.values() if spec.shares_bundle
+        """The most tokens beside the bundle an edition's prompt that carries it may need: its
+        answer, and for an evidence check also the answer it checks."""
+        return max(n for spec in self._edition_specs() if spec.shares_bundle
                    for n in spec.budget(config))
 
     def largest_answer(self, config: Config) -> int:
-        """The largest answer budget of the prompts that carry the bundle (a check not
-        counted: it is the one kind that follows another's answer)."""
-        return max(n for spec in self._specs.values() if spec.shares_bundle and not spec.follows
+        """The largest answer budget of an edition's prompts that carry the bundle (a check
+        not counted: it is the one kind that follows another's answer)."""
+        return max(n for spec in self._edition_specs() if spec.shares_bundle and not spec.follows
                    for n in spec.budget(config))
 
     def prose_budget(self, config: Config) -> list[int]:
-        """The answer budgets of the kinds whose claims are checked."""
-        return [n for spec in self._specs.values() if spec.evidence for n in spec.budget(config)]
+        """The answer budgets of an edition's kinds whose claims are checked."""
+        return [n for spec in self._edition_specs() if spec.evidence
+                for n in spec.budget(config)]
 
     def settings_of(self, config: Config, kind: PromptKind) -> Any:
         """A kind's settings (its dataclass's defaults where config.toml has no table)."""
@@ -249,6 +262,11 @@ BUILTIN_KINDS = KindRegistry((
     # A follow-up of an answer: its own prompt plus the answer, so it shares their prefix.
     KindSpec("evidence", None, None, True, _evidence_budget, schema=EVIDENCE_SCHEMA,
              follows=True),
+    # A reader's question over the archive (`digest ask`): written like a deep dive over a
+    # bundle of the papers the archive's index found, its claims checked like any page's.
+    KindSpec("ask", "question.md.j2", None, True, lambda c: [c.ask.max_tokens],
+             prompts.ask, heading="Question: {title}", evidence=True, backs_picks=False,
+             asks=True),
     # One candidate paper after the reader's interests: all share that prefix, not the bundle
     # (it runs before there is one), so it is gated like the bundle prompts.
     KindSpec("triage", None, None, True, lambda c: [], schema=TRIAGE_SCHEMA),

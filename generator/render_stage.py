@@ -13,6 +13,8 @@ import shutil
 from collections.abc import Sequence
 
 from . import __version__, store
+from .ask.pages import write_questions
+from .ask.record import load_questions
 from .bundle import build_bundle
 from .cache import Cache, atomic_write_text
 from .config import Config
@@ -80,7 +82,8 @@ def render_stage(config: Config, cache: Cache, edition: str, *,
     assembled = assemble(edition, config.digest.title, inputs, facts, records,
                          kinds=config.registry)
     env.globals["marks"] = config.feedback.links
-    rendered = render_edition(env, assembled, records, config.digest.site_url)
+    rendered = render_edition(env, assembled, records, config.digest.site_url,
+                              load_questions(config.docs_dir))
     write_pages(config.docs_dir, rendered)
     cache.mark_removed(edition, False)  # rendering an edition on purpose publishes it again
     atomic_write_text(cache.rendered_path(edition), render_inputs(config, cache, edition) + "\n")
@@ -164,7 +167,16 @@ def render_all(config: Config, cache: Cache) -> tuple[list[str], list[str]]:
         assert record is not None  # rendered whatever the fingerprint says
         history = history.with_record(record)
         rendered.append(edition)
+    render_questions(config)
     return rendered, skipped
+
+
+def render_questions(config: Config) -> list[str]:
+    """Every published question's page and the list of them, again from their records alone
+    (a template change reaches them too); the paths written."""
+    questions = load_questions(config.docs_dir)
+    env = make_environment(config.workspace)
+    return write_questions(config.docs_dir, env, questions, config.registry)
 
 
 def remove_edition(config: Config, cache: Cache, edition: str) -> list[str]:
@@ -186,5 +198,6 @@ def remove_edition(config: Config, cache: Cache, edition: str) -> list[str]:
         env = make_environment(config.workspace)
         records = list(History.load(config.docs_dir).records)
         write_front_pages(config.docs_dir, front_pages(
-            env, config.digest.title, records, config.digest.site_url), records)
+            env, config.digest.title, records, config.digest.site_url,
+            questions=load_questions(config.docs_dir)), records)
     return skipped

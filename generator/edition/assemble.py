@@ -75,7 +75,7 @@ def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
     themes = [t for found in structured.get("themes", ()) for t in found]
     names = paper_names(inputs.papers, {n: b.name for n, b in briefs.items()})
     checks = facts.checks(pairs)
-    pages, answers = _pages(inputs.papers, pairs, structured, names, checks, facts, kinds,
+    pages, answers = synthesis_pages(inputs.papers, pairs, structured, names, checks, facts, kinds,
                             withdrawn)
     research_map = next((c.content for r, c in pairs if kinds[r.kind].overview and c.ok), "")
     overview = overview_text(research_map)  # named where it is shown (record.overview_parts)
@@ -200,12 +200,15 @@ def _structured(papers: Sequence[NumberedPaper],
     return {kind: tuple(values) for kind, values in found.items()}, unparsed
 
 
-def _pages(papers: Sequence[NumberedPaper], pairs: list[tuple[PromptRequest, Completion]],
-           structured: Mapping[str, tuple[Any, ...]], names: Mapping[int, str],
-           evidence: Checks | None, facts: PaperFacts, kinds: KindRegistry,
-           withdrawn: Mapping[int, str]
-           ) -> tuple[list[tuple[SynthesisPage, dict[int, list[str]]]], tuple[Answer, ...]]:
-    """Each synthesis page with its answers linked and checked, and every prompt's answer.
+def synthesis_pages(
+    papers: Sequence[NumberedPaper], pairs: list[tuple[PromptRequest, Completion]],
+    structured: Mapping[str, tuple[Any, ...]], names: Mapping[int, str],
+    evidence: Checks | None, facts: PaperFacts, kinds: KindRegistry,
+    withdrawn: Mapping[int, str], link_prefix: str = "papers/",
+) -> tuple[list[tuple[SynthesisPage, dict[int, list[str]]]], tuple[Answer, ...]]:
+    """Each synthesis page with its answers linked and checked, and every prompt's answer;
+    citations link `link_prefix` + the paper's slug (a question's page links the papers' own
+    pages).
 
     A structured kind's page shows its typed values (`page.values`), never its JSON."""
     linkers: dict[str, CitationLinker] = {}
@@ -217,7 +220,7 @@ def _pages(papers: Sequence[NumberedPaper], pairs: list[tuple[PromptRequest, Com
         if stem is None:
             answers.append(Answer(request, completion, "", ""))
             continue
-        linker = linkers.setdefault(stem, CitationLinker(stem, papers, names=names,
+        linker = linkers.setdefault(stem, CitationLinker(stem, papers, link_prefix, names=names,
                                                          facts=facts, withdrawn=withdrawn))
         shift = kinds[request.kind].shift
         if kinds[request.kind].schema is not None:

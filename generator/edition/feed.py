@@ -7,13 +7,18 @@ import html
 import json
 import re
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 from xml.etree import ElementTree
 
 from .. import store
 from ..safe_text import clean, excerpt, text_of
 from .lead import lead_parts, parts_html, parts_text, since_lines, without_subject
+from .names import name_citations
 from .record import EditionRecord, FeedStamps
+
+if TYPE_CHECKING:
+    from ..ask.record import QuestionRecord
 
 _ATOM = "http://www.w3.org/2005/Atom"
 
@@ -55,8 +60,10 @@ def _tag_authority(site_url: str) -> tuple[str, str]:
     return "research-digest.invalid", "/"
 
 
-def atom_feed(title: str, site_url: str, records: Sequence[EditionRecord], limit: int = 50) -> str:
-    """One entry per edition, newest first. Links are absolute when `site_url` is set.
+def atom_feed(title: str, site_url: str, records: Sequence[EditionRecord], limit: int = 50,
+              questions: Sequence[QuestionRecord] = ()) -> str:
+    """One entry per edition, newest first, then one per published question (`digest ask
+    --publish`). Links are absolute when `site_url` is set.
 
     Ids are tag: URIs (RFC 4151) from the site's address and the edition's date, so renaming
     the digest changes no id; an entry's `updated` changes only when what it shows changes.
@@ -80,7 +87,8 @@ def atom_feed(title: str, site_url: str, records: Sequence[EditionRecord], limit
     feed = ElementTree.Element(f"{{{_ATOM}}}feed")
     element(feed, "title", text_of(title))
     element(feed, "id", f"tag:{authority},{_tag_date(oldest)}:{prefix}{store.FEED}")
-    element(feed, "updated", max((_updated(r) for r in records),
+    element(feed, "updated", max([*(_updated(r) for r in records),
+                                  *(q.asked_at for q in questions[:limit])],
                                  default="1970-01-01T00:00:00+00:00"))
     element(feed, "link", href=url(store.FEED), rel="self")
     element(feed, "link", href=base or "index.html", rel="alternate")
@@ -99,6 +107,18 @@ def atom_feed(title: str, site_url: str, records: Sequence[EditionRecord], limit
         summary = f"{lead} {text_of(record.overview_named)}".strip()
         element(entry, "summary", summary, type="text")
         element(entry, "content", _content(record, summary, url), type="html")
+    for question in questions[:limit]:
+        entry = element(feed, "entry")
+        element(entry, "title", f"{text_of(title)}, question: {text_of(question.question)}")
+        element(entry, "id", f"tag:{authority},{_tag_date(question.asked_at)}:{prefix}"
+                             f"{question.page.removesuffix('.md')}")
+        element(entry, "link", href=url(store.built(question.page)), rel="alternate")
+        element(entry, "published", question.asked_at)
+        element(entry, "updated", question.asked_at)
+        element(entry, "author").append(_name(f"{{{_ATOM}}}name", question.model))
+        answer = text_of(name_citations(question.answer.completion.content, question.names))
+        element(entry, "summary", excerpt(" ".join(answer.split())), type="text")
+        element(entry, "content", _question_content(question, answer, url), type="html")
     return ElementTree.tostring(feed, encoding="unicode", xml_declaration=True) + "\n"
 
 
@@ -178,6 +198,26 @@ def _content(record: EditionRecord, summary: str, url: Callable[[str], str]) -> 
         parts.append("<p>Synthesis: " + " · ".join(
             f'<a href="{html.escape(href, quote=True)}">{html.escape(text_of(name))}</a>'
             for href, name in pages) + "</p>")
+    return "".join(parts)
+
+
+def _question_content(question: QuestionRecord, answer: str, url: Callable[[str], str]) -> str:
+    """A question's entry as HTML (all text escaped): the question, the start of its answer,
+    its evidence figure and the papers it read, each linked to its own page."""
+    parts = [f"<p>Asked of the archive: {html.escape(text_of(question.question))}</p>",
+             f"<p>{html.escape(excerpt(' '.join(answer.split())))}</p>"]
+    figure = question.evidence_figure
+    if figure:
+        parts.append(f"<p>Evidence: {figure[0]} of {figure[1]} cited claims have their quote "
+                     "found in what the archive holds for the paper.</p>")
+    if question.papers:
+        parts.append("<p>Papers the answer read:</p><ul>")
+        for paper in question.papers:
+            href = html.escape(url(store.paper_home_url(paper.base_slug)), quote=True)
+            flag = " (⚠ withdrawn)" if paper.withdrawn else ""
+            parts.append(f'<li><a href="{href}">{html.escape(text_of(paper.name))}</a>{flag}, '
+                         f"in {html.escape(', '.join(paper.editions))}</li>")
+        parts.append("</ul>")
     return "".join(parts)
 
 

@@ -117,20 +117,26 @@ def load_records(docs_dir: Path, before: str | None = None,
         if read is not None and path in read:
             records.append(read[path])
             continue
-        try:
-            data = load_json(path, max_bytes=RECORD_MAX_BYTES)
-        except JSONFileError as err:
-            raise RecordFormatError(f"{err} (restore it from git, or take the edition off "
-                                    f"the site with `digest remove {path.parent.name}`)"
-                                    ) from err
-        record = EditionRecord.from_json(data, str(path))
-        if record.edition != path.parent.name:
-            raise RecordFormatError(f"{path} records edition {record.edition!r}, not "
-                                    f"{path.parent.name!r}")
+        record = read_record(path)
         if read is not None:
             read[path] = record
         records.append(record)
     return sorted(records, key=lambda r: r.edition, reverse=True)
+
+
+def read_record(path: Path) -> EditionRecord:
+    """One edition's record file (`editions/<edition>/edition.json`), checked; a file this
+    version cannot read is named with what to do."""
+    try:
+        data = load_json(path, max_bytes=RECORD_MAX_BYTES)
+    except JSONFileError as err:
+        raise RecordFormatError(f"{err} (restore it from git, or take the edition off "
+                                f"the site with `digest remove {path.parent.name}`)") from err
+    record = EditionRecord.from_json(data, str(path))
+    if record.edition != path.parent.name:
+        raise RecordFormatError(f"{path} records edition {record.edition!r}, not "
+                                f"{path.parent.name!r}")
+    return record
 
 
 def _missing_message(folders: Sequence[Path]) -> str:

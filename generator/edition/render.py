@@ -16,7 +16,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 
@@ -33,6 +33,9 @@ from .model import VERDICT_LABELS, VERDICT_SHORT, Edition
 from .paper_homes import paper_homes
 from .record import EditionRecord
 from .theme_pages import theme_pages, theme_slug
+
+if TYPE_CHECKING:
+    from ..ask.record import QuestionRecord
 
 log = logging.getLogger(__name__)
 
@@ -167,7 +170,8 @@ class RenderedEdition:
 
 
 def render_edition(env: jinja2.Environment, edition: Edition, published: Sequence[EditionRecord],
-                   site_url: str = "") -> RenderedEdition:
+                   site_url: str = "", questions: Sequence[QuestionRecord] = ()
+                   ) -> RenderedEdition:
     """Every page of one edition, its record, and the pages made from every edition's record
     (the home page, the feed, each paper's own page), keyed by path.
 
@@ -207,7 +211,8 @@ def render_edition(env: jinja2.Environment, edition: Edition, published: Sequenc
         mine |= {f.earlier for f in since.followups} | {w.base_id for w in since.withdrawn}
     # Only its themes' pages: the others' list editions whose records did not change.
     own = {theme_slug(t.name) for t in edition.record.themes}
-    for path, text in front_pages(env, edition.title, records, site_url, mine, own).items():
+    for path, text in front_pages(env, edition.title, records, site_url, mine, own,
+                                  questions).items():
         add(path, text)
     if not (why := edition.record.not_rewritable):
         add(store.record(name),
@@ -222,12 +227,13 @@ def render_edition(env: jinja2.Environment, edition: Edition, published: Sequenc
 
 def front_pages(env: jinja2.Environment, title: str, records: Sequence[EditionRecord],
                 site_url: str, papers: Collection[str] | None = None,
-                themes: Collection[str] | None = None) -> dict[str, str]:
+                themes: Collection[str] | None = None,
+                questions: Sequence[QuestionRecord] = ()) -> dict[str, str]:
     """The pages made from every edition's record: the home page, the feed (newest edition
-    first), the own pages of `papers` (ids without version; None: every paper) and those of
-    `themes` (slugs; None: every theme)."""
+    first, then the published questions), the own pages of `papers` (ids without version;
+    None: every paper) and those of `themes` (slugs; None: every theme)."""
     pages = {store.HOME: render_template(env, "home.md.j2", title=title, records=records),
-             store.FEED: atom_feed(title, site_url, records)}
+             store.FEED: atom_feed(title, site_url, records, questions=questions)}
     for home in paper_homes(records, papers):
         pages[store.paper_home(home.paper.base_slug)] = with_title(
             home.paper.title, render_template(env, "paper_home.md.j2", home=home))

@@ -14,14 +14,16 @@ import html
 import logging
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from .. import store
+from ..ask.record import INDEX_PAGE, QuestionRecord, load_questions
 from ..edition.history import History
 from ..errors import SiteBuildError, UnsafeSiteError
+from ..safe_text import cut
 from .freshness import SITE_MARKER, fingerprint, is_current, marker_text
 from .inert import check_site
 
@@ -33,13 +35,17 @@ ARXIV_CREDIT = "Thank you to arXiv for use of its open access interoperability."
 # Editions whose pages are all in the global navigation; older ones appear by their overview.
 EXPANDED_EDITIONS = 4
 
+# Questions (`digest ask --publish`) listed by name in the navigation; the rest in its list.
+EXPANDED_QUESTIONS = 5
+
 # Loads the search index when the reader starts a search, not with every page (it grows with
 # every edition): a script before Material's bundle, from templates/assets/ (`digest render`
 # copies it into docs_dir).
 LAZY_SEARCH = "assets/javascripts/lazy-search.js"
 
 
-def edition_nav(history: History) -> list[dict[str, Any]]:
+def edition_nav(history: History, questions: Sequence[QuestionRecord] = ()
+                ) -> list[dict[str, Any]]:
     """Home, the latest editions with their synthesis pages, then an archive of overviews.
 
     Every page carries the whole navigation, so a year of editions with all their pages in it
@@ -63,6 +69,9 @@ def edition_nav(history: History) -> list[dict[str, Any]]:
         nav.append({edition: entries})
     if archive:
         nav.append({"Earlier editions": archive})
+    if questions:  # the latest few by their question, and the list of every one
+        nav.append({"Questions": [{"All questions": INDEX_PAGE}, *(
+            {html.escape(cut(q.question, 60)): q.page} for q in questions[:EXPANDED_QUESTIONS])]})
     return nav
 
 
@@ -117,7 +126,7 @@ def build_site(
                 docs_dir=str(docs_dir),
                 site_dir=str(staging),
                 site_name=site_name,
-                nav=edition_nav(history),
+                nav=edition_nav(history, load_questions(docs_dir)),
                 strict=True,
             )
             if site_url and not config.site_url:
@@ -278,7 +287,7 @@ def serve_site(mkdocs_yml: Path, docs_dir: Path, site_name: str, *, fallback_yml
             str(config_file),
             docs_dir=str(docs_dir),
             site_name=site_name,
-            nav=edition_nav(History.load(docs_dir)),
+            nav=edition_nav(History.load(docs_dir), load_questions(docs_dir)),
             dev_addr=dev_addr,
             copyright=with_arxiv_credit(load_config(str(config_file)).copyright),
             plugins=with_our_plugins(config_file),

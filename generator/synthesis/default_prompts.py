@@ -91,3 +91,13 @@ CHANGES = (
     "citing it as Paper N. Where a new paper's result disagrees with a claim of the previous "
     "edition listed above, end with a line 'Disagrees: Paper N with [claim id]' for each."
 )
+
+ASK = (
+    "Answer the reader's question below from the papers of the archive bundle above, the way a "
+    "deep dive would: say what the papers found, where they agree and where they disagree, and "
+    "what the archive does not show. Cite every paper you draw on as Paper N (the bundle's "
+    "numbers) with its title, one claim per sentence. Use only the bundle: each paper's "
+    "abstract, the digest's brief and checked claims, and its excerpt where one is given. A "
+    "paper marked as withdrawn on arXiv backs nothing: name it only to say it was withdrawn. "
+    "If the bundle does not answer the question, say so plainly."
+)

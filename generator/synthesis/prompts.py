@@ -51,6 +51,7 @@ class RequestContext:
     bundle: Bundle
     reserved: Collection[str]
     history: History | None = None
+    question: str = ""  # a reader's question (`digest ask`): the bundle is the archive's
 
     def make(self, name: str, title: str, kind: PromptKind, question: str, task: str,
              max_tokens: int, temperature: float, *, thinking: bool = False,
@@ -190,3 +191,13 @@ def changes(ctx: RequestContext) -> list[PromptRequest]:
             + ("\n".join(claims) or "- none"))
     return [ctx.make("since-last-edition", f"What changed since {previous.edition}", "changes",
                      settings.instruction, task, settings.max_tokens, settings.temperature)]
+
+
+def ask(ctx: RequestContext) -> list[PromptRequest]:
+    """A reader's question over the archive bundle: one request, named after the question,
+    so that the same question over the same papers is answered from the cache."""
+    settings = ctx.config.ask
+    question = " ".join(ctx.question.split())
+    task = f"Task: {settings.instruction}\n\nThe reader's question: {question}"
+    return [ctx.make("ask", f"Question: {cut(question, 120)}", "ask", question, task,
+                     settings.max_tokens, settings.temperature, page_title=cut(question, 120))]

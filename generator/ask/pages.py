@@ -1,0 +1,176 @@
+"""A question's page, the list of questions, and the answer as the terminal shows it, all made
+from the question's record alone (so `digest render --all` needs no cache)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import jinja2
+
+from .. import store
+from ..cache import atomic_write_text
+from ..chat_models import Completion, PromptRequest
+from ..claims import plain_sentence, sentences
+from ..config import Config
+from ..edition.assemble import synthesis_pages
+from ..edition.facts import Checks
+from ..edition.feed import atom_feed
+from ..edition.history import History
+from ..edition.model import SynthesisPage
+from ..edition.names import name_citations
+from ..edition.record import FigureFact, RecordPaper, Status
+from ..edition.render import make_environment, remove_stale, render_template, with_title
+from ..edition.values import VERDICT_LABELS, ClaimCheck, FollowUp
+from ..kinds import KindRegistry
+from ..models import NumberedPaper
+from ..safe_text import text_of
+from .record import (
+    INDEX_PAGE,
+    QUESTIONS,
+    QuestionRecord,
+    load_questions,
+    record_path,
+    record_text,
+)
+
+log = logging.getLogger(__name__)
+
+
+class RecordedQuestionFacts:
+    """What the papers' text told the question's answer, as its record wrote it down."""
+
+    def __init__(self, record: QuestionRecord) -> None:
+        self._record = record
+        self._figures = {(f.paper, f.number, f.unit): f.found for f in record.figures}
+
+    def states(self, number: int, figure: str, unit: str) -> bool:
+        return self._figures.get((number, figure, unit), False)
+
+    def checks(self, pairs: Sequence[tuple[PromptRequest, Completion]]) -> Checks | None:
+        return None if self._record.checks is None else {"ask": self._record.checks}
+
+    def recorded(self) -> tuple[FigureFact, ...]:
+        return self._record.figures
+
+    def follow_ups(self, papers: Sequence[NumberedPaper], statuses: Mapping[int, Status],
+                   earlier: Sequence[tuple[RecordPaper, str]]) -> tuple[FollowUp, ...]:
+        return ()
+
+
+def question_view(record: QuestionRecord, kinds: KindRegistry) -> SynthesisPage:
+    """The answer linked (each citation to the paper's own page) and its sentences marked."""
+    facts = RecordedQuestionFacts(record)
+    pairs = [(p.request, p.completion) for p in record.prompts]
+    pages, _ = synthesis_pages([p.numbered() for p in record.papers], pairs, {}, record.names,
+                               facts.checks(pairs), facts, kinds, record.withdrawn,
+                               link_prefix="../papers/")
+    return pages[0][0]
+
+
+def question_page(env: jinja2.Environment, record: QuestionRecord, kinds: KindRegistry) -> str:
+    page = question_view(record, kinds)
+    checks_sent = sum(1 for p in record.prompts if p.kind == "evidence")
+    return with_title(f"Question: {record.question}",
+                      render_template(env, "question.md.j2", record=record, page=page,
+                                      checks_sent=checks_sent))
+
+
+def question_pages(env: jinja2.Environment, records: Sequence[QuestionRecord],
+                   kinds: KindRegistry) -> dict[str, str]:
+    """Every question's page and the list of them, by path under docs_dir."""
+    pages = {record.page: question_page(env, record, kinds) for record in records}
+    if records:
+        pages[INDEX_PAGE] = with_title("Questions", render_template(
+            env, "questions.md.j2", questions=records))
+    return pages
+
+
+def write_questions(docs_dir: Path, env: jinja2.Environment, records: Sequence[QuestionRecord],
+                    kinds: KindRegistry, new: QuestionRecord | None = None) -> list[str]:
+    """Write `new`'s record (first: a page is never there without its source), then every
+    question's page and the list; pages no record makes any more are removed."""
+    written = []
+    if new is not None:
+        atomic_write_text(docs_dir / record_path(new.slug), record_text(new))
+        written.append(record_path(new.slug))
+    pages = question_pages(env, records, kinds)
+    for path, text in pages.items():
+        atomic_write_text(docs_dir / path, text)
+        written.append(path)
+    remove_stale(docs_dir / QUESTIONS, {docs_dir / p for p in pages})
+    return written
+
+
+def _same_answer(a: QuestionRecord, b: QuestionRecord) -> bool:
+    """Whether `b` is `a` answered again (from the cache): the same papers, answers, verdicts."""
+    def shown(q: QuestionRecord) -> tuple[object, ...]:
+        return (q.papers, [(p.name, p.completion.content) for p in q.prompts], q.checks,
+                q.model)
+
+    return shown(a) == shown(b)
+
+
+def terminal_answer(record: QuestionRecord) -> str:
+    """The answer as plain text: papers by name, each citing sentence followed by what its
+    check found, then the papers with their editions and the evidence figure."""
+    completion = record.answer.completion
+    if not completion.ok:
+        return f"The answer failed: {completion.error}"
+    verdicts = {c.sentence: c for c in record.checks or ()}
+    names = record.names
+    flagged = {n: f"{name} (⚠ withdrawn)" for n, name in names.items()
+               if n in record.withdrawn}
+    lines = []
+    for paragraph in completion.content.split("\n"):
+        out = []
+        for sentence, gap in sentences(paragraph):
+            check = _check_of(sentence, verdicts)
+            shown = name_citations(sentence, names | flagged)
+            out.append(shown + (f" [{_label(check)}]" if check else "") + gap)
+        lines.append("".join(out))
+    papers = [f"  {p.number}. {p.name}" + (" (⚠ withdrawn)" if p.withdrawn else "")
+              + f", in edition{'s' if len(p.editions) != 1 else ''} {', '.join(p.editions)}"
+              for p in record.papers]
+    figure = record.evidence_figure
+    evidence = (f"Evidence: {figure[0]} of {figure[1]} cited claims have their quote found in "
+                "what the archive holds for the paper." if figure else
+                "Evidence: no sentence of the answer cites a paper." if record.checks == ()
+                else "Evidence: not checked ([evidence] is off).")
+    return "\n".join([text_of("\n".join(lines)).strip(), "", "Papers read:", *papers, "",
+                      evidence])
+
+
+def _check_of(sentence: str, verdicts: Mapping[str, ClaimCheck]) -> ClaimCheck | None:
+    return verdicts.get(plain_sentence(sentence))
+
+
+def _label(check: ClaimCheck) -> str:
+    mark = {"supported": "✓ ", "no_quote": "", "not_checked": ""}.get(check.verdict, "⚠ ")
+    return mark + VERDICT_LABELS[check.verdict]
+
+
+def publish_question(config: Config, record: QuestionRecord) -> list[str]:
+    """Keep the question (its record, committed like an edition's), write its page, the list
+    of questions and the feed again; the site is built by `digest site`. Another question of
+    the same day and words takes a numbered slug; the same question asked again replaces its
+    record (an answer from the cache is the same answer)."""
+    docs = config.docs_dir
+    existing = {q.slug: q for q in load_questions(docs)}
+    slug, n = record.slug, 2
+    while slug in existing and existing[slug].question != record.question:
+        slug, n = f"{record.slug}-{n}", n + 1
+    record = replace(record, slug=slug)
+    kept = existing.get(slug)
+    if kept is not None and _same_answer(kept, record):
+        record = kept  # asked again and answered from the cache: the first answer's figures
+    questions = sorted([*(q for q in existing.values() if q.slug != slug), record],
+                       key=lambda q: (q.asked_at, q.slug), reverse=True)
+    env = make_environment(config.workspace)
+    written = write_questions(docs, env, questions, config.registry, new=record)
+    records = History.load(docs).records
+    atomic_write_text(docs / store.FEED, atom_feed(config.digest.title, config.digest.site_url,
+                                                   records, questions=questions))
+    return [*written, store.FEED]
