@@ -254,6 +254,9 @@ class _Handler(BaseHTTPRequestHandler):
             owner.reset()
             self._json({})
             return
+        if not self.path.endswith("/chat/completions"):  # SGLang's /tokenize and the like:
+            self.send_error(404)  # not modelled (the client falls back to its estimate)
+            return
         prompt = prompt_text(body)
         prompt_tokens = len(prompt) // CHARS_PER_TOKEN
         cached = owner.prefill(prompt)
