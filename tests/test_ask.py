@@ -24,14 +24,13 @@ from generator.ask.record import QuestionRecord, load_questions
 from generator.ask.stage import INDEX_FILE, archive_index, ask_stage
 from generator.cli import cli
 from generator.config import load_config
-from generator.edition.history import read_record
+from generator.edition.history import History, read_record
 from generator.edition.record import EditionRecord, RecordPaper
 from generator.edition.render import make_environment
 from generator.edition.values import Brief, ClaimCheck, Continuity
 from generator.errors import UsageError
 from generator.models import Withdrawal, base_of, paper_slug
 from generator.publish.site import edition_nav
-from generator.edition.history import History
 from tests.conftest import ROOT, write_config
 from tests.doubles import MockModel, services
 from tests.servers.arxiv import ArxivServer
@@ -298,13 +297,14 @@ def test_ask_publish_then_site_then_render_all_without_the_cache(
     built = runner.invoke(cli, ["build", "--config", str(config), "--edition", "2026-11-25"])
     assert built.exit_code == 0, built.output
     sent = len(sglang_server.state.chat_requests)
-    asked = runner.invoke(cli, ["ask", "--config", str(config), "testing", "--publish",
+    hostile = "<img src=x onerror=alert(1)> fuzzing or test prioritisation?"
+    asked = runner.invoke(cli, ["ask", "--config", str(config), hostile, "--publish",
                                 "--json"])
     assert asked.exit_code == 0, asked.output
-    answer = json.loads(asked.output)
+    answer = json.loads(asked.stdout)
     assert answer["answered"] and answer["published"] and answer["papers"]
     assert answer["requests_sent"] == len(sglang_server.state.chat_requests) - sent >= 1
-    assert answer["evidence"] is not None
+    assert answer["evidence"] is not None and "failed" not in asked.stderr
     site = runner.invoke(cli, ["site", "--config", str(config)])
     assert site.exit_code == 0, site.output
     html = (tmp_path / "ws" / "site" / answer["published"].replace(".md", ".html"))
@@ -316,3 +316,9 @@ def test_ask_publish_then_site_then_render_all_without_the_cache(
     assert again.exit_code == 0, again.output
     after = {p.name: p.read_text(encoding="utf-8") for p in (docs / "questions").iterdir()}
     assert after == before
+    # The edition taken off the site: the page names it unlinked, and the site still builds.
+    removed = runner.invoke(cli, ["remove", "--config", str(config), "2026-11-25"])
+    assert removed.exit_code == 0, removed.output
+    page = (docs / answer["published"]).read_text(encoding="utf-8")
+    assert "2026-11-25 (taken off the site)" in page and "../papers/" not in page
+    assert runner.invoke(cli, ["site", "--config", str(config)]).exit_code == 0

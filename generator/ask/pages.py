@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import jinja2
@@ -21,12 +21,12 @@ from ..edition.feed import atom_feed
 from ..edition.history import History
 from ..edition.model import SynthesisPage
 from ..edition.names import name_citations
-from ..edition.record import FigureFact, RecordPaper, Status
+from ..edition.record import EditionRecord, FigureFact, RecordPaper, Status
 from ..edition.render import make_environment, remove_stale, render_template, with_title
 from ..edition.values import VERDICT_LABELS, ClaimCheck, FollowUp
 from ..kinds import KindRegistry
 from ..models import NumberedPaper
-from ..safe_text import text_of
+from ..safe_text import safe_url, text_of
 from .record import (
     INDEX_PAGE,
     QUESTIONS,
@@ -60,28 +60,50 @@ class RecordedQuestionFacts:
         return ()
 
 
-def question_view(record: QuestionRecord, kinds: KindRegistry) -> SynthesisPage:
+@dataclass(frozen=True)
+class Site:
+    """What the site has now that a question's page links: editions and papers' own pages (an
+    edition taken off the site takes them along; the page then names them unlinked, or links
+    the paper's arXiv page)."""
+
+    editions: frozenset[str]
+    papers: frozenset[str]  # base ids with a page of their own
+
+    @classmethod
+    def of(cls, records: Sequence[EditionRecord]) -> Site:
+        return cls(frozenset(r.edition for r in records),
+                   frozenset(p.base_id for r in records for p in r.papers))
+
+
+def question_view(record: QuestionRecord, kinds: KindRegistry, site: Site | None = None
+                  ) -> SynthesisPage:
     """The answer linked (each citation to the paper's own page) and its sentences marked."""
     facts = RecordedQuestionFacts(record)
     pairs = [(p.request, p.completion) for p in record.prompts]
+    gone = {p.number: safe_url(p.abs_url) or f"https://arxiv.org/abs/{p.arxiv_id}"
+            for p in record.papers
+            if site is not None and p.base_id not in site.papers}
     pages, _ = synthesis_pages([p.numbered() for p in record.papers], pairs, {}, record.names,
                                facts.checks(pairs), facts, kinds, record.withdrawn,
-                               link_prefix="../papers/")
+                               link_prefix="../papers/", links=gone)
     return pages[0][0]
 
 
-def question_page(env: jinja2.Environment, record: QuestionRecord, kinds: KindRegistry) -> str:
-    page = question_view(record, kinds)
+def question_page(env: jinja2.Environment, record: QuestionRecord, kinds: KindRegistry,
+                  site: Site | None = None) -> str:
+    page = question_view(record, kinds, site)
     checks_sent = sum(1 for p in record.prompts if p.kind == "evidence")
+    everything = Site(frozenset(record.editions_read), frozenset(p.base_id for p in
+                                                                 record.papers))
     return with_title(f"Question: {record.question}",
                       render_template(env, "question.md.j2", record=record, page=page,
-                                      checks_sent=checks_sent))
+                                      checks_sent=checks_sent, site=site or everything))
 
 
 def question_pages(env: jinja2.Environment, records: Sequence[QuestionRecord],
-                   kinds: KindRegistry) -> dict[str, str]:
+                   kinds: KindRegistry, site: Site | None = None) -> dict[str, str]:
     """Every question's page and the list of them, by path under docs_dir."""
-    pages = {record.page: question_page(env, record, kinds) for record in records}
+    pages = {record.page: question_page(env, record, kinds, site) for record in records}
     if records:
         pages[INDEX_PAGE] = with_title("Questions", render_template(
             env, "questions.md.j2", questions=records))
@@ -89,14 +111,16 @@ def question_pages(env: jinja2.Environment, records: Sequence[QuestionRecord],
 
 
 def write_questions(docs_dir: Path, env: jinja2.Environment, records: Sequence[QuestionRecord],
-                    kinds: KindRegistry, new: QuestionRecord | None = None) -> list[str]:
+                    kinds: KindRegistry, new: QuestionRecord | None = None,
+                    site: Site | None = None) -> list[str]:
     """Write `new`'s record (first: a page is never there without its source), then every
     question's page and the list; pages no record makes any more are removed."""
     written = []
     if new is not None:
         atomic_write_text(docs_dir / record_path(new.slug), record_text(new))
         written.append(record_path(new.slug))
-    pages = question_pages(env, records, kinds)
+    site = site or Site.of(History.load(docs_dir).records)
+    pages = question_pages(env, records, kinds, site)
     for path, text in pages.items():
         atomic_write_text(docs_dir / path, text)
         written.append(path)
@@ -169,8 +193,9 @@ def publish_question(config: Config, record: QuestionRecord) -> list[str]:
     questions = sorted([*(q for q in existing.values() if q.slug != slug), record],
                        key=lambda q: (q.asked_at, q.slug), reverse=True)
     env = make_environment(config.workspace)
-    written = write_questions(docs, env, questions, config.registry, new=record)
     records = History.load(docs).records
+    written = write_questions(docs, env, questions, config.registry, new=record,
+                              site=Site.of(records))
     atomic_write_text(docs / store.FEED, atom_feed(config.digest.title, config.digest.site_url,
                                                    records, questions=questions))
     return [*written, store.FEED]

@@ -205,10 +205,11 @@ def synthesis_pages(
     structured: Mapping[str, tuple[Any, ...]], names: Mapping[int, str],
     evidence: Checks | None, facts: PaperFacts, kinds: KindRegistry,
     withdrawn: Mapping[int, str], link_prefix: str = "papers/",
+    links: Mapping[int, str] | None = None,
 ) -> tuple[list[tuple[SynthesisPage, dict[int, list[str]]]], tuple[Answer, ...]]:
     """Each synthesis page with its answers linked and checked, and every prompt's answer;
     citations link `link_prefix` + the paper's slug (a question's page links the papers' own
-    pages).
+    pages), or `links`' address for a paper where it has one.
 
     A structured kind's page shows its typed values (`page.values`), never its JSON."""
     linkers: dict[str, CitationLinker] = {}
@@ -221,7 +222,8 @@ def synthesis_pages(
             answers.append(Answer(request, completion, "", ""))
             continue
         linker = linkers.setdefault(stem, CitationLinker(stem, papers, link_prefix, names=names,
-                                                         facts=facts, withdrawn=withdrawn))
+                                                         facts=facts, withdrawn=withdrawn,
+                                                         links=links))
         shift = kinds[request.kind].shift
         if kinds[request.kind].schema is not None:
             answer = Answer(request, completion, "", "")

@@ -109,8 +109,12 @@ class CitationLinker:
     def __init__(self, page: str, papers: Sequence[NumberedPaper], link_prefix: str = "papers/",
                  overview: str = "index.md", names: Mapping[int, str] | None = None,
                  facts: PaperFacts | None = None,
-                 withdrawn: Mapping[int, str] | None = None) -> None:
+                 withdrawn: Mapping[int, str] | None = None,
+                 links: Mapping[int, str] | None = None) -> None:
         self.result = PageCitations(page)
+        # Where a citation links instead of `link_prefix` + slug (a question whose paper's own
+        # page is gone with its edition links the paper's arXiv page).
+        self._links = dict(links or {})
         # Papers arXiv now lists as withdrawn (by number, with the notice): flagged where cited.
         self._withdrawn = dict(withdrawn or {})
         self._papers = {p.number: p for p in papers}
@@ -133,7 +137,8 @@ class CitationLinker:
 
     def _link(self, number: int, label: str) -> str:
         paper = self._papers[number].paper
-        link = f'[{label}]({self._prefix}{paper.slug}.md "{tooltip(paper.title)}")'
+        href = self._links.get(number) or f"{self._prefix}{paper.slug}.md"
+        link = f'[{label}]({href} "{tooltip(paper.title)}")'
         if number in self._withdrawn:
             notice = html.escape(tooltip(self._withdrawn[number]), quote=True)
             link += f' <span class="digest-flag" title="{notice}">⚠\u00a0withdrawn</span>'

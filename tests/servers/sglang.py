@@ -71,7 +71,7 @@ def evidence_answer(body: dict[str, Any]) -> Answer:
     entries = []
     task = next(str(m["content"]) for m in body["messages"] if "Evidence check." in m["content"])
     for claim, paper in ((int(c), int(p)) for c, p in _CLAIM_RE.findall(task)):
-        other = next(n for n in sorted(papers) if n != paper)
+        other = next((n for n in sorted(papers) if n != paper), paper)  # a bundle of one
         quote = {1: " ".join(papers.get(paper, "").split()[2:14]),
                  2: " ".join(papers[other].split()[2:14]),
                  3: INVENTED, 0: ""}[claim % 4]
