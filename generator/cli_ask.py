@@ -59,8 +59,10 @@ def ask(config_path: str, question: str, since: str, until: str, papers: int | N
                                   papers=papers, observer=progress)
             finally:
                 progress.close()
+            answered = asked.record is not None and asked.record.answer.completion.ok
+            # A failed answer is never published: the page would be an error message.
             published = publish_question(config, asked.record) if (
-                publish and asked.record is not None) else []
+                publish and answered and asked.record is not None) else []
         record = asked.record
         if as_json:
             click.echo(json.dumps(answer_json(asked, published), indent=2, ensure_ascii=False))
@@ -74,6 +76,9 @@ def ask(config_path: str, question: str, since: str, until: str, papers: int | N
             if published:
                 click.echo(f"Published: {config.docs_dir / published[1]} (run `digest site`).")
         if record is not None and not record.answer.completion.ok:
+            if publish:
+                click.echo("Nothing was published: the answer failed (ask again; what "
+                           "arrived is cached).", err=True)
             sys.exit(1)
 
 

@@ -34,7 +34,7 @@ from generator.publish.site import edition_nav
 from tests.conftest import ROOT, write_config
 from tests.doubles import MockModel, services
 from tests.servers.arxiv import ArxivServer
-from tests.servers.sglang import SglangServer
+from tests.servers.sglang import Fault, SglangServer
 
 GOLDEN = Path(__file__).parent / "golden-questions"
 ASKED = datetime(2026, 12, 6, 9, 0, tzinfo=UTC)
@@ -322,3 +322,16 @@ def test_ask_publish_then_site_then_render_all_without_the_cache(
     page = (docs / answer["published"]).read_text(encoding="utf-8")
     assert "2026-11-25 (taken off the site)" in page and "../papers/" not in page
     assert runner.invoke(cli, ["site", "--config", str(config)]).exit_code == 0
+
+
+def test_a_failed_answer_is_reported_in_our_words_and_never_published(
+        tmp_path: Path, sglang_server: SglangServer) -> None:
+    config = _workspace(tmp_path)
+    config.write_text(config.read_text(encoding="utf-8") + f'[llm]\nbase_url = '
+                      f'"{sglang_server.base_url}"\nmax_retries = 0\n', encoding="utf-8")
+    sglang_server.state.faults.append(Fault(500, "CUDA error: an illegal memory access"))
+    result = CliRunner().invoke(cli, ["ask", "--config", str(config), "speculative decoding",
+                                      "--publish"])
+    assert result.exit_code == 1
+    assert "The answer failed" in result.stdout and "Nothing was published" in result.stderr
+    assert not (tmp_path / "site_src" / "questions").exists()
