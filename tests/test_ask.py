@@ -335,3 +335,30 @@ def test_a_failed_answer_is_reported_in_our_words_and_never_published(
     assert result.exit_code == 1
     assert "The answer failed" in result.stdout and "Nothing was published" in result.stderr
     assert not (tmp_path / "site_src" / "questions").exists()
+
+
+def test_a_server_without_sglangs_extras_answers_within_the_context_it_states(
+        tmp_path: Path) -> None:
+    """llama.cpp's llama-server (the double over its recorded bytes): no /server_info, one
+    slot, a small context stated at /props. The bundle is fitted to it before anything is
+    sent, the one slot is never flooded, and the answer and its checks come back."""
+    from tests.servers.llama_server import LlamaServer, LlamaState
+    from tests.servers.sglang import realistic_responder
+
+    model = "/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+    llama = LlamaServer(LlamaState(model_path=model, n_ctx=4096, n_parallel=1)).start()
+    try:
+        llama.state.responder = realistic_responder
+        config = _workspace(tmp_path)
+        config.write_text(config.read_text(encoding="utf-8") + f'[llm]\nbase_url = '
+                          f'"{llama.base_url}"\nmodel = "{model}"\nmax_retries = 0\n'
+                          '[ask]\nexcerpt_chars = 0\nmax_tokens = 600\n', encoding="utf-8")
+        result = CliRunner().invoke(cli, ["ask", "--config", str(config), "--json",
+                                          "speculative decoding, paged attention, eviction"])
+        assert result.exit_code == 0, result.output
+        answer = json.loads(result.stdout)
+        assert answer["answered"] and answer["evidence"] is not None
+        assert llama.state.max_in_flight <= 1
+        assert all(len(str(r)) < 4096 * 4 for r in llama.state.chat_requests)
+    finally:
+        llama.stop()
