@@ -29,10 +29,17 @@ from .models import Bundle, FetchResult, Paper, Source, Triage
 from .publish.site import build_site  # imports MkDocs only when a site is built
 from .safe_text import cut
 from .services import Services
-from .synthesis.capabilities import after_run, load_capabilities, save_capabilities, without_requests
+from .synthesis.capabilities import (
+    Capabilities,
+    after_run,
+    load_capabilities,
+    save_capabilities,
+    without_requests,
+)
 from .synthesis.dispatch import AdaptiveWidth
 from .synthesis.evidence import evidence_requests
 from .synthesis.json_answers import StructuredFormats
+from .synthesis.one_request import Shrink
 from .synthesis.planning import (
     BundlePlan,
     ContextFitter,
@@ -264,27 +271,10 @@ def synthesize_stage(
             saved = make_plan(sources, context, longest, ratio, basis, config.registry.largest_answer(config))
         save_plan(cache, edition, saved)
     bundle, requests = prepare(config, fetch, saved, past)
-    follow_up = follow_ups(config, bundle)
     fitter = ContextFitter(sources, saved, lambda plan: prepare(config, fetch, plan, past)[1],
                            lambda plan: save_plan(cache, edition, plan))
-    formats = StructuredFormats(known.structured)
-    width = AdaptiveWidth(known.concurrency if known.concurrency_source != "/server_info"
-                          else None, ceiling=known.slots)
-
-    with launch_advice_on_failure(config, services):
-        result = run_batch(
-            requests, chat, cache,
-            bundle_chars=bundle.chars, bundle_tokens=bundle.estimated_tokens,
-            max_concurrency=config.llm.max_concurrency, server_info=services.probe.server_info,
-            prefill_gate=config.llm.prefill_gate, observer=observer, shrink=fitter.shrink,
-            follow_up=follow_up, formats=formats, width=width, kinds=config.registry,
-        )
-    if any(not c.from_cache for c in result.completions):
-        learnt = after_run(known, formats, width.settled if width.used else None,
-                           result.completions)
-        if learnt != known:
-            save_capabilities(cache, chat.base_url, chat.model, learnt)
-        known = learnt
+    result, known = answer_all(config, services, known, requests, bundle, observer,
+                               shrink=fitter.shrink)
     previous = load_synthesis(cache, edition)
     # Answers all from the cache keep the server that wrote them (a switch since changes none).
     cached = previous is not None and previous.server and all(c.from_cache
@@ -295,6 +285,35 @@ def synthesize_stage(
     # Otherwise every answer came from the cache: the record keeps the figures of the run that
     # produced them (wall time, latencies), so the pages a rebuild renders do not change.
     return result
+
+
+def answer_all(config: Config, services: Services, known: Capabilities,
+               requests: Sequence[PromptRequest], bundle: Bundle, observer: Observer | None,
+               shrink: Shrink | None = None) -> tuple[SynthesisResult, Capabilities]:
+    """Every request over `bundle` and its evidence checks, answered through the synthesis
+    stage as this server allows (what was `known` of it: the JSON way, the width it settled
+    at, its slots), and what the answers taught of the server (remembered for the next run).
+    An edition's prompts and a reader's question (`digest ask`) both go through here."""
+    chat, cache = services.chat, services.cache
+    formats = StructuredFormats(known.structured)
+    width = AdaptiveWidth(known.concurrency if known.concurrency_source != "/server_info"
+                          else None, ceiling=known.slots)
+    with launch_advice_on_failure(config, services):
+        result = run_batch(
+            requests, chat, cache,
+            bundle_chars=bundle.chars, bundle_tokens=bundle.estimated_tokens,
+            max_concurrency=config.llm.max_concurrency, server_info=services.probe.server_info,
+            prefill_gate=config.llm.prefill_gate, observer=observer, shrink=shrink,
+            follow_up=follow_ups(config, bundle), formats=formats, width=width,
+            kinds=config.registry,
+        )
+    if any(not c.from_cache for c in result.completions):
+        learnt = after_run(known, formats, width.settled if width.used else None,
+                           result.completions)
+        if learnt != known:
+            save_capabilities(cache, chat.base_url, chat.model, learnt)
+        known = learnt
+    return result, known
 
 
 def _same_answers(previous: SynthesisResult, result: SynthesisResult) -> bool:

@@ -1,0 +1,1 @@
+"""`digest ask`: questions answered from the archive of committed editions."""

@@ -27,18 +27,11 @@ from ..errors import UsageError
 from ..kinds import evidence_max_tokens
 from ..models import Bundle
 from ..services import Services
-from ..stages import follow_ups, launch_advice_on_failure
+from ..stages import answer_all
 from ..store import Docs
-from ..synthesis.capabilities import (
-    after_run,
-    load_capabilities,
-    save_capabilities,
-    without_requests,
-)
-from ..synthesis.dispatch import AdaptiveWidth
-from ..synthesis.json_answers import StructuredFormats
+from ..synthesis.capabilities import load_capabilities, save_capabilities, without_requests
 from ..synthesis.planning import DEFAULT_CHARS_PER_TOKEN, ESTIMATE_SAFETY, PROMPT_OVERHEAD_TOKENS
-from ..synthesis.stage import Observer, run_batch
+from ..synthesis.stage import Observer
 from .archive import ArchivePaper, fitted_bundle, gather
 from .index import ArchiveIndex, Hit, IndexUpdate
 from .record import QuestionPaper, QuestionRecord, question_slug
@@ -163,23 +156,7 @@ def _answer(config: Config, services: Services, question: str, found: list[Archi
         if known.context_tokens:
             save_capabilities(cache, chat.base_url, chat.model, known)
             bundle, requests = requests_for(_budget(config, known.context_tokens))
-    formats = StructuredFormats(known.structured)
-    width = AdaptiveWidth(known.concurrency if known.concurrency_source != "/server_info"
-                          else None, ceiling=known.slots)
-    with launch_advice_on_failure(config, services):
-        result = run_batch(
-            requests, chat, cache, bundle_chars=bundle.chars,
-            bundle_tokens=bundle.estimated_tokens,
-            max_concurrency=config.llm.max_concurrency, server_info=services.probe.server_info,
-            prefill_gate=config.llm.prefill_gate, observer=observer,
-            follow_up=follow_ups(config, bundle),
-            formats=formats, width=width, kinds=config.registry)
-    if any(not c.from_cache for c in result.completions):
-        learnt = after_run(known, formats, width.settled if width.used else None,
-                           result.completions)
-        if learnt != known:
-            save_capabilities(cache, chat.base_url, chat.model, learnt)
-        known = learnt
+    result, known = answer_all(config, services, known, requests, bundle, observer)
     return replace(result, server=known.server), bundle
 
 
