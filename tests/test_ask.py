@@ -209,6 +209,19 @@ def test_an_answer_reads_one_paper_per_paper_flags_the_withdrawn_and_checks_its_
     assert again.record is not None and again.record.checks == record.checks
 
 
+def test_an_answer_citing_no_paper_says_so_not_that_evidence_is_off(tmp_path: Path) -> None:
+    """A small model's answer often names no "Paper N": checked, nothing to check."""
+    from tests.servers.sglang import Answer
+
+    config = load_config(_workspace(tmp_path))
+    model = MockModel(lambda body: Answer("The papers study decoding. They disagree."))
+    record = ask_stage(config, services(tmp_path, [], {}, model=model),
+                       "speculative decoding energy", now=lambda: ASKED).record
+    assert record is not None and record.checks == () and record.evidence_figure is None
+    assert [r.kind for r in model.asked] == ["ask"]  # no claim, no check sent
+    assert "no sentence of the answer cites a paper" in terminal_answer(record)
+
+
 def test_nothing_relevant_sends_nothing(tmp_path: Path) -> None:
     config = load_config(_workspace(tmp_path))
     model = MockModel()

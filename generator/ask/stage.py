@@ -89,10 +89,13 @@ def ask_stage(config: Config, services: Services, question: str, *, since: str =
     listed = tuple(QuestionPaper(n, p.base_id, p.paper.arxiv_id, p.paper.title, p.name,
                                  p.editions, p.paper.abs_url, p.withdrawn)
                    for n, p in enumerate(found, start=1))
-    ask_checks = (checks or {}).get("ask") if checks is not None else None
+    # An answer citing no paper had nothing to check: (), not None ("evidence is off").
+    answered = any(r.kind == "ask" and c.ok for r, c in pairs)
+    ask_checks = (tuple((checks or {}).get("ask", ()))
+                  if checks is not None or (config.evidence.enabled and answered) else None)
     # Linked once with the papers' text, so that the figures they state are written down.
     synthesis_pages([p.numbered() for p in listed], pairs, {}, {p.number: p.name for p in listed},
-                    {"ask": ask_checks or ()} if checks is not None else None, facts,
+                    {"ask": ask_checks} if ask_checks is not None else None, facts,
                     config.registry, {p.number: p.withdrawn for p in listed if p.withdrawn},
                     link_prefix="../papers/")
     asked_at = now().isoformat(timespec="seconds")
@@ -101,7 +104,7 @@ def ask_stage(config: Config, services: Services, question: str, *, since: str =
         papers=listed,
         prompts=tuple(RecordPrompt.of(r, c, "question" if r.kind == "ask" else None)
                       for r, c in pairs),
-        checks=tuple(ask_checks) if ask_checks is not None else None,
+        checks=ask_checks,
         figures=facts.recorded(), editions_read=tuple(reversed(editions)), since=since,
         until=until, model=result.model, server=result.server, generator=__version__)
     sent = sum(1 for c in result.completions if not c.from_cache)
