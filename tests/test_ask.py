@@ -220,6 +220,12 @@ def test_an_answer_citing_no_paper_says_so_not_that_evidence_is_off(tmp_path: Pa
     assert record is not None and record.checks == () and record.evidence_figure is None
     assert [r.kind for r in model.asked] == ["ask"]  # no claim, no check sent
     assert "no sentence of the answer cites a paper" in terminal_answer(record)
+    assert "cut off" not in terminal_answer(record)
+    cut = MockModel(lambda body: Answer("The papers study decoding and", finish_reason="length"))
+    record = ask_stage(config, services(tmp_path / "cut", [], {}, model=cut),
+                       "speculative decoding energy", now=lambda: ASKED).record
+    assert record is not None
+    assert "1,500-token limit, so the answer is cut off" in terminal_answer(record)
 
 
 def test_nothing_relevant_sends_nothing(tmp_path: Path) -> None:

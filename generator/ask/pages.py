@@ -163,8 +163,11 @@ def terminal_answer(record: QuestionRecord) -> str:
                 "what the archive holds for the paper." if figure else
                 "Evidence: no sentence of the answer cites a paper." if record.checks == ()
                 else "Evidence: not checked ([evidence] is off).")
-    return "\n".join([text_of("\n".join(lines)).strip(), "", "Papers read:", *papers, "",
-                      evidence])
+    cut = ([f"The model stopped at the {record.answer.max_tokens:,}-token limit, so the "
+            "answer is cut off: raise [ask] max_tokens in config.toml for the whole of it.", ""]
+           if completion.truncated else [])
+    return "\n".join([text_of("\n".join(lines)).strip(), "", *cut, "Papers read:", *papers,
+                      "", evidence])
 
 
 def _check_of(sentence: str, verdicts: Mapping[str, ClaimCheck]) -> ClaimCheck | None:
