@@ -24,11 +24,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.scale import fixture_papers  # noqa: E402
-from tests.conftest import FIXTURES  # noqa: E402
 from generator import pipeline  # noqa: E402
 from generator.cli import init  # noqa: E402
 from generator.config import load_config  # noqa: E402
 from tests.browser import launch_chromium  # noqa: E402
+from tests.conftest import FIXTURES  # noqa: E402
 from tests.doubles import MockModel, services  # noqa: E402
 
 IMAGES = ROOT / "docs" / "images"
