@@ -49,6 +49,29 @@ def test_the_rendered_edition_matches_the_golden_files() -> None:
         assert text == expected[path], f"{path} differs from tests/golden (see the docstring)"
 
 
+def test_a_paper_page_keeps_each_fact_on_its_own_line_with_marks_and_code() -> None:
+    """The glitch "PDF on arXiv- Your mark…": a block's end swallowed the line break."""
+    from dataclasses import replace
+
+    from generator.feedback import MarkLinks
+
+    env = make_environment(ROOT)
+    env.globals["marks"] = MarkLinks(repo="owner/digest")
+    edition = fixed_edition()
+    first = edition.papers[0]
+    coded = replace(first, paper=replace(first.paper, code=("https://github.com/o/r",)))
+    edition = replace(edition, papers=(coded, *edition.papers[1:]))
+    page = render_edition(env, edition, []).pages[f"editions/{EDITION}/papers/"
+                                                  f"{coded.paper.slug}.md"]
+    lines = page.splitlines()
+    facts = [line for line in lines if line.startswith("- **")]
+    assert [f.split(":")[0] for f in facts[:5]] == [
+        "- **arXiv", "- **Your mark for next week's triage", "- **Code and data** (as the paper "
+        "gives them)", "- **Authors", "- **Submitted"]
+    arxiv = lines.index(facts[0])
+    assert lines[arxiv + 1] == facts[1] and lines[arxiv + 3] == facts[3]  # one tight list
+
+
 def test_the_edition_knows_statuses_briefs_themes_and_citations() -> None:
     edition = fixed_edition()
     assert [p.status for p in edition.papers] == ["new", "new", "new"]
