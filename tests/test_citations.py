@@ -266,8 +266,8 @@ def test_a_pick_says_why_with_a_sentence_a_quote_from_that_very_paper_backs() ->
 
 
 def test_picks_are_by_merit_new_before_revised_and_never_a_low_score_beside_a_better() -> None:
-    """Triage scores first; at one score a new paper before a revised one (the mail's subject
-    names the top pick); a paper scored under half the best pickable score is no pick, however
+    """Every new paper before a revised one (the mail's subject names the top pick), by triage
+    score among them; a paper scored under half the best pickable score is no pick, however
     many pages cite it; only news is pickable (paper 1 is seen before)."""
     from generator.edition.picks import editors_picks
     from generator.models import Candidate, Triage
@@ -281,8 +281,8 @@ def test_picks_are_by_merit_new_before_revised_and_never_a_low_score_beside_a_be
                4: "", 5: "", 6: ""}
     pages = {4: 6, 5: 6, 6: 1}
     picks = editors_picks(numbered, names, {}, pages, triage, changes=changes)
-    assert [(p.number, p.score) for p in picks] == [(3, 7), (2, 7), (6, 4)]
-    assert picks[0].change == "" and picks[1].change.startswith("2501.00002v1 replaces")
+    assert [(p.number, p.score) for p in picks] == [(3, 7), (6, 4), (2, 7)]
+    assert picks[0].change == "" and picks[2].change.startswith("2501.00002v1 replaces")
     # Without triage: by the pages citing each, news only.
     picks = editors_picks(numbered, names, {}, pages, None, changes=changes)
     assert [p.number for p in picks] == [4, 5, 6]

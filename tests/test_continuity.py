@@ -291,3 +291,29 @@ def test_the_evidence_popups_stay_out_of_the_search_index(
     assert "the quote is in the text of" in page  # a popup's own words, on the page...
     assert "the quote is in the text of" not in index  # ...never in a search snippet
     assert INVENTED in page and INVENTED not in index  # a fabricated quote above all
+
+
+def test_on_a_phone_the_first_screen_names_the_best_new_paper_and_the_papers_list(
+        two_editions: tuple[Path, ArxivServer, SglangServer, dict[str, Any]]) -> None:
+    """At 390 × 844 px, before any scrolling: the home page's first pick (a new paper) and the
+    edition overview's list of papers."""
+    from tests.browser import launch_chromium
+
+    config = two_editions[0]
+    site = config.parent / "site"
+    top, paper = read_record(config, SECOND).picked[0]
+    assert paper.status == "new"
+    with launch_chromium() as browser:
+        for scheme in ("light", "dark"):
+            page = browser.new_page(viewport={"width": 390, "height": 844}, color_scheme=scheme)
+            page.goto((site / "index.html").as_uri())
+            name = page.locator("article ol li a").first
+            box = name.bounding_box()
+            assert name.inner_text() == top.title and box is not None
+            assert box["y"] + box["height"] <= 844, f"the top pick is {box['y']:.0f} px down"
+            page.goto((site / "editions" / SECOND / "index.html").as_uri())
+            heading = page.locator("article h2#papers").bounding_box()
+            first = page.locator("article h4.digest-entry").first.bounding_box()
+            assert heading is not None and first is not None
+            assert first["y"] + first["height"] <= 844, f"the papers list is {first['y']:.0f} px down"
+            page.close()

@@ -118,8 +118,10 @@ def test_the_edition_arrives_once_with_both_parts_over_starttls_and_auth(
         assert message["Message-ID"].endswith("@digest.example.org>")
         assert message["To"] == TO[0]
         assert pick["name"] in text and pick["name"] in html
-        # A story: the lead from the checked picks, who wrote each paper, its arXiv page.
-        assert "Top pick:" in text and "Top pick:" in html
+        # The lead first: the picks, with why each matters, before anything else; who wrote
+        # each paper, its arXiv page.
+        assert text.index(pick["name"]) < text.index("EDITOR'S PICKS") + 40
+        assert html.index(pick["name"]) < html.index("Editor&#x27;s picks") + 200
         first = record["papers"][0]
         assert first["authors"][0] in text and f"https://arxiv.org/abs/{first['arxiv_id']}" in html
         assert "prefers-color-scheme: dark" in html

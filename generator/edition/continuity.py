@@ -17,7 +17,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from ..claims import CITE_RE
 from ..claims import numbers as cited_numbers
-from ..models import Lookup, NumberedPaper
+from ..fetch.withdrawals import withdrawal_notice
+from ..models import Lookup, NumberedPaper, Withdrawal
 from .names import name_citations
 from .record import EditionRecord, RecordPaper, Status
 from .theme_pages import theme_slug
@@ -239,6 +240,13 @@ def continuity(papers: Sequence[NumberedPaper], statuses: Mapping[int, Status],
     # Only papers the archive still holds (an edition taken off the site takes its papers'
     # pages with it): a follow-up or a withdrawal of one of those would link nowhere.
     withdrawn = tuple(w for w in (lookup.withdrawn if lookup else ()) if w.base_id in covered)
+    # A withdrawing version in this edition's own window is a withdrawal too, looked up or not.
+    looked = {w.base_id for w in withdrawn}
+    withdrawn += tuple(
+        Withdrawal(item.paper.base_id, item.paper.arxiv_id, item.paper.title, notice)
+        for item in papers if statuses.get(item.number) == "updated"
+        and item.paper.base_id in covered and item.paper.base_id not in looked
+        and (notice := withdrawal_notice(item.paper)))
     return Continuity(
         previous=previous.edition,
         followups=tuple(f for f in follow_ups(earlier) if f.earlier in covered),

@@ -20,23 +20,31 @@ from .record import EditionRecord, RecordPaper
 Parts = list[tuple[str, int | None]]
 
 
+def edition_counts(record: EditionRecord) -> str:
+    """"2 new papers, 1 updated and 1 withdrawn on arXiv among 4 in this edition" ("" for an
+    empty edition): a withdrawal is no update, so it is counted apart."""
+    if not record.papers:
+        return ""
+    gone = record.withdrawn_numbers
+    updated = sum(1 for p in record.papers if p.status == "updated" and p.number not in gone)
+    return (f"{_count(len(record.new_papers), 'new paper')}"
+            f"{_and_updated(updated, len(gone & {p.number for p in record.papers}))} among "
+            f"{len(record.papers)} in this edition")
+
+
 def lead_parts(record: EditionRecord) -> Parts:
     """The lead as (text, None) and (name, paper number) pieces; [] for an empty edition."""
     if not record.papers:
         return []
-    new = len(record.new_papers)
-    gone = record.withdrawn_numbers  # a withdrawal is no update: counted apart
-    updated = sum(1 for p in record.papers if p.status == "updated" and p.number not in gone)
-    withdrawn = sum(1 for p in record.papers if p.number in gone)
-    total = len(record.papers)
+    counts = edition_counts(record)
     if not record.picked:
-        if new or updated:
-            return [(f"{_count(new, 'new paper')}{_and_updated(updated, withdrawn)} among "
-                     f"{total} in this edition; none stood out enough to pick.", None)]
-        return [(f"Nothing new in this edition: every one of the {total} papers was covered in an "
-                 "earlier edition, so there are no picks.", None)]
-    parts: Parts = [(f"{_count(new, 'new paper')}{_and_updated(updated, withdrawn)} among "
-                     f"{total} in this edition. ", None)]
+        gone = record.withdrawn_numbers
+        if record.new_papers or any(p.status == "updated" and p.number not in gone
+                                    for p in record.papers):
+            return [(f"{counts}; none stood out enough to pick.", None)]
+        return [(f"Nothing new in this edition: every one of the {len(record.papers)} papers "
+                 "was covered in an earlier edition, so there are no picks.", None)]
+    parts: Parts = [(f"{counts}. ", None)]
     top, _ = record.picked[0]
     why = record.cited_parts(_sentence(top.why)) if top.why else []
     parts.append(("Top pick: ", None))

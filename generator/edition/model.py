@@ -228,7 +228,13 @@ class Edition:
     structured: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
 
     def count(self, status: Status) -> int:
-        return sum(1 for p in self.papers if p.status == status)
+        """Papers of this status, a withdrawn one counted apart (`withdrawn_count`): a
+        withdrawal is no update."""
+        return sum(1 for p in self.papers if p.status == status and not p.withdrawn)
+
+    @property
+    def withdrawn_count(self) -> int:
+        return sum(1 for p in self.papers if p.withdrawn)
 
     @property
     def failed(self) -> tuple[Answer, ...]:

@@ -138,18 +138,38 @@ def cited_parts(text: str, names: Mapping[int, str]) -> list[tuple[str, int | No
 WITHDRAWN_FLAG = " (⚠ withdrawn)"
 
 
-def flag_withdrawn(parts: list[tuple[str, int | None]], withdrawn: Collection[int]
-                   ) -> list[tuple[str, int | None]]:
+def flag_withdrawn(parts: list[tuple[str, int | None]], withdrawn: Collection[int],
+                   names: Mapping[int, str] | None = None) -> list[tuple[str, int | None]]:
     """`parts` with the flag after each name of a paper arXiv lists as withdrawn: a sentence
-    never names one without saying so (on the site, in the mail and in the feed alike)."""
+    never names one without saying so (on the site, in the mail and in the feed alike).
+    `names`: where given, a withdrawn paper named in plain words (its title or short name,
+    not as "Paper N") is made a name piece too, and flagged."""
     if not withdrawn:
         return parts
+    spelled = {n: names[n] for n in withdrawn if names and len(names.get(n, "")) >= 4}
     flagged: list[tuple[str, int | None]] = []
     for piece, number in parts:
-        flagged.append((piece, number))
-        if number is not None and number in withdrawn:
-            flagged.append((WITHDRAWN_FLAG, None))
+        for part in _named_in(piece, spelled) if number is None else [(piece, number)]:
+            flagged.append(part)
+            if part[1] is not None and part[1] in withdrawn:
+                flagged.append((WITHDRAWN_FLAG, None))
     return flagged
+
+
+def _named_in(text: str, names: Mapping[int, str]) -> list[tuple[str, int | None]]:
+    """Plain `text` cut where it spells one of `names` whole (word-bounded)."""
+    if not names:
+        return [(text, None)]
+    by_name = {name: number for number, name in names.items()}
+    pattern = re.compile(r"(?<!\w)(" + "|".join(
+        re.escape(name) for name in sorted(by_name, key=len, reverse=True)) + r")(?!\w)")
+    parts: list[tuple[str, int | None]] = []
+    last = 0
+    for match in pattern.finditer(text):
+        parts += [(text[last:match.start()], None), (match.group(1), by_name[match.group(1)])]
+        last = match.end()
+    parts.append((text[last:], None))
+    return [(piece, number) for piece, number in parts if piece]
 
 
 def name_citations(text: str, names: Mapping[int, str]) -> str:

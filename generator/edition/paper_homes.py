@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from .history import by_paper
 from .record import STATUS_LABELS, EditionRecord, RecordPaper
-from .values import Revision
+from .values import Brief, ClaimCheck, Revision
 from .withdrawn import withdrawn_now
 
 
@@ -40,6 +40,31 @@ class HomeRevision:
 
 
 @dataclass(frozen=True)
+class HomeClaim:
+    """A checked sentence of the synthesis that cites the paper, once, with every page it
+    stands on (one sentence found alike on several pages is said once)."""
+
+    claim: ClaimCheck
+    pages: tuple[tuple[str, str], ...]  # (page stem in its edition, page title)
+
+
+@dataclass(frozen=True)
+class HomeEvidence:
+    """What the newest edition that checked claims about the paper found for each of them."""
+
+    record: EditionRecord  # to name the papers a sentence cites
+    claims: tuple[HomeClaim, ...]
+
+    @property
+    def edition(self) -> str:
+        return self.record.edition
+
+    @property
+    def found(self) -> int:
+        return sum(1 for c in self.claims if c.claim.verdict == "supported")
+
+
+@dataclass(frozen=True)
 class PaperHome:
     paper: RecordPaper  # as its newest edition has it
     authors: str
@@ -52,6 +77,11 @@ class PaperHome:
     followed_by: tuple[tuple[str, str, str, str], ...] = ()
     withdrawn: str = ""  # arXiv's withdrawal notice, where its latest version is withdrawn
     revisions: tuple[HomeRevision, ...] = ()  # its new versions as editions found them
+    brief: Brief | None = None  # the newest brief, of the edition `tldr_edition`
+    evidence: HomeEvidence | None = None  # None: no edition checked a sentence about it
+
+
+MAX_HOME_CLAIMS = 12  # a paper cited all over one edition: its page stays readable
 
 
 def _authors(authors: Sequence[str], limit: int = 10) -> str:
@@ -75,6 +105,8 @@ def paper_homes(records: Sequence[EditionRecord], papers: Collection[str] | None
         newest = (kept or appearances)[0][1]
         tldr = next(((text, r.edition, p.slug) for r, p in kept
                      if (text := r.tldr(p.number))), ("", "", ""))
+        brief = next((b for r, p in kept if (b := r.briefs.get(p.number))), None)
+        evidence = next((e for r, p in kept if (e := _evidence(r, p.number))), None)
         homes.append(PaperHome(
             paper=newest, authors=_authors(newest.authors), tldr=tldr[0],
             tldr_edition=tldr[1], tldr_slug=tldr[2],
@@ -92,5 +124,28 @@ def paper_homes(records: Sequence[EditionRecord], papers: Collection[str] | None
             revisions=tuple(
                 HomeRevision(r.edition, now.arxiv_id, now.slug, rev)
                 for r in newest_first if r.continuity for rev in r.continuity.revised
-                if (now := r.paper_of(rev.number)) is not None and now.base_id == base_id)))
+                if (now := r.paper_of(rev.number)) is not None and now.base_id == base_id),
+            brief=brief, evidence=evidence))
     return homes
+
+
+def _evidence(record: EditionRecord, number: int) -> HomeEvidence | None:
+    """The checked sentences of `record` citing paper `number`, in page order, each one once
+    (by its words, its verdict and its quote)."""
+    if record.checks is None:
+        return None
+    titles = {page.stem: page.title for page in record.pages}
+    stems: dict[str, str] = {prompt.name: prompt.page for prompt in record.prompts
+                             if prompt.page}
+    found: dict[tuple[str, str, str], tuple[ClaimCheck, list[tuple[str, str]]]] = {}
+    for name, checks in record.checks.items():
+        stem = stems.get(name, "")
+        for claim in checks if stem else ():
+            if number not in claim.papers:
+                continue
+            key = (" ".join(claim.sentence.casefold().split()), claim.verdict, claim.quote)
+            pages = found.setdefault(key, (claim, []))[1]
+            if (page := (stem, titles.get(stem, stem))) not in pages:
+                pages.append(page)
+    claims = tuple(HomeClaim(claim, tuple(pages)) for claim, pages in found.values())
+    return HomeEvidence(record, claims[:MAX_HOME_CLAIMS]) if claims else None

@@ -3,9 +3,10 @@
 Picks are news: only papers new to the digest, or covered before in another version (the pick
 says which version replaces which), are picked, so a paper never comes back week after week.
 Chosen by triage score where triage ran (the reader's own interests), else by how much the
-synthesis leans on each paper (the pages citing it), a paper a checked claim backs first; a
-new paper before a revised one of the same score, and never a paper triage scored under half
-of the best pickable paper's score (a 1/10 is no pick beside a 7/10).
+synthesis leans on each paper (the pages citing it), a paper a checked claim backs first; every
+new paper before a revised one (this week's news first: the mail's subject names the top pick),
+and never a paper triage scored under half of the best pickable paper's score (a 1/10 is no
+pick beside a 7/10).
 Each pick's one line on why it matters is a sentence of the synthesis about it whose quote was
 found in that very paper (the claim, its quote and verdict go with the pick), so a pick is
 checked like any claim; a paper no such sentence backs keeps the triage reason or the brief's
@@ -47,9 +48,9 @@ def editors_picks(papers: Sequence[NumberedPaper], names: Mapping[int, str],
     def revised(item: NumberedPaper) -> bool:
         return bool((changes or {}).get(item.number))  # "" for a new paper
 
-    def rank(item: NumberedPaper) -> tuple[int, bool, bool, int, int]:
+    def rank(item: NumberedPaper) -> tuple[bool, int, bool, int, int]:
         scored = score(item)
-        return (-(scored if scored is not None else -1), revised(item),
+        return (revised(item), -(scored if scored is not None else -1),
                 item.number not in backing, -citing_pages.get(item.number, 0), item.number)
 
     scores = [s for p in papers if (s := score(p)) is not None]

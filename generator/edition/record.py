@@ -263,7 +263,8 @@ class EditionRecord:
     def cited_parts(self, text: str) -> list[tuple[str, int | None]]:
         """`text` cut where it cites this edition's papers (names.cited_parts), each name of
         a paper arXiv lists as withdrawn followed by the flag."""
-        return flag_withdrawn(cited_parts(text, self.names), self.withdrawn_numbers)
+        return flag_withdrawn(cited_parts(text, self.names), self.withdrawn_numbers,
+                              self.names)
 
     @property
     def withdrawn_numbers(self) -> frozenset[int]:

@@ -23,6 +23,7 @@ from .. import store
 from ..config import EmailSettings
 from ..edition.feed import evidence_line
 from ..edition.lead import (
+    edition_counts,
     lead_parts,
     paper_byline,
     parts_html,
@@ -120,23 +121,17 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
         return parts_text(parts), parts_html(parts, paper_url, _LINK_ATTRS)
 
     evidence = evidence_line(record)
-    lead, lead_html = linked(lead_parts(record))
-    lines = [text_of(title), f"Edition {edition}: {len(record.papers)} papers, {len(new)} new",
-             *([evidence] if evidence else []), url["edition"], "", *([lead, ""] if lead else [])]
+    counts = edition_counts(record)
+    summary = f"Edition {edition}" + (f": {counts}" if counts else "")
+    lines = [text_of(title), summary, *([evidence] if evidence else []), url["edition"], ""]
     blocks: list[str] = [
         f'<h1 class="dm-text" style="font-size:24px;line-height:1.3;margin:0 0 4px;'
         f'color:{_TEXT}">{html.escape(text_of(title))}</h1>',
         f'<p class="dm-muted" style="margin:0 0 16px;color:{_MUTED};font-size:14px">Edition '
         f'<a href="{html.escape(url["edition"])}"{_LINK_ATTRS}>{html.escape(edition)}</a>'
-        f': {len(record.papers)} papers, {len(new)} new'
-        + (f'<br>{html.escape(evidence)}' if evidence else "") + '</p>',
-        *([f'<p style="margin:0 0 20px;font-size:17px">{lead_html}</p>'] if lead else [])]
-    since = [text_of(line) for line in since_lines(record)]
-    if since and record.continuity:
-        heading = f"Since edition {record.continuity.previous}"
-        lines += [heading.upper(), "", *(f"- {line}" for line in since), ""]
-        blocks += [_heading(heading), '<ul style="margin:0 0 20px;padding-left:22px">' + "".join(
-            f'<li style="margin:0 0 8px">{html.escape(line)}</li>' for line in since) + "</ul>"]
+        + (f": {html.escape(counts)}" if counts else "")
+        + (f'<br>{html.escape(evidence)}' if evidence else "") + '</p>']
+    # The lead: the best new papers, each with why it matters, before anything else.
     if picked:
         lines += ["EDITOR'S PICKS", ""]
         blocks.append(_heading("Editor's picks"))
@@ -147,25 +142,38 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
                                                    pick.number))
             backing = _backing(record, pick)
             about = _about(paper)
+            label = "" if paper.status == "new" else " (updated: a new version)"
             mark_text, mark_html = marked(paper)
-            lines += [f"{index}. {name}" + (f": {why}" if why else ""), f"   {backing}",
+            lines += [f"{index}. {name}{label}" + (f": {why}" if why else ""), f"   {backing}",
                       f"   {about}", f"   {link}", *([f"   {mark_text}"] if mark_text else [])]
             items.append(
                 f'<li style="margin:0 0 14px"><a href="{html.escape(link)}"{_LINK_ATTRS}>'
-                f'<strong>{html.escape(name)}</strong></a>'
+                f'<strong>{html.escape(name)}</strong></a>{html.escape(label)}'
                 + (f": {why_html}" if why else "")
                 + f'<br><span class="dm-muted" style="color:{_MUTED};font-size:14px">'
                 f'{html.escape(backing)}<br>{_about_html(paper)}{mark_html}</span></li>')
         lines.append("")
         blocks.append(f'<ol style="margin:0 0 20px;padding-left:22px">{"".join(items)}</ol>')
+    elif lead := parts_text(lead_parts(record)):  # why nothing was picked
+        lines += [lead, ""]
+        blocks.append(f'<p style="margin:0 0 20px">{html.escape(lead)}</p>')
+    since = [text_of(line) for line in since_lines(record)]
+    if since and record.continuity:
+        heading = f"Since edition {record.continuity.previous}"
+        lines += [heading.upper(), "", *(f"- {line}" for line in since), ""]
+        blocks += [_heading(heading), '<ul style="margin:0 0 20px;padding-left:22px">' + "".join(
+            f'<li style="margin:0 0 8px">{html.escape(line)}</li>' for line in since) + "</ul>"]
     overview, overview_html = linked(record.overview_parts)
     if overview:
         lines += ["THE FIELD IN THIS EDITION", "", overview, ""]
         blocks += [_heading("The field in this edition"),
                    f'<p style="margin:0 0 20px">{overview_html}</p>']
+    shown = {pick.number for pick, _ in picked}
+    new = [paper for paper in new if paper.number not in shown]  # each paper said once
     if new:
-        lines += ["NEW PAPERS", ""]
-        blocks.append(_heading("New papers"))
+        heading = "Also new" if picked else "New papers"
+        lines += [heading.upper(), ""]
+        blocks.append(_heading(heading))
         items = []
         for paper in new:
             tldr, link = text_of(record.tldr(paper.number)), paper_url(paper.number) or ""
