@@ -29,6 +29,7 @@ from ..models import NumberedPaper
 from ..safe_text import escape_markdown, tooltip
 from .facts import PaperFacts, TextFacts
 from .names import name_citations
+from .prose import one_paper_once
 from .values import ClaimCheck
 
 # A name right after a citation: "(FlashDecoding)", ', "A Title"' or ": *A Title*".
@@ -123,6 +124,7 @@ class CitationLinker:
         # Brackets as character references: "\[" would open display math in the TeX pass.
         self._names = {n: escape_markdown(name).replace("\\[", "&#91;").replace("\\]", "&#93;")
                        for n, name in self._plain_names.items()}
+        self._aliases = {n: (name, self._names[n]) for n, name in self._plain_names.items()}
         self._prefix = link_prefix
         self._overview = overview
         # Whether a paper states a figure: from its text, or as the edition's record says.
@@ -133,7 +135,13 @@ class CitationLinker:
         self._keyed = False  # whether a tick has said in words what it means on this page
 
     def __call__(self, text: str) -> str:
-        return "".join(self._sentence(sentence) + gap for sentence, gap in sentences(text))
+        out = []
+        for sentence, gap in sentences(text):
+            linked = self._sentence(sentence)
+            if sentence.strip() and not linked and "\n" not in gap:
+                gap = ""  # a sentence dropped (prose.one_paper_once) takes its space along
+            out.append(linked + gap)
+        return "".join(out)
 
     def _link(self, number: int, label: str) -> str:
         paper = self._papers[number].paper
@@ -156,7 +164,12 @@ class CitationLinker:
         if not matches:
             return sentence
         cited_here = [n for m in matches for n in _numbers(m.group(2)) if n in self._papers]
-        plain = _plain(sentence)
+        plain = _plain(sentence)  # before any change: the evidence checks know it so
+        # A paper named twice in a row reads once; "X and X agree" goes (prose.py).
+        once = one_paper_once(sentence, self._aliases)
+        if once is None:
+            return ""
+        sentence = once
         named = name_citations(plain, self._plain_names) if self._names else plain
         for n in dict.fromkeys(cited_here):
             self.result.cited[n] = self.result.cited.get(n, 0) + 1

@@ -17,13 +17,16 @@ from ..claims import CITE_RE, SENTENCE_RE
 from ..claims import numbers as cited_numbers
 from ..safe_text import separate_blocks
 from .overview import overview_text
+from .prose import unique_sentences
 from .values import ClaimCheck
 
 _CONCLUDING_RE = re.compile(
     r"conclu|bottom line|verdict|summary|recommend|takeaway|in short|when to use",
     re.IGNORECASE)
 _HEADING_RE = re.compile(r"^#{1,6}\s+(.*)$", re.MULTILINE)
+_ITEM_RE = re.compile(r"^(?:[-*+]|\d{1,9}[.)])[ \t]+")
 MAX_SENTENCES = 2
+MAX_POINTS = 5
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,7 @@ class Side:
     cites: tuple[int, ...]  # the bundle's papers it cites, in number order
     supported: int | None  # its cited claims a quote found in the paper backs (None: unchecked)
     claims: int | None
+    points: tuple[str, ...] = ()  # the list the conclusion gives, an item each, as plain text
 
 
 @dataclass(frozen=True)
@@ -67,24 +71,61 @@ def _side(name: str, text: str, papers: Collection[int],
     cites = sorted({n for m in CITE_RE.finditer(text) for n in cited_numbers(m.group(2))
                     if n in papers})
     own = [c for c in checks or () if c.id.startswith(f"{name}#")]
-    return Side(conclusion(text), tuple(cites),
+    lead, points = concluding(text)
+    return Side(lead, tuple(cites),
                 sum(1 for c in own if c.verdict == "supported") if checks is not None else None,
-                len(own) if checks is not None else None)
+                len(own) if checks is not None else None, points)
 
 
 def conclusion(text: str) -> str:
     """The answer's concluding sentences as plain text (citations kept as "Paper N")."""
+    return concluding(text)[0]
+
+
+def concluding(text: str) -> tuple[str, tuple[str, ...]]:
+    """The answer's concluding sentences, and the points of the list it concludes with (each
+    a plain line: a list stays a list, never "it concludes: - one - two")."""
     if not text.strip():
-        return ""
+        return "", ()
     sections = _HEADING_RE.split(text)
     # split() alternates text, heading, text...: the last section a heading calls concluding.
     body = next((body for heading, body in reversed(list(zip(sections[1::2], sections[2::2],
                                                                 strict=False)))
                  if _CONCLUDING_RE.search(heading) and body.strip()), None)
+    blocks = [b for b in "\n".join(separate_blocks((body or text).strip().split("\n")))
+              .split("\n\n") if b.strip()]
     if body is None:
-        blocks = "\n".join(separate_blocks(text.strip().split("\n"))).split("\n\n")
-        prose = [b for b in blocks if b.strip() and not b.lstrip().startswith(("#", "|", "```"))]
-        body = prose[-1] if prose else ""
-    plain = overview_text(f"## Overview\n\n{body}", limit=2000)
+        prose = [i for i, b in enumerate(blocks) if not b.lstrip().startswith(("#", "|", "```"))]
+        if not prose:
+            return "", ()
+        last = prose[-1]
+        # A closing list with the line that leads into it ("In short:").
+        start = last - 1 if (_is_list(blocks[last]) and last and not _is_list(blocks[last - 1])
+                             and blocks[last - 1].rstrip().endswith(":")) else last
+        blocks = blocks[start:last + 1]
+    lead = next((b for b in blocks if not _is_list(b)
+                 and not b.lstrip().startswith(("#", "|", "```"))), "")
+    items = next((_items(b) for b in blocks if _is_list(b)), [])
+    plain = _plain(lead)
     sentences = [s for s in SENTENCE_RE.split(plain) if s.strip()]
-    return " ".join(sentences[:MAX_SENTENCES]).strip()
+    points = unique_sentences(p for p in map(_plain, items) if p)
+    return " ".join(sentences[:MAX_SENTENCES]).strip(), tuple(points[:MAX_POINTS])
+
+
+def _plain(block: str) -> str:
+    return overview_text(f"## Overview\n\n{block}", limit=2000) if block.strip() else ""
+
+
+def _is_list(block: str) -> bool:
+    return _ITEM_RE.match(block.lstrip()) is not None
+
+
+def _items(block: str) -> list[str]:
+    """A list block's top-level items, each with its continuation lines (nested items go)."""
+    items: list[str] = []
+    for line in block.split("\n"):
+        if _ITEM_RE.match(line):
+            items.append(_ITEM_RE.sub("", line, count=1))
+        elif items and line.strip() and not _ITEM_RE.match(line.lstrip()):
+            items[-1] += " " + line.strip()
+    return items

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ..safe_text import text_of
 from .names import name_citations
 from .overview import overview_text
+from .prose import unique_sentences
 from .record import EditionRecord, RecordPaper
 
 Parts = list[tuple[str, int | None]]
@@ -140,7 +141,9 @@ def comparison(record: EditionRecord) -> Comparison | None:
         return Comparison(overview_text(prompt.completion.content), 0, None, prompt.page or "")
     backed = [c.sentence for c in checks if c.verdict == "supported"
               and not c.sentence.lower().startswith("disagree")]
-    return Comparison(" ".join(backed), len(backed), len(checks), prompt.page or "")
+    # A sentence citing three papers is three claims: counted as three, shown once.
+    return Comparison(" ".join(unique_sentences(backed)), len(backed), len(checks),
+                      prompt.page or "")
 
 
 def since_lines(record: EditionRecord) -> list[str]:
@@ -170,6 +173,7 @@ def since_lines(record: EditionRecord) -> list[str]:
     if compared is not None and compared.text:
         lines.append(name_citations(compared.text, names) + (
             " (not checked against the papers)" if compared.claims is None else ""))
+    lines = unique_sentences(lines)
     if not lines:
         lines.append(f"Nothing continues edition {since.previous}'s papers, and none of them "
                      "was revised or withdrawn.")

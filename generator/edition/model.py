@@ -124,6 +124,13 @@ class SynthesisPage:
     def supported(self) -> int:
         return sum(1 for c in self.evidence or () if c.verdict == "supported")
 
+    @property
+    def problems_marked(self) -> int:
+        """Claims marked as a problem where they stand (wrong paper, quote or figure not in
+        the paper): the page's key explains only the marks the page shows."""
+        return sum(1 for c in self.evidence or ()
+                   if c.verdict in ("figure_missing", "wrong_paper", "not_in_paper"))
+
     def verdict_counts(self) -> dict[str, int]:
         """Claims by verdict, every verdict listed (in VERDICT_LABELS' order)."""
         return verdict_counts(self.evidence or ())
@@ -272,6 +279,21 @@ class Edition:
         index = self.papers.index(item)
         return (self.papers[index - 1] if index else None,
                 self.papers[index + 1] if index + 1 < len(self.papers) else None)
+
+    def citing_label(self, item: EditionPaper) -> str:
+        """What the papers' list says of where `item` is cited: a count that tells it from
+        the others (synthesis pages, else sentences), not one every paper shares."""
+        cited = [p for p in self.papers if p.cited_in]
+        pages = {len(p.cited_in) for p in cited}
+        if len(pages) > 1 or len(cited) == 1:
+            n = len(item.cited_in)
+            return f"cited on {n} synthesis page{'s' if n != 1 else ''}"
+        sentences = {p.number: sum(page.citations.cited.get(p.number, 0) for page in self.pages)
+                     for p in cited}
+        if len(set(sentences.values())) > 1:
+            n = sentences.get(item.number, 0)
+            return f"cited in {n} sentence{'s' if n != 1 else ''}"
+        return "where it is cited"
 
     def uncited(self) -> tuple[EditionPaper, ...]:
         """The papers no synthesis page cites."""

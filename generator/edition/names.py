@@ -18,6 +18,7 @@ from collections.abc import Collection, Mapping, Sequence
 from ..claims import CITE_RE
 from ..claims import numbers as cited_numbers
 from ..models import NumberedPaper
+from .prose import papers_once
 
 MAX_NAME_CHARS = 40
 _SQUASH_RE = re.compile(r"[\W_]+")
@@ -112,6 +113,7 @@ def cited_parts(text: str, names: Mapping[int, str]) -> list[tuple[str, int | No
     and "Papers 1, 8 and 9" become the papers' names; numbers outside the bundle stay text."""
     parts: list[tuple[str, int | None]] = []
     last = 0
+    text = papers_once(text, {n: (name,) for n, name in names.items()})  # never X and X
     for match in _CITE_GIVEN_RE.finditer(text):
         numbers = cited_numbers(match.group(2))
         if not numbers or any(n not in names for n in numbers):

@@ -7,6 +7,7 @@ import re
 
 from ..safe_text import separate_blocks
 from ..tex import MATH_RE
+from .prose import said_once
 
 _HEADING_RE = re.compile(r"^#{1,6}\s+(.*)$", re.MULTILINE)
 _MARKUP_RE = re.compile(r"[*_`#>|\[\]]+")
@@ -32,7 +33,7 @@ def overview_text(research_map: str, limit: int = 700) -> str:
         pieces += [_MARKUP_RE.sub("", paragraph[last:match.start()]), match.group(0)]
         last = match.end()
     pieces.append(_MARKUP_RE.sub("", paragraph[last:]))
-    plain = " ".join("".join(pieces).split())
+    plain = said_once(" ".join("".join(pieces).split()))  # a sentence said twice, once
     if plain.endswith(":") and ". " in plain:
         plain = plain.rsplit(". ", 1)[0] + "."  # "Key findings:" led into a list left out
     return plain if len(plain) <= limit else plain[: limit - 1].rsplit(" ", 1)[0] + "…"

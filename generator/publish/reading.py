@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,15 @@ from mkdocs.utils import get_relative_url
 from .. import store
 from ..store import Docs
 
+# Material's header line with the page's title (partials/header.html), and a date in it.
+_TOPIC_RE = re.compile(r'(<div class="md-header__topic" data-md-component="header-topic">\s*'
+                       r'<span class="md-ellipsis">)([^<]*)(</span>)')
+_DATE_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+
 
 class ReadingPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
-    """Banners on older editions' pages; a feed link in every page's head."""
+    """Banners on older editions' pages; a feed link in every page's head; dates whole in
+    the header."""
 
     def __init__(self) -> None:
         self.latest: str | None = None
@@ -77,6 +84,7 @@ class ReadingPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
                         encoding="utf-8")
 
     def on_post_page(self, output: str, page: Any, **kwargs: Any) -> str:
+        output = whole_dates(output)
         if not self.has_feed or "</head>" not in output:
             return output
         href = html.escape(get_relative_url(store.FEED, page.url or "index.html"), quote=True)
@@ -92,3 +100,10 @@ def edition_of(src_uri: str) -> str | None:
     if len(parts) >= 3 and parts[0] == store.EDITIONS:
         return parts[1]
     return None
+
+
+def whole_dates(output: str) -> str:
+    """The header's page title with each date in a span that never breaks: on a phone the
+    title takes two lines (digest.css), and a line break after a date's hyphen cut it."""
+    return _TOPIC_RE.sub(lambda m: m.group(1) + _DATE_RE.sub(
+        r'<span class="digest-date">\g<0></span>', m.group(2)) + m.group(3), output, count=1)
