@@ -56,6 +56,8 @@ class Model:
         answer = self.structured_tokens if "response_format" in body else self.answer_tokens
         if claims(body):  # an evidence check: a quote and two numbers per claim
             answer = len(claims(body)) * self.quote_tokens
+        if judged(body):  # a judgement: a verdict and a short reason per claim
+            answer = len(judged(body)) * JUDGE_TOKENS
         reasoning = self.reasoning_tokens if thinking(body) else 0
         return min(reasoning, limit // 2), min(answer, limit - min(reasoning, limit // 2))
 
@@ -328,14 +330,37 @@ def claims(body: dict[str, Any]) -> list[tuple[int, int]]:
         else []
 
 
+_JUDGED_RE = re.compile(r"^\[(\d+)\] Claim: ", re.MULTILINE)
+_ABSTRACT_RE = re.compile(r"^## Paper (\d+): .*?^### Abstract\n\n(.*?)(?=\n\n#{2,3} |\Z)",
+                          re.MULTILINE | re.DOTALL)
+JUDGE_TOKENS = 20  # a verdict and a short reason
+
+
+def judged(body: dict[str, Any]) -> list[int]:
+    """The claims a judgement of found quotes asks about; [] for any other request."""
+    task = str(body["messages"][-1]["content"])
+    return [int(n) for n in _JUDGED_RE.findall(task)] if "Support check." in task else []
+
+
+def _quote(body: dict[str, Any], paper: int) -> str:
+    """30 words of the cited paper's abstract in the prompt's bundle, as a model copies them
+    (so the quote is found and judged, as most are), else filler."""
+    bundle = str(body["messages"][1]["content"]) if len(body["messages"]) > 1 else ""
+    found = {int(n): text for n, text in _ABSTRACT_RE.findall(bundle)}
+    copied = found.get(paper, "").split()[:30]
+    return " ".join(copied) if len(copied) >= 10 else " ".join(["word"] * 30)
+
+
 def _answer(body: dict[str, Any], tokens: int) -> str:
     """Text of about `tokens` tokens; schema-valid JSON for a structured request."""
     words = "word " * max(tokens - 20, 1)
     schema = json.dumps(body.get("response_format") or {})
     if claims(body):
-        quote = " ".join(["word"] * 30)
-        return json.dumps({"claims": [{"claim": c, "paper": p, "quote": quote}
+        return json.dumps({"claims": [{"claim": c, "paper": p, "quote": _quote(body, p)}
                                       for c, p in claims(body)]})
+    if judged(body):
+        return json.dumps({"claims": [{"claim": c, "verdict": "supports", "reason": "It says so."}
+                                      for c in judged(body)]})
     if "response_format" not in body:  # prose: every sentence cites a paper, as answers do;
         count = max(1, tokens // SENTENCE_TOKENS)  # each prompt's answer its own
         first = zlib.crc32(prompt_text(body).encode())

@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import requests
@@ -48,6 +49,7 @@ from generator.models import Bundle, FullText, Source  # noqa: E402
 from generator.stages import follow_ups  # noqa: E402
 from generator.synthesis.dispatch import concurrency  # noqa: E402
 from generator.synthesis.evidence import parse_evidence_name  # noqa: E402
+from generator.synthesis.judge import parse_judge_name  # noqa: E402
 from generator.synthesis.llm_client import ChatClient  # noqa: E402
 from generator.synthesis.server import ServerProbe  # noqa: E402
 from generator.synthesis.stage import FollowUp, run_batch  # noqa: E402
@@ -114,12 +116,17 @@ def floor(result: SynthesisResult, model: Model) -> tuple[float, float]:
     decodes = {name: sum(model.decode(b)) / model.decode_tps for name, b in bodies.items()}
     tokens, uncached = replay(result.requests, [c.content for c in result.completions],
                                model.page_tokens)
-    chains = {}
-    for name in bodies:  # parents come before their checks
-        parsed = parse_evidence_name(name)
-        if parsed is None:
+    chains: dict[str, float] = {}
+    checked: dict[str, list[tuple[range, str]]] = {}  # an answer's checks, by the claims
+    for name in bodies:  # parents come before their checks, checks before their judgements
+        parsed, judge = parse_evidence_name(name), parse_judge_name(name)
+        if judge is not None:  # after the check that found its first quote
+            after = next(c for numbers, c in checked[judge[0]] if judge[1].start in numbers)
+            chains[name] = chains[after] + uncached[name] / model.prefill_tps + decodes[name]
+        elif parsed is None:
             chains[name] = tokens[name] / model.prefill_tps + decodes[name]
         else:
+            checked.setdefault(parsed[0], []).append((parsed[1], name))
             chains[name] = chains[parsed[0]] + uncached[name] / model.prefill_tps + decodes[name]
     return max(chains.values()), sum(uncached.values()) / model.prefill_tps + min(
         decodes.values())
@@ -134,11 +141,14 @@ def cache_hit_ideal(result: SynthesisResult, page_tokens: int) -> float:
 
 def sequential(client: ChatClient, requests: list[PromptRequest], follow_up: FollowUp | None
                ) -> None:
-    """A notebook: one request at a time, each answer's evidence checks right after it."""
+    """A notebook: one request at a time, each answer's evidence checks right after it, and
+    each check's judgement of the quotes it found right after that."""
     for request in requests:
         completion = client.complete(request)
         for check in follow_up(request, completion) if follow_up else ():
-            client.complete(check)
+            answer = client.complete(check)
+            for judgement in follow_up(check, answer) if follow_up else ():
+                client.complete(judgement)
 
 
 def main() -> None:
@@ -161,12 +171,14 @@ def main() -> None:
     ours = build_requests(config, bundle)
     seed = [r for r in ours if r.kind in SEED_KINDS]
     evidence = follow_ups(config, bundle)
+    unjudged = follow_ups(replace(config, evidence=replace(config.evidence, judge=False)), bundle)
     served = "deepseek-ai/DeepSeek-V4-Flash"
     times: dict[str, float] = {}
     hits: dict[str, float] = {}
     default: SynthesisResult | None = None
-    runs = {"project (the defaults)": (True, True), "project, prefill gate off": (False, True),
-            "project, evidence off": (True, False)}
+    runs = {"project (the defaults)": (True, evidence), "project, prefill gate off": (False, evidence),
+            "project, judge off": (True, unjudged), "project, evidence off": (True, None)}
+    spent: dict[str, tuple[int, int, int]] = {}  # run -> judge requests, prompt, completion tokens
 
     for aware in (False, True):
         model = Model(args.prefill_tps, args.decode_tps, args.answer_tokens,
@@ -190,8 +202,13 @@ def main() -> None:
                                        max_concurrency=config.llm.max_concurrency,
                                        server_info=functools.partial(dict, info or {}),
                                        prefill_gate=gate,
-                                       follow_up=evidence if checks else None)
+                                       follow_up=checks)
                 times[f"{label}, {name}"] = (time.perf_counter() - started) / args.scale
+            judges = [c for r, c in zip(result.requests, result.completions, strict=True)
+                      if r.kind == "judge"]
+            spent[f"{label}, {name}"] = (len(judges),
+                                         sum(c.usage.prompt_tokens or 0 for c in judges),
+                                         sum(c.usage.completion_tokens or 0 for c in judges))
             assert all(c.ok for c in result.completions), [c.error for c in result.completions]
             hits[f"{label}, {name}"] = server.stats.cached_tokens / server.stats.prompt_tokens
             if name == "project (the defaults)":
@@ -215,8 +232,10 @@ def main() -> None:
     chain, prefills = floor(default, model)
     bound = max(chain, prefills)
     checks_sent = sum(1 for r in default.requests if r.kind == "evidence")
+    judges_sent = sum(1 for r in default.requests if r.kind == "judge")
 
     print(f"Synthesis benchmark: {len(ours)} prompts + {checks_sent} evidence checks "
+          f"+ {judges_sent} judgements "
           f"({len(seed)} prompts in the seed's set), bundle of {bundle.estimated_tokens:,} tokens "
           f"({len(bundle.papers)} papers, {config.arxiv.full_text_papers} with full text), "
           f"max_concurrency = {config.llm.max_concurrency} -> {slots} in flight; prefill "
@@ -245,6 +264,12 @@ def main() -> None:
         off = times[f"{label}, project, evidence off"]
         print(f"    {'evidence checks: extra wall time (target <= 15%)':<58} "
               f"{(project - off) / off:8.1%}")
+        unjudged_time = times[f"{label}, project, judge off"]
+        requests_, prompt, completion = spent[f"{label}, project (the defaults)"]
+        print(f"    {'judgements: requests, prompt tokens, completion tokens':<58} "
+              f"{requests_:8d}   {prompt:,} / {completion:,}")
+        print(f"    {'judgements: extra wall time over judge off':<58} "
+              f"{project - unjudged_time:8.1f} s   {(project - unjudged_time) / unjudged_time:6.1%}")
     print(f"  ideal cache-hit fraction (every shared prefix prefilled once): "
           f"{cache_hit_ideal(default, model.page_tokens):.1%}")
 

@@ -230,6 +230,9 @@ class EvidenceSettings:
     """The longest quote asked for, in words."""
     temperature: float = ranged(0.0, 0.0, 2.0)
     """Sampling temperature of the evidence requests."""
+    judge: bool = True
+    """Judge every claim whose quote was found: does the quote support it (backed), part of it
+    (partly), or not? Asked of the claim and its quote alone (`false`: marks say "quote found")."""
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,13 @@ from .edition.values import Brief, Theme
 from .models import Bundle
 from .safe_text import clean
 from .synthesis import prompts
-from .synthesis.structured import BRIEF_SCHEMA, EVIDENCE_SCHEMA, THEMES_SCHEMA, TRIAGE_SCHEMA
+from .synthesis.structured import (
+    BRIEF_SCHEMA,
+    EVIDENCE_SCHEMA,
+    JUDGE_SCHEMA,
+    THEMES_SCHEMA,
+    TRIAGE_SCHEMA,
+)
 
 if TYPE_CHECKING:
     from .config import Config
@@ -212,6 +218,19 @@ def _evidence_budget(c: Config) -> list[int]:
         claims, c.evidence.max_quote_words)]
 
 
+def judge_max_tokens(claims: int) -> int:
+    """Room for a JSON entry per claim judged: its number, a verdict and a short reason."""
+    return claims * 60 + 50
+
+
+def _judge_budget(c: Config) -> list[int]:
+    """A judgement answers a verdict and a short reason per claim of an evidence batch (it
+    carries no bundle, so it never sizes the context plan)."""
+    if not (c.evidence.enabled and c.evidence.judge):
+        return []
+    return [judge_max_tokens(c.evidence.claims_per_request)]
+
+
 def _brief(data: Any, request: PromptRequest, papers: frozenset[int]) -> tuple[int, Brief]:
     """(the paper it is about, its brief)."""
     number = request.subject or int(request.name.removeprefix("brief-"))  # older records
@@ -267,6 +286,9 @@ BUILTIN_KINDS = KindRegistry((
     KindSpec("ask", "question.md.j2", None, True, lambda c: [c.ask.max_tokens],
              prompts.ask, heading="Question: {title}", evidence=True, backs_picks=False,
              asks=True),
+    # The second judgement of the quotes an evidence check found: the claim and its quote alone
+    # (synthesis/judge.py says why), so it carries no bundle.
+    KindSpec("judge", None, None, False, _judge_budget, schema=JUDGE_SCHEMA, follows=True),
     # One candidate paper after the reader's interests: all share that prefix, not the bundle
     # (it runs before there is one), so it is gated like the bundle prompts.
     KindSpec("triage", None, None, True, lambda c: [], schema=TRIAGE_SCHEMA),

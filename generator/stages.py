@@ -25,6 +25,7 @@ from .errors import ServerNotAnsweringError, UsageError
 from .feedback import Marks, load_marks, new_mark
 from .fetch.stage import FetchSettings, OnText, run_fetch
 from .fetch.withdrawals import look_up
+from .follow_ups import FollowUps
 from .models import Bundle, FetchResult, Paper, Source, Triage
 from .publish.site import build_site  # imports MkDocs only when a site is built
 from .safe_text import cut
@@ -37,7 +38,6 @@ from .synthesis.capabilities import (
     without_requests,
 )
 from .synthesis.dispatch import AdaptiveWidth
-from .synthesis.evidence import evidence_requests
 from .synthesis.json_answers import StructuredFormats
 from .synthesis.one_request import Shrink
 from .synthesis.planning import (
@@ -213,12 +213,11 @@ def all_cached(config: Config, services: Services, edition: str,
 
 
 def follow_ups(config: Config, bundle: Bundle) -> FollowUp | None:
-    """What an answer brings: its evidence checks, when [evidence] is on."""
+    """What an answer brings: its evidence checks, when [evidence] is on, and what a check
+    brings: the judgement of the quotes it found (`judge`)."""
     if not config.evidence.enabled:
         return None
-    papers = frozenset(p.number for p in bundle.papers)
-    return lambda request, completion: evidence_requests(request, completion, config.evidence,
-                                                         papers, config.registry)
+    return FollowUps(config, bundle)
 
 
 def _answered(services: Services, requests: Sequence[PromptRequest],
@@ -228,7 +227,8 @@ def _answered(services: Services, requests: Sequence[PromptRequest],
         completion = services.cache.get_completion(completion_key(services.chat.model, request))
         if completion is None:
             return False
-        if follow_up and not _answered(services, follow_up(request, completion)):
+        # And theirs: an evidence check brings the judgement of the quotes it found.
+        if follow_up and not _answered(services, follow_up(request, completion), follow_up):
             return False
     return True
 

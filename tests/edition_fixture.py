@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -12,6 +13,7 @@ from generator.edition.assemble import assemble
 from generator.edition.inputs import EditionInputs
 from generator.edition.model import Edition
 from generator.edition.record import EditionRecord
+from generator.follow_ups import FollowUps
 from generator.kinds import build_requests
 from generator.models import Bundle, FetchResult, FullText, NumberedPaper, Paper, Source
 from generator.synthesis.evidence import evidence_requests
@@ -88,6 +90,15 @@ def evidence_for(request: PromptRequest) -> Completion:
         Usage(prompt_tokens=1100, completion_tokens=60, cached_tokens=1024))
 
 
+def judgement_for(request: PromptRequest) -> Completion:
+    """Every quote found judged to support its sentence (the research map's first claim)."""
+    claims = [int(n) for n in re.findall(r"^\[(\d+)\] Claim: ", request.messages[-1].content,
+                                         re.MULTILINE)]
+    return Completion(request.name, "m", json.dumps({"claims": [
+        {"claim": c, "verdict": "supports", "reason": "The quote states the 12% gain."}
+        for c in claims]}), "", "stop", Usage(prompt_tokens=140, completion_tokens=20))
+
+
 def fixed_edition(config: Config | None = None, published: list[EditionRecord] | None = None,
                   papers: tuple[Paper, ...] = PAPERS, edition: str = EDITION) -> Edition:
     """The edition every golden file is rendered from (nothing in it depends on the clock);
@@ -105,8 +116,14 @@ def fixed_edition(config: Config | None = None, published: list[EditionRecord] |
     checks = [e for r, c in zip(requests, completions, strict=True)
               if r.name in EVIDENCE_FOR
               for e in evidence_requests(r, c, config.evidence, {1, 2, 3})]
-    requests += checks
-    completions += [evidence_for(r) for r in checks]
+    # The judgements of the quotes found, made as a build makes them (follow_ups.py).
+    follow = FollowUps(config, bundle)
+    for r, c in zip(requests, completions, strict=True):
+        if r.name in EVIDENCE_FOR:
+            follow(r, c)
+    judges = [j for check in checks for j in follow(check, evidence_for(check))]
+    requests += checks + judges
+    completions += [evidence_for(r) for r in checks] + [judgement_for(r) for r in judges]
     synthesis = SynthesisResult("m", tuple(requests), tuple(completions),
                                 bundle.chars, bundle.estimated_tokens, 12.5)
     fetch = FetchResult("ti:inference", 3, BUILT_AT, sources)

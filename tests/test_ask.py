@@ -195,7 +195,9 @@ def test_an_answer_reads_one_paper_per_paper_flags_the_withdrawn_and_checks_its_
     assert first.arxiv_id == "2611.00001v2" and len(first.editions) == 3
     assert first.withdrawn.endswith("throughput measurements.")
     kinds = [r.kind for r in model.asked]
-    assert kinds[0] == "ask" and set(kinds[1:]) == {"evidence"}  # one request, then its checks
+    # One request, then its checks, then the judgement of the quotes they found.
+    assert kinds[0] == "ask" and set(kinds[1:]) == {"evidence", "judge"}
+    assert kinds.index("judge") > kinds.index("evidence")
     asked_of = model.asked[0].messages[1].content
     assert asked_of.count("## Paper ") == 2 and "WITHDRAWN on arXiv since" in asked_of
     assert "Checked claims of the digest" in asked_of

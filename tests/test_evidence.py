@@ -84,16 +84,20 @@ def test_each_claim_gets_the_verdict_its_quote_earns(checked: Path,
 def test_the_page_shows_each_verdict_and_quote(checked: Path) -> None:
     assert build(checked).exit_code == 0
     html = (checked.parent / "site" / "editions" / EDITION / "research-map.html").read_text()
-    assert "2 of 6 cited claims with their quote found in the paper" in html
+    # Claims 1 and 5 have their quote found; the judge (the double) says 1 supports its
+    # sentence and 5 only part of it.
+    assert "1 of 6 cited claims judged supported by their quote, 1 partly" in html
     marks = re.findall(r'class="digest-ev digest-ev-(\w+)" tabindex="0"', html)
     # "No quote" gets no mark (the page counts it): quiet where nothing stands out.
-    assert marks == ["supported", "wrong_paper", "not_in_paper", "supported", "wrong_paper"]
+    assert marks == ["backed", "wrong_paper", "not_in_paper", "partly", "wrong_paper"]
     assert ("Not supported: 2 quote found in another paper (wrong citation), 1 quote not in "
             "the paper (fabricated), 1 no quote.") in html
-    box = html.split('class="digest-ev digest-ev-supported"', 1)[1].split("</span></span>", 1)[0]
+    box = html.split('class="digest-ev digest-ev-backed"', 1)[1].split("</span></span>", 1)[0]
     assert "“" in box and 'href="papers/' in box  # the quote, and its paper's page
+    assert "the judge: The quote states it." in box
     report = (checked.parent / "site_src" / "editions" / EDITION / "run-report.md").read_text()
-    assert "**12 of 36 cited claims have their quote found in the paper.**" in report
+    assert ("**6 of 36 cited claims judged supported by their quote (6 partly).**" in report)
+    assert "- Judgements of the quotes found: 12 request(s)," in report
 
 
 def test_a_reader_opens_a_mark_in_the_browser_without_leaving_the_page(checked: Path) -> None:

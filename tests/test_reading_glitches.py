@@ -122,10 +122,10 @@ def test_the_since_page_puts_the_facts_before_the_models_prose_and_keys_only_its
     assert text.index("<del>12%</del>") < model < text.index("MODEL PROSE")
     assert text.index("**Themes.**") < model and facts < model
     key = text[text.index("!!! abstract"):]
-    assert "A tick" not in key and "A problem" in key  # no tick on the page, a problem mark
+    assert "○ quote found" not in key and "A problem" in key  # no found quote, a problem mark
     ticked = replace(page, evidence=(replace(wrong, verdict="supported"),))
     key = render_template(make_environment(ROOT), "changes.md.j2", edition=second, page=ticked)
-    assert "A tick" in key and "A problem" not in key
+    assert "○ quote found" in key and "A problem" not in key
 
 
 # 3. Glitches ---------------------------------------------------------------------------------

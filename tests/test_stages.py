@@ -121,7 +121,7 @@ def test_render_writes_the_edition_from_the_stage_outputs(config: Config) -> Non
     assert [p["arxiv_id"] for p in record["papers"]] == [p.arxiv_id for p in PAPERS]
     assert record["briefs"]["1"]["tldr"].startswith("A study of")
     assert any(record["checks"].values())
-    assert "Stage Digest" in (config.docs_dir / "index.md").read_text()
+    assert (config.docs_dir / "index.md").read_text().startswith(f"# Latest: {EDITION}\n")
 
 
 # A build reads each earlier record once ---------------------------------------------------------

@@ -127,7 +127,8 @@ def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
         bundle_chars=inputs.bundle.chars, bundle_tokens=inputs.bundle.estimated_tokens,
         bundle_note=inputs.bundle.note, wall_time_s=inputs.synthesis.wall_time_s,
         answers_from_cache=from_cache, answers=len(pairs), token_chart=token_chart(pairs),
-        timeline=timeline(inputs.papers, statuses), evidence=_evidence_spend(pairs))
+        timeline=timeline(inputs.papers, statuses), evidence=_evidence_spend(pairs),
+        judge=_evidence_spend(pairs, "judge"))
     return Edition(
         name=edition, title=title, query=inputs.query, model=inputs.synthesis.model,
         papers=papers, pages=tuple(page for page, _ in pages), prompts=answers,
@@ -265,8 +266,10 @@ def synthesis_pages(
     return pages, tuple(answers)
 
 
-def _evidence_spend(pairs: list[tuple[PromptRequest, Completion]]) -> EvidenceSpend | None:
-    checks = [c for r, c in pairs if r.kind == "evidence"]
+def _evidence_spend(pairs: list[tuple[PromptRequest, Completion]], kind: str = "evidence"
+                    ) -> EvidenceSpend | None:
+    """What the requests of `kind` cost: the evidence checks, or the judgements of quotes."""
+    checks = [c for r, c in pairs if r.kind == kind]
     if not checks:
         return None
     tokens = TokenTotals.of(checks)

@@ -46,7 +46,8 @@ def _legend(y: int, entries: Sequence[tuple[str, str]]) -> str:
 def token_chart(pairs: Sequence[tuple[PromptRequest, Completion]]) -> str:
     """Completion tokens per prompt, reasoning and answer stacked, every figure written out."""
     rows = [(r, c, c.usage.completion_tokens) for r, c in pairs
-            if c.ok and r.kind not in ("brief", "evidence") and c.usage.completion_tokens is not None]
+            if c.ok and r.kind not in ("brief", "evidence", "judge")
+            and c.usage.completion_tokens is not None]
     if not rows:
         return ""  # the server reported no token counts: nothing to draw
     most = max(total for _, _, total in rows) or 1

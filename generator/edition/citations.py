@@ -30,7 +30,7 @@ from ..safe_text import escape_markdown, tooltip
 from .facts import PaperFacts, TextFacts
 from .names import name_citations
 from .prose import one_paper_once
-from .values import ClaimCheck
+from .values import STANDING_MARKS, ClaimCheck
 
 # A name right after a citation: "(FlashDecoding)", ', "A Title"' or ": *A Title*".
 _NAME_RE = re.compile(r"""\s*(?:\(([^()\n]{2,150})\)"""
@@ -132,7 +132,6 @@ class CitationLinker:
         # The verdicts of the answer being linked, by sentence (see edition/evidence.py);
         # None: no evidence was asked for this text.
         self.evidence: Mapping[str, ClaimCheck] | None = None
-        self._keyed = False  # whether a tick has said in words what it means on this page
 
     def __call__(self, text: str) -> str:
         out = []
@@ -209,13 +208,8 @@ class CitationLinker:
         A sentence with no quote, or not checked, gets none: the page counts them."""
         if check.verdict in ("no_quote", "not_checked"):
             return ""
-        # Every mark says what it means in words but the tick, which does once, at the page's
-        # first: the key stands where a reader meets the marks, not far below them.
-        tick = "✓" if self._keyed else "✓ quote found in paper"
-        mark = {"supported": tick, "figure_missing": "? figure not in paper",
-                "wrong_paper": "⚠ wrong paper", "not_in_paper": "⚠ quote not in paper"
-                }[check.verdict]
-        self._keyed = self._keyed or check.verdict == "supported"
+        standing = check.standing
+        mark = STANDING_MARKS[standing]
         box = []
         if check.quote:
             source = check.found_in or check.papers[0]
@@ -223,8 +217,14 @@ class CitationLinker:
                        f"{self._link(source, self._names.get(source, f'Paper {source}'))}<br>")
         label = check.label[:1].upper() + check.label[1:]
         note = name_citations(check.note, self._plain_names) if check.note else ""
-        box.append(escape_markdown(f"{label}: {note}." if note else f"{label}."))
-        return (f'<span class="digest-ev digest-ev-{check.verdict}" tabindex="0">'
+        judgement = check.judgement
+        reason = (name_citations(judgement.reason, self._plain_names).rstrip(".")
+                  if judgement is not None and judgement.reason else "")
+        judged = ("" if judgement is None or not reason else f"not judged: {reason}"
+                  if judgement.support == "failed" else f"the judge: {reason}")
+        said = "; ".join(filter(None, (note, judged)))
+        box.append(escape_markdown(f"{label}: {said}." if said else f"{label}."))
+        return (f'<span class="digest-ev digest-ev-{standing}" tabindex="0">'
                 f'<span class="digest-ev-mark">{mark}</span>'
                 f'<span class="digest-ev-box" data-search-exclude>{"".join(box)}</span></span>')
 

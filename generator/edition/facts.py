@@ -16,10 +16,11 @@ from ..claims import Claim, claims_of, figure_in
 from ..kinds import BUILTIN_KINDS, KindRegistry
 from ..models import NumberedPaper
 from ..synthesis.evidence import ALONE_TITLE, parse_evidence_name
+from ..synthesis.judge import parse_judge_name, verdicts
 from .continuity import find_follow_ups
 from .evidence import PaperText, check_claims
 from .record import EditionRecord, FigureFact, RecordPaper, Status
-from .values import ClaimCheck, FollowUp
+from .values import ClaimCheck, FollowUp, Judgement
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +68,7 @@ class TextFacts:
 
     def checks(self, pairs: Sequence[tuple[PromptRequest, Completion]]) -> Checks | None:
         batches: dict[str, list[tuple[range, Completion]]] = {}
+        judged: dict[str, list[tuple[range, Completion]]] = {}
         alone: dict[str, set[int]] = {}  # claims checked without their answer's conversation
         for request, completion in pairs:
             parsed = parse_evidence_name(request.name) if request.kind == "evidence" else None
@@ -74,6 +76,9 @@ class TextFacts:
                 batches.setdefault(parsed[0], []).append((parsed[1], completion))
                 if ALONE_TITLE in request.title:
                     alone.setdefault(parsed[0], set()).update(parsed[1])
+            named = parse_judge_name(request.name) if request.kind == "judge" else None
+            if named:
+                judged.setdefault(named[0], []).append((named[1], completion))
         if not batches:
             return None
         texts = {n: PaperText.of(p) for n, p in self._papers.items()}
@@ -83,8 +88,10 @@ class TextFacts:
             if not (spec.evidence and completion.ok):
                 continue
             claims = claims_of(completion.content, set(self._papers), spec.shift)
-            found[request.name] = _with_ids(request.name, claims, check_claims(
-                claims, batches.get(request.name, []), texts, alone.get(request.name, ())))
+            checks = check_claims(claims, batches.get(request.name, []), texts,
+                                  alone.get(request.name, ()))
+            found[request.name] = _with_ids(request.name, claims, with_judgements(
+                claims, checks, judged.get(request.name, [])))
         return found
 
     def recorded(self) -> tuple[FigureFact, ...]:
@@ -94,6 +101,33 @@ class TextFacts:
     def follow_ups(self, papers: Sequence[NumberedPaper], statuses: Mapping[int, Status],
                    earlier: Sequence[tuple[RecordPaper, str]]) -> tuple[FollowUp, ...]:
         return find_follow_ups(papers, statuses, lambda n: self._texts.get(n, ""), earlier)
+
+
+def with_judgements(claims: Sequence[Claim], checks: Sequence[ClaimCheck],
+                    judged: Sequence[tuple[range, Completion]]) -> tuple[ClaimCheck, ...]:
+    """`checks` with the judgements of their found quotes: a claim whose quote was found and
+    that a judgement covers gets its verdict, or "failed" where that judgement failed, did not
+    parse or left the claim out (it stays "quote found"). Others are left as they are."""
+    given: dict[int, Judgement] = {}
+    for numbers, completion in judged:
+        answered = verdicts(completion)
+        if answered is None:
+            log.warning("the judgement %s failed or does not parse (%s): its claims stay "
+                        "\"quote found\"", completion.name, completion.error or "invalid JSON")
+        for number in numbers:
+            if number in given:
+                continue
+            if answered is None:
+                given[number] = Judgement("failed", "the judgement request failed"
+                                          if not completion.ok else "the judgement did not parse")
+            elif number in answered:
+                verdict, reason = answered[number]
+                given[number] = Judgement(verdict, reason)
+            else:
+                given[number] = Judgement("failed", "no verdict on this claim came back")
+    return tuple(replace(check, judgement=given[claim.number])
+                 if check.verdict == "supported" and claim.number in given else check
+                 for claim, check in zip(claims, checks, strict=True))
 
 
 def _with_ids(name: str, claims: Sequence[Claim], checks: Sequence[ClaimCheck]

@@ -34,6 +34,9 @@ def feed_digest(record: EditionRecord) -> str:
                   for pick in record.picks],
         "pages": [(page.stem, page.title) for page in record.pages],
         "evidence": record.evidence_figure,
+        # What was judged, where it was (an older record's digest, and so its stamps, stay).
+        **({"judged": evidence_line(record)} if record.evidence_judged
+           and record.evidence_judged.judged else {}),
         **({"since": since_lines(record)} if record.continuity else {}),
     }
     return hashlib.sha256(json.dumps(shown, sort_keys=True, ensure_ascii=False).encode()
@@ -135,9 +138,8 @@ def entry_title(title: str, record: EditionRecord) -> str:
 
 def evidence_line(record: EditionRecord) -> str:
     """The edition's evidence figure as a sentence, for the feed and the mail ("" without one)."""
-    figure = record.evidence_figure
-    return (f"Evidence: {figure[0]} of {figure[1]} cited claims have their quote found "
-            "in the paper." if figure else "")
+    figure = record.evidence_judged
+    return f"Evidence: {figure.sentence}" if figure else ""
 
 
 def _updated(record: EditionRecord) -> str:

@@ -62,9 +62,13 @@ def lead_parts(record: EditionRecord) -> Parts:
             parts.append((pick.name, pick.number))
         parts.append((".", None))
     backed = sum(1 for pick, _ in record.picked if pick.backed)
+    judged = sum(1 for pick, _ in record.picked if pick.claim and pick.claim.standing == "backed")
     if record.checks is not None:
         shown = len(record.picked)
-        parts.append((" " + ("Each pick has a quote found in its paper." if backed == shown
+        # What was judged, where any pick's quote was: found only is not supported.
+        parts.append((" " + (f"{judged} of {shown} picks {'is' if judged == 1 else 'are'} "
+                             "judged supported by their quote." if record.judged else
+                             "Each pick has a quote found in its paper." if backed == shown
                              else f"{backed} of {shown} picks {'has' if backed == 1 else 'have'} "
                              "a quote found in the paper."), None))
     return parts
@@ -139,7 +143,7 @@ def comparison(record: EditionRecord) -> Comparison | None:
     checks = record.checks.get(prompt.name) if record.checks is not None else None
     if checks is None:
         return Comparison(overview_text(prompt.completion.content), 0, None, prompt.page or "")
-    backed = [c.sentence for c in checks if c.verdict == "supported"
+    backed = [c.sentence for c in checks if c.standing in ("backed", "supported")
               and not c.sentence.lower().startswith("disagree")]
     # A sentence citing three papers is three claims: counted as three, shown once.
     return Comparison(" ".join(unique_sentences(backed)), len(backed), len(checks),

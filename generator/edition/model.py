@@ -15,19 +15,24 @@ from ..models import Candidate, FullText, Paper, Triage, best_first
 from .compare import Compared
 from .record import STATUS_LABELS, STATUS_SECTIONS, EditionRecord, Status
 from .values import (  # re-exported: the page model reads them as its own
+    STANDING_LABELS,
+    STANDING_SHORT,
     VERDICT_LABELS,
     VERDICT_SHORT,
     Brief,
     ClaimCheck,
+    EvidenceFigure,
     FigureCheck,
     Problem,
     Theme,
     Verdict,
+    standing_counts,
     verdict_counts,
 )
 
-__all__ = ["VERDICT_LABELS", "VERDICT_SHORT", "Brief", "ClaimCheck", "FigureCheck", "Problem",
-           "Theme", "Verdict", "verdict_counts"]
+__all__ = ["STANDING_LABELS", "STANDING_SHORT", "VERDICT_LABELS", "VERDICT_SHORT", "Brief",
+           "ClaimCheck", "EvidenceFigure", "FigureCheck", "Problem", "Theme", "Verdict",
+           "standing_counts", "verdict_counts"]
 
 # The whole edition, as pages show it ------------------------------------------------------------
 
@@ -131,16 +136,22 @@ class SynthesisPage:
         return sum(1 for c in self.evidence or ()
                    if c.verdict in ("figure_missing", "wrong_paper", "not_in_paper"))
 
+    @property
+    def figure(self) -> EvidenceFigure:
+        """Its claims counted: checked, quote found, judged backed, partly or not."""
+        return EvidenceFigure.of(self.evidence or ())
+
     def verdict_counts(self) -> dict[str, int]:
         """Claims by verdict, every verdict listed (in VERDICT_LABELS' order)."""
         return verdict_counts(self.evidence or ())
 
     def unsupported(self, short: bool = False) -> str:
-        """The claims not supported, counted by verdict in words ("" when there are none);
-        `short`: in the table's few words ("2 wrong paper, 1 no quote")."""
-        return ", ".join(f"{count} {VERDICT_SHORT[verdict].lower() if short else VERDICT_LABELS[verdict]}"
-                         for verdict, count in self.verdict_counts().items()
-                         if count and verdict != "supported")
+        """The claims whose quote was not found, or found and judged not to support them,
+        counted in words ("" when there are none); `short`: in the table's few words
+        ("2 wrong paper, 1 no quote")."""
+        return ", ".join(f"{count} {STANDING_SHORT[kind].lower() if short else STANDING_LABELS[kind]}"
+                         for kind, count in standing_counts(self.evidence or ()).items()
+                         if count and kind not in ("backed", "partly", "supported"))
 
     def unchecked(self) -> list[tuple[str, int]]:
         """Why claims were not checked, with how many each (their sentences carry no mark)."""
@@ -212,6 +223,7 @@ class RunFigures:
     token_chart: str  # inline SVG
     timeline: str  # inline SVG
     evidence: EvidenceSpend | None = None
+    judge: EvidenceSpend | None = None  # the judgements of the quotes found
 
 
 @dataclass(frozen=True)
@@ -270,6 +282,11 @@ class Edition:
     def verdict_counts(self) -> dict[str, int]:
         """Claims by verdict, every verdict listed (in VERDICT_LABELS' order)."""
         return verdict_counts(c for _, c in self.evidence)
+
+    @property
+    def evidence_figure(self) -> EvidenceFigure:
+        """The edition's claims counted: checked, quote found, judged backed, partly or not."""
+        return EvidenceFigure.of(c for _, c in self.evidence)
 
     def paper(self, number: int) -> EditionPaper:
         return next(p for p in self.papers if p.number == number)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from .history import by_paper
 from .record import STATUS_LABELS, EditionRecord, RecordPaper
-from .values import Brief, ClaimCheck, Revision
+from .values import STANDING_MARKS, Brief, ClaimCheck, Revision
 from .withdrawn import withdrawn_now
 
 
@@ -47,6 +47,11 @@ class HomeClaim:
     claim: ClaimCheck
     pages: tuple[tuple[str, str], ...]  # (page stem in its edition, page title)
 
+    @property
+    def mark(self) -> str:
+        """The mark its sentence carries on the page ("✓ backed", "○ quote found"…)."""
+        return STANDING_MARKS.get(self.claim.standing, "·")
+
 
 @dataclass(frozen=True)
 class HomeEvidence:
@@ -62,6 +67,12 @@ class HomeEvidence:
     @property
     def found(self) -> int:
         return sum(1 for c in self.claims if c.claim.verdict == "supported")
+
+    @property
+    def backed(self) -> int | None:
+        """Of the found quotes, those judged to support their sentence (None: none judged)."""
+        judged = [c for c in self.claims if c.claim.standing in ("backed", "partly", "unbacked")]
+        return sum(1 for c in judged if c.claim.backed) if judged else None
 
 
 @dataclass(frozen=True)

@@ -87,9 +87,12 @@ def editors_picks(papers: Sequence[NumberedPaper], names: Mapping[int, str],
 def backing_claims(claims: Iterable[ClaimCheck]) -> dict[int, ClaimCheck]:
     """For each paper, the claim that says why it matters: a sentence about it alone whose
     quote was found in that very paper (a sentence citing several papers may state another's
-    result), the earliest page's first."""
+    result), judged to back it where one was, the earliest page's first."""
     best: dict[int, ClaimCheck] = {}
-    for claim in claims:
-        if claim.verdict == "supported" and claim.papers == (claim.found_in,):
-            best.setdefault(claim.papers[0], claim)
+    rank = {"backed": 0, "partly": 1, "supported": 2}  # judged to back it first; never one
+    for claim in claims:                                # whose quote was judged not to
+        if claim.standing in rank and claim.papers == (claim.found_in,):
+            held = best.get(claim.papers[0])
+            if held is None or rank[claim.standing] < rank[held.standing]:
+                best[claim.papers[0]] = claim
     return best

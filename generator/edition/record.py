@@ -24,7 +24,17 @@ from ..fetch.withdrawals import notice_in
 from ..models import Candidate, FullText, Paper, Triage, base_of, paper_slug, valid_arxiv_id
 from ..safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, clean, cut
 from .names import cited_parts, flag_withdrawn, name_citations
-from .values import Brief, ClaimCheck, Continuity, FigureCheck, Pick, Problem, Theme, verdict_counts
+from .values import (
+    Brief,
+    ClaimCheck,
+    Continuity,
+    EvidenceFigure,
+    FigureCheck,
+    Pick,
+    Problem,
+    Theme,
+    verdict_counts,
+)
 
 log = logging.getLogger(__name__)
 
@@ -330,12 +340,26 @@ class EditionRecord:
 
     @property
     def evidence_figure(self) -> tuple[int, int] | None:
-        """(claims supported by a quote found in the paper, claims checked); None where no
-        evidence was asked or no claim was checked."""
+        """(claims with a quote found in the paper, claims checked); None where no evidence
+        was asked or no claim was checked."""
         counts = self.evidence_counts()
         if not counts or not sum(counts.values()):
             return None
         return counts["supported"], sum(counts.values())
+
+    @property
+    def evidence_judged(self) -> EvidenceFigure | None:
+        """The claims counted by what was judged (backed, partly, quote found only); None
+        where no evidence was asked or no claim was checked."""
+        if not self.evidence_figure or self.checks is None:
+            return None
+        return EvidenceFigure.of(c for checks in self.checks.values() for c in checks)
+
+    @property
+    def judged(self) -> bool:
+        """Whether any claim's found quote was judged (supports, partly or does not)."""
+        figure = self.evidence_judged
+        return bool(figure and figure.judged)
 
     # Reading and writing.
 

@@ -59,6 +59,46 @@ VERDICT_LABELS: dict[str, str] = {
 }
 
 
+# The second judgement of a claim whose quote was found: does the quote support it?
+# "failed": asked, but no verdict came back (a failed request, an answer that did not parse, a
+# claim it left out); the claim stays "quote found", never "backed".
+Support = Literal["supports", "partly", "does_not", "failed"]
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """Whether a quote found in the paper supports its claim, judged from the two alone."""
+
+    support: Support
+    reason: str = ""
+
+
+# What a reader is told of a claim: its verdict, refined by the judgement where its quote was
+# found and judged ("supported" alone: the quote was found, no verdict on what it shows).
+Standing = Literal["backed", "partly", "supported", "unbacked", "figure_missing", "wrong_paper",
+                   "not_in_paper", "no_quote", "not_checked"]
+STANDING_LABELS: dict[str, str] = {
+    "backed": "quote found in the paper and judged to support the sentence",
+    "partly": "quote found in the paper and judged to support part of the sentence",
+    "supported": "quote found in the paper (whether it supports the sentence was not judged)",
+    "unbacked": "quote found in the paper, but judged not to support the sentence",
+    **{k: v for k, v in VERDICT_LABELS.items() if k != "supported"},
+}
+STANDING_SHORT: dict[str, str] = {
+    "backed": "Supported", "partly": "Partly", "supported": "Quote found",
+    "unbacked": "Does not support",
+    **{k: v for k, v in VERDICT_SHORT.items() if k != "supported"},
+}
+# The mark after a sentence, the same words on every one (a mark is read where it stands, and
+# a success weighs as much as a failure); none for a sentence with no quote or not checked.
+STANDING_MARKS: dict[str, str] = {
+    "backed": "✓ backed", "partly": "◐ partly", "unbacked": "✗ does not support",
+    "supported": "○ quote found", "figure_missing": "? figure not in paper",
+    "wrong_paper": "⚠ wrong paper", "not_in_paper": "⚠ quote not in paper",
+}
+_JUDGED: dict[str, Standing] = {"supports": "backed", "partly": "partly", "does_not": "unbacked"}
+
+
 @dataclass(frozen=True)
 class ClaimCheck:
     """One citing sentence of an answer and what its quoted evidence showed."""
@@ -70,10 +110,25 @@ class ClaimCheck:
     found_in: int | None  # the paper whose text holds the quote
     note: str
     id: str = ""  # stable: the answer's request name and the claim's number ("research-map#3")
+    # The second judgement of a found quote (None: not judged; an older record, or judging off).
+    judgement: Judgement | None = None
 
     @property
     def label(self) -> str:
-        return VERDICT_LABELS[self.verdict]
+        return STANDING_LABELS[self.standing]
+
+    @property
+    def standing(self) -> Standing:
+        """The verdict as a reader is told it: a found quote is "backed" only when judged to
+        support the sentence; one not judged, or whose judgement failed, is "quote found"."""
+        if self.verdict == "supported" and self.judgement is not None:
+            return _JUDGED.get(self.judgement.support, "supported")
+        return self.verdict
+
+    @property
+    def backed(self) -> bool:
+        """Whether a second judgement said its found quote supports it."""
+        return self.standing == "backed"
 
 
 def verdict_counts(claims: Iterable[ClaimCheck]) -> dict[str, int]:
@@ -81,6 +136,52 @@ def verdict_counts(claims: Iterable[ClaimCheck]) -> dict[str, int]:
     for claim in claims:
         counts[claim.verdict] += 1
     return counts
+
+
+def standing_counts(claims: Iterable[ClaimCheck]) -> dict[str, int]:
+    """Claims by standing, every standing listed (in STANDING_LABELS' order)."""
+    counts = dict.fromkeys(STANDING_LABELS, 0)
+    for claim in claims:
+        counts[claim.standing] += 1
+    return counts
+
+
+@dataclass(frozen=True)
+class EvidenceFigure:
+    """What an edition's checks found, counted for its home page, feed and mail."""
+
+    claims: int  # claims checked
+    found: int  # of them, with their quote found in the paper
+    backed: int  # of those, judged to support the claim
+    partly: int
+    unbacked: int  # judged not to support it
+    judged: int  # found quotes with a verdict (a failed judgement has none)
+    failed: int  # judgements asked for that came back with no verdict
+
+    @classmethod
+    def of(cls, claims: Iterable[ClaimCheck]) -> EvidenceFigure:
+        every = list(claims)
+        counts = standing_counts(every)
+        judged = counts["backed"] + counts["partly"] + counts["unbacked"]
+        failed = sum(1 for c in every if c.judgement and c.judgement.support == "failed")
+        return cls(sum(counts.values()), judged + counts["supported"], counts["backed"],
+                   counts["partly"], counts["unbacked"], judged, failed)
+
+    @property
+    def sentence(self) -> str:
+        """"7 of 12 cited claims judged supported by their quote (2 partly, 1 not; 2 with a
+        quote found, not judged)." An edition whose quotes were not judged says what was
+        found, as it always did: "9 of 12 cited claims have their quote found in the paper."."""
+        if not self.judged:
+            return (f"{self.found} of {self.claims} cited claims have their quote found in the "
+                    "paper.")
+        said = [f"{self.partly} partly" if self.partly else "",
+                f"{self.unbacked} not" if self.unbacked else ""]
+        rest = self.found - self.judged
+        extra = "; ".join(filter(None, (", ".join(filter(None, said)),
+                                        f"{rest} with a quote found, not judged" if rest else "")))
+        return (f"{self.backed} of {self.claims} cited claims judged supported by their quote"
+                + (f" ({extra})" if extra else "") + ".")
 
 
 @dataclass(frozen=True)
@@ -103,8 +204,26 @@ class Pick:
 
     @property
     def backed(self) -> bool:
-        """Whether `why` is a claim a quote found in this very paper supports."""
-        return self.claim is not None and self.claim.verdict == "supported"
+        """Whether `why` is a claim whose quote was found in this very paper (and, where it
+        was judged, not judged to miss the claim)."""
+        return self.claim is not None and self.claim.standing in ("backed", "partly",
+                                                                   "supported")
+
+    @property
+    def mark(self) -> str:
+        """What backs `why`, in words: "✓ Backed", "◐ Partly backed" or "○ Quote found"
+        (found, not judged)."""
+        return _PICK_MARKS.get(self.claim.standing if self.claim else "", _PICK_MARKS[""])[0]
+
+    @property
+    def mark_rest(self) -> str:
+        """What follows the mark: " by a quote found in the paper" or " in the paper"."""
+        return _PICK_MARKS.get(self.claim.standing if self.claim else "", _PICK_MARKS[""])[1]
+
+
+_PICK_MARKS = {"backed": ("✓ Backed", " by a quote found in the paper"),
+               "partly": ("◐ Partly backed", " by a quote found in the paper"),
+               "": ("○ Quote found", " in the paper")}
 
 
 @dataclass(frozen=True)

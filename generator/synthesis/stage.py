@@ -58,7 +58,8 @@ class _Events(StreamEvents):
         self._observer.progress(self._request, pieces)
 
 
-# The requests that follow from an answer (evidence checks), given the request and its answer.
+# The requests that follow from an answer (evidence checks) or from a follow-up (the
+# judgement of a check's quotes), given the request and its answer.
 FollowUp = Callable[[PromptRequest, Completion], Sequence[PromptRequest]]
 
 
@@ -266,7 +267,9 @@ class _Run:
         for request in requests:
             self._append(request, None)
 
-    def _append(self, request: PromptRequest, parent: int | None) -> int:
+    def _append(self, request: PromptRequest, parent: int | None) -> list[int]:
+        """Append a request (and, where the cache answers it, its follow-ups); the indexes
+        of those still to send."""
         key = completion_key(self._client.model, request)
         cached = self._cache.get_completion(key)
         self.requests.append(request)
@@ -274,17 +277,16 @@ class _Run:
         self.results.append(None if cached is None else renamed(cached, request.name))
         self.parents.append(parent)
         index = len(self.requests) - 1
-        if cached is not None:
-            self._expand(index)
-        return index
+        return [index] if cached is None else self._expand(index)
 
     def _expand(self, index: int) -> list[int]:
-        """Append the follow-ups of an answered request; the indexes of those still to send."""
+        """Append the follow-ups of an answered request (and theirs, where the cache answers
+        them); the indexes of those still to send."""
         completion = self.results[index]
-        if self._follow_up is None or completion is None or self.parents[index] is not None:
+        if self._follow_up is None or completion is None:
             return []
-        added = [self._append(r, index) for r in self._follow_up(self.requests[index], completion)]
-        return [i for i in added if self.results[i] is None]
+        return [i for r in self._follow_up(self.requests[index], completion)
+                for i in self._append(r, index)]
 
     def todo(self) -> list[int]:
         return [i for i, c in enumerate(self.results) if c is None]
@@ -308,8 +310,15 @@ class _Run:
             self.keys[index] = completion_key(self._client.model, sent)
 
     def ordered(self) -> tuple[list[PromptRequest], list[Completion | None]]:
-        main = [i for i, p in enumerate(self.parents) if p is None]
-        order = main + [i for m in main for i, p in enumerate(self.parents) if p == m]
+        """The requests, then their follow-ups in the requests' order, then the follow-ups'
+        own (a check's judgement) in theirs: the same order however they finished."""
+        children: dict[int | None, list[int]] = defaultdict(list)
+        for i, p in enumerate(self.parents):
+            children[p].append(i)
+        order, level = [], children[None]
+        while level:
+            order += level
+            level = [child for i in level for child in children.get(i, ())]
         return [self.requests[i] for i in order], [self.results[i] for i in order]
 
 

@@ -86,8 +86,31 @@ EVIDENCE_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+# The second judgement of a found quote (judge.py).
+JUDGE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "claims": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "claim": {"type": "integer"},
+                    "verdict": {"type": "string", "enum": ["supports", "partly", "does_not"]},
+                    # Small models leave it empty: a verdict without a reason still counts.
+                    "reason": {"type": "string", "minLength": 0, "maxLength": 300},
+                },
+                "required": ["claim", "verdict", "reason"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    "required": ["claims"],
+    "additionalProperties": False,
+}
+
 SCHEMAS: dict[str, dict[str, Any]] = {"brief": BRIEF_SCHEMA, "themes": THEMES_SCHEMA,
-                                      "evidence": EVIDENCE_SCHEMA}
+                                      "evidence": EVIDENCE_SCHEMA, "judge": JUDGE_SCHEMA}
 
 _FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 # Caps for what a schema leaves open: a structured value is published, and a model (or a

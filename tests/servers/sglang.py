@@ -84,6 +84,26 @@ def is_evidence(body: dict[str, Any]) -> bool:
     return any("Evidence check." in str(m["content"]) for m in body["messages"][2:])
 
 
+_JUDGED_RE = re.compile(r"^\[(\d+)\] Claim: ", re.MULTILINE)
+JUDGED = {1: "supports", 2: "partly", 0: "does_not"}
+
+
+def judgement_answer(body: dict[str, Any]) -> Answer:
+    """Verdicts for a support check, by claim number: supports, partly, does not, and so on
+    round (the claims whose quote is found are 1, 5, 9...: each verdict comes up)."""
+    task = next(str(m["content"]) for m in body["messages"] if "Support check." in m["content"])
+    return Answer(json.dumps({"claims": [
+        {"claim": int(n), "verdict": JUDGED[int(n) % 3],
+         "reason": {1: "The quote states it.", 2: "The quote states part of it.",
+                    0: "The quote does not state it."}[int(n) % 3]}
+        for n in _JUDGED_RE.findall(task)]}))
+
+
+def is_judgement(body: dict[str, Any]) -> bool:
+    """A judgement of found quotes (a support check), or the corrective retry of one."""
+    return any("Support check." in str(m["content"]) for m in body["messages"][1:])
+
+
 _TRIAGED_RE = re.compile(r"^Paper arXiv:(\S+)$", re.MULTILINE)
 
 
@@ -101,8 +121,8 @@ def triage_score(arxiv_id: str) -> int:
 
 
 def structured_answer(body: dict[str, Any]) -> Answer | None:
-    """Schema-valid JSON for the brief, theme-map, evidence and triage prompts, None for the
-    others."""
+    """Schema-valid JSON for the brief, theme-map, evidence, judgement and triage prompts, None
+    for the others."""
     if not is_structured(body):
         return None
     if (paper := triaged(body)) is not None:
@@ -112,6 +132,8 @@ def structured_answer(body: dict[str, Any]) -> Answer | None:
                                   "interests": ["software testing"]}))
     if is_evidence(body):
         return evidence_answer(body)
+    if is_judgement(body):
+        return judgement_answer(body)
     task = str(body["messages"][1]["content"]).rsplit("\n---\n", 1)[-1]
     if '"themes"' in task:
         return Answer(json.dumps({"themes": [
