@@ -13,9 +13,9 @@ from generator.edition.assemble import assemble
 from generator.edition.inputs import EditionInputs
 from generator.edition.model import Edition
 from generator.edition.record import EditionRecord
+from generator.follow_ups import FollowUps
 from generator.kinds import build_requests
 from generator.models import Bundle, FetchResult, FullText, NumberedPaper, Paper, Source
-from generator.follow_ups import FollowUps
 from generator.synthesis.evidence import evidence_requests
 
 EDITION = "2026-12-02"
