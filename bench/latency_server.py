@@ -293,9 +293,11 @@ class _Handler(BaseHTTPRequestHandler):
             if sent < reasoning:
                 delta = {"reasoning_content": "word " * n}
             else:
-                done = sent - reasoning
-                share = len(answer) / max(answer_tokens, 1)
-                delta = {"content": answer[int(done * share):int((done + n) * share)]}
+                done, whole = sent - reasoning, max(answer_tokens, 1)
+                # Integer cuts: a float share can end the last chunk a character short (a
+                # JSON answer without its closing brace).
+                delta = {"content": answer[done * len(answer) // whole:
+                                           (done + n) * len(answer) // whole]}
             self._event({"choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
             due = began + (sent + n) / model.decode_tps * model.scale
             time.sleep(max(0.0, due - time.perf_counter()))
@@ -356,10 +358,7 @@ def _answer(body: dict[str, Any], tokens: int) -> str:
     words = "word " * max(tokens - 20, 1)
     schema = json.dumps(body.get("response_format") or {})
     if claims(body):
-        # Filler quotes, found in no paper, so no judgement follows: _quote's copied ones
-        # (which would be judged) leave some checks invalid JSON here, a bug not yet found.
-        quote = " ".join(["word"] * 30)
-        return json.dumps({"claims": [{"claim": c, "paper": p, "quote": quote}
+        return json.dumps({"claims": [{"claim": c, "paper": p, "quote": _quote(body, p)}
                                       for c, p in claims(body)]})
     if judged(body):
         return json.dumps({"claims": [{"claim": c, "verdict": "supports", "reason": "It says so."}
