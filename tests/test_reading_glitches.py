@@ -10,6 +10,7 @@ from dataclasses import replace
 from generator.chat_models import Completion
 from generator.edition.citations import CitationLinker
 from generator.edition.compare import compare, concluding
+from generator.edition.fold import fold_sections
 from generator.edition.lead import comparison, since_lines
 from generator.edition.model import Edition
 from generator.edition.names import cited_parts, name_citations
@@ -21,7 +22,7 @@ from generator.edition.values import ClaimCheck
 from generator.models import FullText, NumberedPaper
 from generator.publish.reading import whole_dates
 from tests.conftest import ROOT
-from tests.edition_fixture import PAPERS, fixed_edition, paper
+from tests.edition_fixture import PAPERS, fixed_edition, one_paper_edition, paper
 
 EVICT = "Learning to Evict KV Cache Entries"
 NAMES = {1: "FastKV", 4: EVICT}
@@ -160,3 +161,32 @@ def test_the_headers_date_never_breaks() -> None:
     assert out.endswith("<p>2026-12-02 in the body</p>")
     css = (ROOT / "templates" / "assets" / "digest.css").read_text()
     assert ".md-header__topic .digest-date { white-space: nowrap; }" in css
+
+
+LONG = " ".join(["word"] * 120)
+
+
+def test_a_long_sections_body_folds_under_its_heading_and_a_short_one_stays() -> None:
+    answer = (f"Intro.\n\n## Long one\n\n{LONG}\n\n```\n## not a heading\n```\n\n"
+              "## Short one\n\nA few words.\n")
+    folded = fold_sections(answer)
+    assert folded.startswith("Intro.\n\n## Long one\n\n??? digest-fold \"Read this section (")
+    assert f"\n    {LONG}\n\n    ```\n    ## not a heading\n    ```\n" in folded
+    assert folded.endswith("## Short one\n\nA few words.\n")
+    assert fold_sections(f"## Only one\n\n{LONG}\n") == f"## Only one\n\n{LONG}\n"
+    # Links, their tooltips and evidence boxes are no words a reader reads.
+    linked = " ".join(['[A](papers/a.md "A title of many words here")'] * 40)
+    assert fold_sections(f"## A\n\n{linked}\n\n## B\n\nb\n") == f"## A\n\n{linked}\n\n## B\n\nb\n"
+
+
+def test_the_research_map_and_thinking_answers_fold_and_hostile_text_stays_inert() -> None:
+    answer = (f"## Field overview\n\n<script>alert(1)</script> Paper 1 leads. {LONG}\n\n"
+              f"## Open problems\n\n{LONG}\n")
+    edition = one_paper_edition("FastKV: A Cache", ("Ada",), "An abstract.", answer)
+    pages = render_edition(make_environment(ROOT), edition, []).pages
+    for stem in ("research-map", "thinking"):
+        page = pages[f"editions/{edition.name}/{stem}.md"]
+        assert page.count('digest-fold "Read this section (') >= 2, stem
+        assert "<script" not in page and "&lt;script>" in page, stem
+    deep = pages[f"editions/{edition.name}/deep-dive-1.md"]
+    assert "digest-fold" not in deep  # only the long pages a reader named fold

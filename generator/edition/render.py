@@ -28,6 +28,7 @@ from ..models import paper_slug
 from ..safe_text import clean_data, cut, excerpt, md_cell, md_text, page_title, plain, safe_url, tooltip
 from ..store import Docs
 from .feed import atom_feed
+from .fold import fold_sections
 from .lead import comparison, without_subject
 from .model import VERDICT_LABELS, VERDICT_SHORT, Edition
 from .paper_homes import paper_homes
@@ -72,7 +73,7 @@ def make_environment(workspace: Path) -> jinja2.Environment:
     env.filters.update(text=md_text, cell=md_cell, plain=plain, url=safe_url, tooltip=tooltip,
                        num=_num, cut=cut, suffix_headings=suffix_headings, cited=cited,
                        theme_slug=theme_slug, slug=paper_slug, comparison=comparison,
-                       excerpt=excerpt)
+                       excerpt=excerpt, fold_sections=fold_sections)
     # `marks`: where a reader's "more/less like this" goes (none unless [feedback] says).
     env.globals.update(labels=VERDICT_LABELS, short_labels=VERDICT_SHORT, marks=MarkLinks())
     if len(loaders) > 1:
