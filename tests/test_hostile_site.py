@@ -40,7 +40,9 @@ BIDI = "evil\u202egnp.exe"
 # TeX whose \\text{} once came out of latex2mathml as a live tag, swallowing the rest of the page.
 TEX_SCRIPT = "$\\text{<script>}$"
 TEX_SVG = "$\\text{<svg/onload=window.__pwned=5>}$"
-ANSWER = (f"{HEADING}\n\nPaper 1 says so.\x00 Beep\x07 and \x1b[31mred\x1b[0m; {BIDI}.\n"
+# The first section is long enough to fold on a phone (edition/fold.py), so folding runs too.
+ANSWER = (f"{HEADING}\n\n{'A long section of words. ' * 30}\n\n"
+          f"Paper 1 says so.\x00 Beep\x07 and \x1b[31mred\x1b[0m; {BIDI}.\n"
           "A line\r\nwith CRLF. <img src=x onerror=window.__pwned=3> "
           "[x](javascript:window.__pwned=4) [y](&#106;avascript:alert(1))\n\n"
           f"Math with markup: {TEX_SCRIPT} and {TEX_SVG} and $\\mathrm{{<style>}}$ here.\n\n"
