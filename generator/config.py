@@ -1,8 +1,9 @@
 """Load config.toml into frozen dataclasses, reporting every problem at once.
 
-The schema is the dataclasses below: each field's type and default is declared once, and the
-loader checks every table against them, naming each bad key by its dotted path; the checks of
-values beyond their types are in `config_checks`.
+The schema is the dataclasses below, with the [prompts] table in `config_prompts` and the
+[feedback] and [email] tables in `config_readers`: each field's type and default is declared
+once, and the loader checks every table against them, naming each bad key by its dotted path;
+the checks of values beyond their types are in `config_checks`.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from .config_checks import check_values
+from .config_prompts import PromptSettings
 from .config_read import build, describe, ranged, unknown
+from .config_readers import EmailSettings as EmailSettings
+from .config_readers import FeedbackSettings as FeedbackSettings
 from .errors import ConfigError
-from .feedback import MarkLinks
 from .kinds import BUILTIN_KINDS, KindRegistry
 from .synthesis import default_prompts
 
@@ -139,68 +142,6 @@ class PathSettings:
 
 
 @dataclass(frozen=True)
-class ResearchMapPrompt:
-    """The research map: the field overview, its themes and open problems, over the whole bundle."""
-
-    title: str = "Research map"
-    """The page's title."""
-    instruction: str = default_prompts.RESEARCH_MAP
-    """The task, after the system message and the bundle."""
-    max_tokens: int = ranged(3000, 1, 10_000_000)
-    """The answer's budget in tokens."""
-    temperature: float = ranged(0.3, 0.0, 2.0)
-    """Sampling temperature."""
-
-
-@dataclass(frozen=True)
-class DeepDivePrompt:
-    """One deep-dive question over the bundle, with a page of its own."""
-
-    label: str
-    """The page's title."""
-    question: str
-    """The question, asked after the system message and the bundle."""
-    max_tokens: int = ranged(1200, 1, 10_000_000)
-    """The answer's budget in tokens."""
-    temperature: float = ranged(0.2, 0.0, 2.0)
-    """Sampling temperature."""
-
-
-@dataclass(frozen=True)
-class ThinkingPrompt:
-    """One question asked twice, with thinking and without: both answers side by side on one
-    page."""
-
-    title: str = "Thinking comparison"
-    """The page's title."""
-    question: str = default_prompts.THINKING
-    """The question both answers are asked."""
-    max_tokens: int = ranged(1500, 1, 10_000_000)
-    """The answer without thinking: its budget in tokens."""
-    temperature: float = ranged(0.2, 0.0, 2.0)
-    """The answer without thinking: its sampling temperature."""
-    thinking_max_tokens: int = ranged(4000, 1, 10_000_000)
-    """The thinking answer: its budget in tokens."""
-    thinking_temperature: float = ranged(0.6, 0.0, 2.0)
-    """The thinking answer: its sampling temperature."""
-
-
-@dataclass(frozen=True)
-class ThemesPrompt:
-    """The theme map: the bundle's themes with their papers, as JSON under a schema; shown on
-    the research map and on each paper page."""
-
-    enabled: bool = True
-    """Ask for the theme map."""
-    instruction: str = default_prompts.THEMES
-    """The task, after the system message and the bundle."""
-    max_tokens: int = ranged(1200, 1, 10_000_000)
-    """The answer's budget in tokens."""
-    temperature: float = ranged(0.2, 0.0, 2.0)
-    """Sampling temperature."""
-
-
-@dataclass(frozen=True)
 class BriefSettings:
     """A structured brief per paper (TL;DR, problem, method, headline result, limitations), from
     the paper's own section of the bundle."""
@@ -299,82 +240,6 @@ class AskSettings:
     """The answer's budget in tokens."""
     temperature: float = ranged(0.3, 0.0, 2.0)
     """Sampling temperature."""
-
-
-@dataclass(frozen=True)
-class FeedbackSettings:
-    """The readers' "more like this" and "less like this" marks (`digest feedback`)."""
-
-    github_repo: str = ""
-    """The digest's repository (`owner/name`): each paper on the site offers marks that open a
-    pre-filled issue there, and `digest feedback pull` reads them. Empty: no marks on the site."""
-    label: str = "digest-feedback"
-    """The label the site's issue links ask for (GitHub applies it where the reader may label;
-    `pull` reads a mark from the title, labelled or not)."""
-    github_url: str = "https://github.com"
-    """The web address issues are opened at (a GitHub Enterprise server: set `GITHUB_API_URL`
-    for `pull` too)."""
-    email: str = ""
-    """Where the mail's marks go (a `mailto:` link), for readers without a GitHub account;
-    empty: the mail links the issues."""
-    max_examples: int = ranged(20, 0, 200)
-    """Marked papers shown to triage as examples."""
-    example_chars: int = ranged(300, 50, 5000)
-    """Each example's title and abstract are cut to this many characters."""
-
-    @property
-    def links(self) -> MarkLinks:
-        return MarkLinks(self.github_repo, self.label, self.github_url, self.email)
-
-
-def _default_deep_dives() -> tuple[DeepDivePrompt, ...]:
-    return tuple(DeepDivePrompt(label, q) for label, q in default_prompts.DEEP_DIVES)
-
-
-@dataclass(frozen=True)
-class PromptSettings:
-    """The prompts over the bundle: the system message, and a table per kind of answer."""
-
-    system: str = default_prompts.SYSTEM
-    """The system message every prompt starts with (then the bundle)."""
-    research_map: ResearchMapPrompt = field(default_factory=ResearchMapPrompt)
-    deep_dives: tuple[DeepDivePrompt, ...] = field(default_factory=_default_deep_dives)
-    """The default: the three questions of `default_prompts.DEEP_DIVES`."""
-    thinking: ThinkingPrompt = field(default_factory=ThinkingPrompt)
-    themes: ThemesPrompt = field(default_factory=ThemesPrompt)
-
-
-@dataclass(frozen=True)
-class EmailSettings:
-    """The edition as a newsletter (`digest send`); off until `to` lists an address."""
-
-    to: tuple[str, ...] = ()
-    """The readers' addresses; each gets a message of their own, with only their address in
-    `To`. Empty: `digest send` is off."""
-    sender: str = field(default="", metadata={"key": "from"})
-    """The `From` address (the TOML key is `from`)."""
-    subject: str = "{title} · {edition}: {pick}"
-    """The subject: `{title}`, `{edition}` and `{pick}` (the top pick's name, dropped with its
-    separator when nothing was picked)."""
-    smtp_host: str = ""
-    """The SMTP server (`localhost` for a relay on this machine)."""
-    smtp_port: int = ranged(587, 1, 65535)
-    """Its port: 587 for `starttls`, 465 for `ssl`, 25 for a local relay."""
-    security: str = "starttls"
-    """`starttls`, `ssl` or `none` (`none` only where the path to the relay is trusted)."""
-    # Names of environment variables: the password never sits in config.toml.
-    username_env: str = ""
-    """The environment variable holding the SMTP user name (empty: no login)."""
-    password_env: str = ""
-    """The environment variable holding the SMTP password: it is read from the environment only."""
-    timeout_seconds: float = ranged(30.0, 1, 600)
-    """Per SMTP connection and reply."""
-    unsubscribe: str = ""
-    """A URL or a `mailto:` for the `List-Unsubscribe` header."""
-
-    @property
-    def enabled(self) -> bool:
-        return bool(self.to)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,8 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import cli
-from generator.config import Config, ThinkingPrompt
+from generator.config import Config
+from generator.config_prompts import ThinkingPrompt
 from generator.edition.assemble import assemble
 from generator.edition.inputs import EditionInputs
 from generator.edition.record import EditionRecord, RecordFormatError

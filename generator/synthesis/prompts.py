@@ -23,7 +23,8 @@ from ..safe_text import cut
 from .structured import BRIEF_SCHEMA, THEMES_SCHEMA, response_format, schema_instruction
 
 if TYPE_CHECKING:  # the config's dataclasses hold the registry of kinds, which imports this
-    from ..config import Config, PromptSettings
+    from ..config import Config
+    from ..config_prompts import PromptSettings
     from ..edition.history import History
 
 _SEPARATOR = "\n\n---\n\n"
