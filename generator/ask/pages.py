@@ -21,7 +21,8 @@ from ..edition.feed import atom_feed
 from ..edition.history import History
 from ..edition.model import SynthesisPage
 from ..edition.names import name_citations
-from ..edition.record import EditionRecord, FigureFact, RecordPaper, Status
+from ..edition.record import EditionRecord, RecordPaper, Status
+from ..edition.record_parts import FigureFact
 from ..edition.render import make_environment, remove_stale, render_template, with_title
 from ..edition.values import VERDICT_LABELS, ClaimCheck, FollowUp
 from ..kinds import KindRegistry

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..codec import CodecError, from_data, to_data
-from ..edition.record import FigureFact, RecordFormatError, RecordPrompt
+from ..edition.record import RecordFormatError, RecordPrompt
+from ..edition.record_parts import FigureFact
 from ..edition.values import ClaimCheck, verdict_counts
 from ..jsonfile import JSONFileError, load_json
 from ..models import FullText, NumberedPaper, Paper, paper_slug

@@ -19,7 +19,8 @@ from ..synthesis.evidence import ALONE_TITLE, parse_evidence_name
 from ..synthesis.judge import parse_judge_name, verdicts
 from .continuity import find_follow_ups
 from .evidence import PaperText, check_claims
-from .record import EditionRecord, FigureFact, RecordPaper, Status
+from .record import EditionRecord, RecordPaper, Status
+from .record_parts import FigureFact
 from .values import ClaimCheck, FollowUp, Judgement
 
 log = logging.getLogger(__name__)

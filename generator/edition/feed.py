@@ -15,7 +15,8 @@ from .. import store
 from ..safe_text import clean, excerpt, text_of
 from .lead import lead_parts, parts_html, parts_text, since_lines, without_subject
 from .names import name_citations
-from .record import EditionRecord, FeedStamps
+from .record import EditionRecord
+from .record_parts import FeedStamps
 
 if TYPE_CHECKING:
     from ..ask.record import QuestionRecord

@@ -11,7 +11,8 @@ from ..chat_models import SynthesisResult
 from ..kinds import BUILTIN_KINDS, KindRegistry
 from ..models import Bundle, FetchResult, Lookup, NumberedPaper, Triage
 from .facts import PaperFacts, RecordedFacts, TextFacts
-from .record import BundleFigures, EditionRecord
+from .record import EditionRecord
+from .record_parts import BundleFigures
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ id, and which figures the papers state), and what the answers were made into (br
 names, picks, citations). `digest render` makes pages from it alone, so a workspace without its
 cache loses nothing that was published. It is read and written through `codec`, its format
 checked; a record of format 2 (research-digest 0.2 and 0.3: no answers) is read and upgraded
-as far as it goes (history, navigation, the feed), and only a render with the cache makes it
+(`record_upgrade`) as far as it goes (history, navigation, the feed), and only a render with the cache makes it
 whole.
 """
 
@@ -21,24 +21,23 @@ from ..chat_models import UNFIT_CHECK, Completion, PromptKind, PromptRequest
 from ..codec import CodecError, from_data, to_data
 from ..errors import DigestError
 from ..fetch.withdrawals import notice_in
-from ..models import Candidate, FullText, Paper, Triage, base_of, paper_slug, valid_arxiv_id
+from ..models import FullText, Paper, Triage, base_of, paper_slug, valid_arxiv_id
 from ..safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, clean, cut
 from .names import cited_parts, flag_withdrawn, name_citations
+from .record_parts import BundleFigures, FeedStamps, FigureFact, PageCitations, RecordPage
+from .record_upgrade import RECORD_FORMAT, upgrade
 from .values import (
     Brief,
     ClaimCheck,
     Continuity,
     EvidenceFigure,
-    FigureCheck,
     Pick,
-    Problem,
     Theme,
     verdict_counts,
 )
 
 log = logging.getLogger(__name__)
 
-RECORD_FORMAT = 3
 # The longest abstract any fetch keeps (`[arxiv] max_abstract_chars` at its maximum): a record
 # edited by hand publishes nothing a fetch could not.
 MAX_RECORD_ABSTRACT_CHARS = 100_000
@@ -51,7 +50,6 @@ STATUS_LABELS: dict[str, str] = {
     "seen": "seen in an earlier edition",
 }
 STATUS_SECTIONS: dict[str, str] = {"new": "New", "updated": "Updated", "seen": "Seen before"}
-_THINKING_TITLE = "Thinking comparison"  # format 1 had no page titles: its thinking page's
 
 
 class RecordFormatError(DigestError):
@@ -150,57 +148,6 @@ class RecordPrompt:
                              self.max_tokens, self.temperature, self.thinking,
                              page_title=self.page_title, subject=self.subject,
                              sent_hash=self.prompt_hash)
-
-
-@dataclass(frozen=True)
-class CitedPaper:
-    number: int
-    arxiv_id: str
-    count: int  # sentences citing it
-
-
-@dataclass(frozen=True)
-class PageCitations:
-    """What a synthesis page cites, as its linking found it."""
-
-    resolved: tuple[CitedPaper, ...] = ()
-    unresolved: tuple[Problem, ...] = ()
-    figures: tuple[FigureCheck, ...] = ()
-
-
-@dataclass(frozen=True)
-class FigureFact:
-    """Whether a paper's title, abstract and excerpt state a figure ("45.8", "%")."""
-
-    paper: int
-    number: str
-    unit: str
-    found: bool
-
-
-@dataclass(frozen=True)
-class BundleFigures:
-    chars: int = 0
-    estimated_tokens: int = 0
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class FeedStamps:
-    """When the feed first showed the edition, and when what it shows last changed."""
-
-    digest: str
-    published: str
-    updated: str
-
-
-@dataclass(frozen=True)
-class RecordPage:
-    """A synthesis page of an edition: its file stem and title (for the navigation)."""
-
-    stem: str
-    title: str
-    kind: PromptKind
 
 
 @dataclass(frozen=True)
@@ -424,57 +371,3 @@ class EditionRecord:
         return replace(record, papers=bounded, unknown=tuple(unknown), trimmed=trimmed,
                        kept={k: data[k] for k in unknown if k in data and "." not in k
                              and "[" not in k})
-
-
-def upgrade(data: dict[str, Any]) -> dict[str, Any]:
-    """A record of format 1 or 2 (no answers, untyped) in this format's shape, marked
-    incomplete: what it held is kept, what it never held is left empty."""
-    papers = []
-    for p in data["papers"]:
-        p = dict(p)
-        text = dict(p.pop("full_text", None) or {"status": "missing"})
-        p["excerpt_chars"] = text.pop("excerpt_chars", 0)
-        p["full_text"] = text
-        papers.append(p)
-    prompts = []
-    for c in data["completions"]:
-        page = str(c["page"]).removesuffix(".md") if c.get("page") else None
-        title = c.get("page_title") or (_THINKING_TITLE if c["kind"] == "thinking"
-                                        else c["title"])
-        completion = {k: c[k] for k in ("model", "usage", "latency_s", "ttft_s",
-                                         "finish_reason", "error", "from_cache") if k in c}
-        prompts.append({"name": c["name"], "title": c["title"], "kind": c["kind"],
-                        "completion": {"name": c["name"], "model": c.get("model", ""),
-                                       **completion},
-                        "max_tokens": c.get("max_tokens", 0),
-                        "temperature": c.get("temperature", 0.0),
-                        "thinking": c.get("thinking", False), "page": page,
-                        "page_title": title})
-    evidence = data.get("evidence")
-    checks = None
-    if isinstance(evidence, dict):  # format 2 kept them by page, not by answer
-        checks = {stem: page.get("checks", []) for stem, page in evidence["pages"].items()}
-    triage = data.get("triage")
-    if isinstance(triage, dict):
-        triage = {
-            "query": data.get("query", ""), "max_candidates": triage["max_candidates"],
-            "total": triage.get("window"), "capped": triage.get("capped", False),
-            "incomplete": triage.get("incomplete", ""),
-            "interests": triage.get("interests", ""),
-            "candidates": [_candidate(c) for c in triage["candidates"]]}
-    kept = ("edition", "title", "built_at", "query", "fetched_at", "generator", "model",
-            "synthesis_wall_time_s", "overview", "skipped_seen", "names", "briefs", "themes",
-            "picks", "citations", "structured", "feed")
-    return {k: data[k] for k in kept if k in data} | {
-        "format": RECORD_FORMAT, "papers": papers, "prompts": prompts, "checks": checks,
-        "triage": triage, "complete": False,
-        "bundle": {k: v for k, v in (data.get("bundle") or {}).items()
-                   if k in ("chars", "estimated_tokens", "note")}}
-
-
-def _candidate(c: dict[str, Any]) -> dict[str, Any]:
-    paper = Paper(c["arxiv_id"], c["title"], (), c.get("published", ""), "", "", (),
-                  c.get("abs_url", ""), None)
-    candidate = Candidate(paper, c["status"], c.get("score"), c.get("reason", ""),
-                          tuple(c.get("interests", ())))
-    return dict(to_data(candidate))

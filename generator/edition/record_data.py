@@ -13,7 +13,8 @@ from ..models import NumberedPaper
 from .facts import Checks, PaperFacts
 from .inputs import EditionInputs
 from .model import Brief, Citations, SynthesisPage, Theme
-from .record import CitedPaper, EditionRecord, PageCitations, RecordPaper, RecordPrompt, Status
+from .record import EditionRecord, RecordPaper, RecordPrompt, Status
+from .record_parts import CitedPaper, PageCitations
 from .values import Continuity, Pick
 
 
