@@ -7,8 +7,8 @@ id, and which figures the papers state), and what the answers were made into (br
 names, picks, citations). `digest render` makes pages from it alone, so a workspace without its
 cache loses nothing that was published. It is read and written through `codec`, its format
 checked; a record of format 2 (research-digest 0.2 and 0.3: no answers) is read and upgraded
-(`record_upgrade`) as far as it goes (history, navigation, the feed), and only a render with the cache makes it
-whole.
+(`record_upgrade`) as far as it goes (history, navigation, the feed), and only a render with
+the cache makes it whole.
 """
 
 from __future__ import annotations
