@@ -26,10 +26,8 @@ def edition_counts(record: EditionRecord) -> str:
     empty edition): a withdrawal is no update, so it is counted apart."""
     if not record.papers:
         return ""
-    gone = record.withdrawn_numbers
-    updated = sum(1 for p in record.papers if p.status == "updated" and p.number not in gone)
     return (f"{_count(len(record.new_papers), 'new paper')}"
-            f"{_and_updated(updated, len(gone & {p.number for p in record.papers}))} among "
+            f"{_and_updated(len(record.updated_papers), len(record.withdrawn_numbers))} among "
             f"{len(record.papers)} in this edition")
 
 
@@ -39,9 +37,7 @@ def lead_parts(record: EditionRecord) -> Parts:
         return []
     counts = edition_counts(record)
     if not record.picked:
-        gone = record.withdrawn_numbers
-        if record.new_papers or any(p.status == "updated" and p.number not in gone
-                                    for p in record.papers):
+        if record.new_papers or record.updated_papers:
             return [(f"{counts}; none stood out enough to pick.", None)]
         return [(f"Nothing new in this edition: every one of the {len(record.papers)} papers "
                  "was covered in an earlier edition, so there are no picks.", None)]

@@ -148,27 +148,29 @@ def flag_withdrawn(parts: list[tuple[str, int | None]], withdrawn: Collection[in
     not as "Paper N") is made a name piece too, and flagged."""
     if not withdrawn:
         return parts
-    spelled = {n: names[n] for n in withdrawn if names and len(names.get(n, "")) >= 4}
+    spelled = {names[n]: n for n in withdrawn if names and len(names.get(n, "")) >= 4}
+    # One pattern for every piece: each withdrawn paper's name, whole words, longest first.
+    pattern = re.compile(r"(?<!\w)(" + "|".join(
+        re.escape(name) for name in sorted(spelled, key=len, reverse=True)) + r")(?!\w)"
+    ) if spelled else None
     flagged: list[tuple[str, int | None]] = []
     for piece, number in parts:
-        for part in _named_in(piece, spelled) if number is None else [(piece, number)]:
+        found = ([(piece, number)] if number is not None or pattern is None
+                 else _named_in(piece, pattern, spelled))
+        for part in found:
             flagged.append(part)
             if part[1] is not None and part[1] in withdrawn:
                 flagged.append((WITHDRAWN_FLAG, None))
     return flagged
 
 
-def _named_in(text: str, names: Mapping[int, str]) -> list[tuple[str, int | None]]:
-    """Plain `text` cut where it spells one of `names` whole (word-bounded)."""
-    if not names:
-        return [(text, None)]
-    by_name = {name: number for number, name in names.items()}
-    pattern = re.compile(r"(?<!\w)(" + "|".join(
-        re.escape(name) for name in sorted(by_name, key=len, reverse=True)) + r")(?!\w)")
+def _named_in(text: str, pattern: re.Pattern[str], numbers: Mapping[str, int]
+              ) -> list[tuple[str, int | None]]:
+    """Plain `text` cut where `pattern` finds a name, each found name with its paper."""
     parts: list[tuple[str, int | None]] = []
     last = 0
     for match in pattern.finditer(text):
-        parts += [(text[last:match.start()], None), (match.group(1), by_name[match.group(1)])]
+        parts += [(text[last:match.start()], None), (match.group(1), numbers[match.group(1)])]
         last = match.end()
     parts.append((text[last:], None))
     return [(piece, number) for piece, number in parts if piece]

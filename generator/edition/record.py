@@ -235,6 +235,12 @@ class EditionRecord:
     def new_papers(self) -> tuple[RecordPaper, ...]:
         return tuple(p for p in self.papers if p.status == "new")
 
+    @property
+    def updated_papers(self) -> tuple[RecordPaper, ...]:
+        """Papers here in a new version, a withdrawn one left out: a withdrawal is no update."""
+        gone = self.withdrawn_numbers
+        return tuple(p for p in self.papers if p.status == "updated" and p.number not in gone)
+
     def tldr(self, number: int) -> str:
         """The brief's one-line summary of a paper of this edition ("" without one)."""
         brief = self.briefs.get(number)
