@@ -30,14 +30,14 @@ SRC = Path(os.environ.get("DIGEST_BENCH_SRC", ROOT))  # whose `generator` is mea
 sys.path[:0] = [str(SRC), str(ROOT)]
 
 from bench.latency_server import Model, ServerProcess  # noqa: E402
-from generator.cache import Cache  # noqa: E402
 from generator.chat_models import Message, PromptRequest  # noqa: E402
+from generator.store.cache import Cache  # noqa: E402
 from generator.synthesis.llm_client import ChatClient  # noqa: E402
 
 try:  # the batch runner, under the name the measured checkout gives it
-    from generator.synthesis.stage import run_batch  # noqa: E402
+    from generator.synthesis.batch import run_batch  # noqa: E402
 except ImportError:
-    from generator.synthesis.stage import run_synthesis as run_batch  # type: ignore[attr-defined,no-redef] # noqa: E402,I001
+    from generator.synthesis.batch import run_synthesis as run_batch  # type: ignore[attr-defined,no-redef] # noqa: E402,I001
 
 MODEL = "deepseek-ai/DeepSeek-V4-Flash"
 

@@ -23,12 +23,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generator.cache import Cache  # noqa: E402
 from generator.fetch.arxiv_source import HttpSession, RateLimiter  # noqa: E402
+from generator.fetch.papers import fetch_full_texts  # noqa: E402
 from generator.fetch.pdf_download import PdfDownloader  # noqa: E402
 from generator.fetch.pdf_text import extract_text  # noqa: E402
-from generator.fetch.stage import fetch_full_texts  # noqa: E402
 from generator.models import Paper  # noqa: E402
+from generator.store.cache import Cache  # noqa: E402
 from tests.conftest import FIXTURES  # noqa: E402
 
 MAX_CHARS = 10**9  # every page

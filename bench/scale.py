@@ -25,7 +25,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generator.bundle import build_bundle  # noqa: E402
 from generator.chat_models import Completion, SynthesisResult, Usage  # noqa: E402
 from generator.config import BriefSettings, Config, LlmSettings  # noqa: E402
 from generator.edition.assemble import assemble  # noqa: E402
@@ -35,6 +34,7 @@ from generator.edition.render import make_environment, render_edition, write_pag
 from generator.fetch.arxiv_source import ArxivSource, RateLimiter, RecordingSession  # noqa: E402
 from generator.kinds import build_requests  # noqa: E402
 from generator.models import FetchResult, FullText, Paper, Source  # noqa: E402
+from generator.synthesis.bundle import build_bundle  # noqa: E402
 from tests.conftest import FIXTURES  # noqa: E402
 from tests.servers.arxiv import ArxivServer  # noqa: E402
 

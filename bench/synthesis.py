@@ -38,21 +38,21 @@ from bench.latency_server import (  # noqa: E402
     prompt_text,
     thinking,
 )
-from generator.bundle import build_bundle  # noqa: E402
-from generator.cache import Cache  # noqa: E402
 from generator.chat_models import PromptRequest, SynthesisResult  # noqa: E402
 from generator.config import Config, load_config  # noqa: E402
+from generator.evidence.judge import parse_judge_name  # noqa: E402
+from generator.evidence.requests import parse_evidence_name  # noqa: E402
 from generator.fetch.arxiv_source import ArxivSource, RateLimiter, RecordingSession  # noqa: E402
 from generator.fetch.pdf_text import extract_text  # noqa: E402
 from generator.kinds import build_requests  # noqa: E402
 from generator.models import Bundle, FullText, Source  # noqa: E402
-from generator.stages import follow_ups  # noqa: E402
+from generator.pipeline.stages import follow_ups  # noqa: E402
+from generator.store.cache import Cache  # noqa: E402
+from generator.synthesis.batch import FollowUp, run_batch  # noqa: E402
+from generator.synthesis.bundle import build_bundle  # noqa: E402
 from generator.synthesis.dispatch import concurrency  # noqa: E402
-from generator.synthesis.evidence import parse_evidence_name  # noqa: E402
-from generator.synthesis.judge import parse_judge_name  # noqa: E402
 from generator.synthesis.llm_client import ChatClient  # noqa: E402
 from generator.synthesis.server import ServerProbe  # noqa: E402
-from generator.synthesis.stage import FollowUp, run_batch  # noqa: E402
 from tests.conftest import FIXTURES  # noqa: E402
 from tests.servers.arxiv import ArxivServer  # noqa: E402
 

@@ -32,15 +32,15 @@ sys.path.insert(0, str(ROOT))
 
 from bench.latency_server import CHARS_PER_TOKEN, Model, ServerProcess, prompt_text  # noqa: E402
 from bench.synthesis import body_of, replay  # noqa: E402
-from generator.cache import Cache  # noqa: E402
 from generator.chat_models import PromptRequest  # noqa: E402
 from generator.config import load_config  # noqa: E402
 from generator.fetch.arxiv_source import ArxivSource, RateLimiter, RecordingSession, Window  # noqa: E402
-from generator.safe_text import cut  # noqa: E402
+from generator.store.cache import Cache  # noqa: E402
 from generator.synthesis.dispatch import concurrency  # noqa: E402
 from generator.synthesis.llm_client import ChatClient  # noqa: E402
 from generator.synthesis.server import ServerProbe  # noqa: E402
-from generator.triage import Example, run_triage, triage_request  # noqa: E402
+from generator.synthesis.triage import Example, run_triage, triage_request  # noqa: E402
+from generator.text.safe_text import cut  # noqa: E402
 from tests.conftest import FIXTURES  # noqa: E402
 from tests.servers.arxiv import ArxivServer  # noqa: E402
 

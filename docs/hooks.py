@@ -1,7 +1,7 @@
 """MkDocs hook for the project's documentation: writes the configuration reference.
 
 The page docs/configuration.md holds the prose and one marker line; the reference that
-replaces it is made from the config's dataclasses at build time (generator.config_docs), so
+replaces it is made from the config's dataclasses at build time (generator.config.reference), so
 every key, type, default, range and description is the code's own.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.config_docs import MARKER, reference_markdown
+from generator.config.reference import MARKER, reference_markdown
 
 
 def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:

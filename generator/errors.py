@@ -5,7 +5,7 @@ Library code raises these; only the CLI turns them into a red line and an exit c
 
 from __future__ import annotations
 
-from .urls import redact_text
+from .text.urls import redact_text
 
 
 class DigestError(Exception):

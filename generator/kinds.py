@@ -22,8 +22,7 @@ from .chat_models import PromptKind, PromptRequest
 from .edition.theme_pages import merge_themes
 from .edition.values import Brief, Theme
 from .models import Bundle
-from .safe_text import clean
-from .synthesis import prompts
+from .prompts import builders as prompts
 from .synthesis.structured import (
     BRIEF_SCHEMA,
     EVIDENCE_SCHEMA,
@@ -31,6 +30,7 @@ from .synthesis.structured import (
     THEMES_SCHEMA,
     TRIAGE_SCHEMA,
 )
+from .text.safe_text import clean
 
 if TYPE_CHECKING:
     from .config import Config

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.cache import Cache
 from generator.chat_models import Completion, PromptRequest, Usage
 from generator.errors import LlmRequestError, PdfTextError
 from generator.fetch.arxiv_source import Window
 from generator.models import Paper
-from generator.services import Services
+from generator.pipeline.services import Services
+from generator.store.cache import Cache
 from generator.synthesis.llm_client import StreamEvents
 from generator.synthesis.server import ServedModel
 from tests.servers.sglang import Answer, Fault, default_responder

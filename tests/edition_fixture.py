@@ -13,10 +13,10 @@ from generator.edition.assemble import assemble
 from generator.edition.inputs import EditionInputs
 from generator.edition.model import Edition
 from generator.edition.record import EditionRecord
-from generator.follow_ups import FollowUps
+from generator.evidence.follow_ups import FollowUps
+from generator.evidence.requests import evidence_requests
 from generator.kinds import build_requests
 from generator.models import Bundle, FetchResult, FullText, NumberedPaper, Paper, Source
-from generator.synthesis.evidence import evidence_requests
 
 EDITION = "2026-12-02"
 BUILT_AT = "2026-12-02T06:00:00+00:00"

@@ -17,7 +17,6 @@ import pytest
 from click.testing import CliRunner, Result
 
 from generator import pipeline
-from generator.cache import read_json
 from generator.cli import cli
 from generator.config import Config, load_config
 from generator.edition.history import History, RecordMissingError, load_records
@@ -25,6 +24,7 @@ from generator.edition.model import Edition
 from generator.edition.record import MAX_RECORD_ABSTRACT_CHARS, EditionRecord, RecordFormatError
 from generator.edition.render import TemplateError, make_environment, render_edition, write_pages
 from generator.publish.mail import EmailError, SendRecord
+from generator.store.cache import read_json
 from generator.synthesis.structured import THEMES_SCHEMA, InvalidAnswer, parse_answer
 from tests.doubles import MockModel, services
 from tests.edition_fixture import EDITION, PAPERS, fixed_edition

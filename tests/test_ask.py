@@ -21,7 +21,6 @@ from generator.ask.archive import ask_bundle
 from generator.ask.index import ArchiveIndex, question_terms
 from generator.ask.pages import publish_question, question_page, terminal_answer
 from generator.ask.record import QuestionRecord, load_questions
-from generator.ask.stage import INDEX_FILE, archive_index, ask_stage
 from generator.cli import cli
 from generator.config import load_config
 from generator.edition.history import History, read_record
@@ -30,6 +29,7 @@ from generator.edition.render import make_environment
 from generator.edition.values import Brief, ClaimCheck, Continuity
 from generator.errors import UsageError
 from generator.models import Withdrawal, base_of, paper_slug
+from generator.pipeline.ask import INDEX_FILE, archive_index, ask_stage
 from generator.publish.site import edition_nav
 from tests.conftest import ROOT, write_config
 from tests.doubles import MockModel, services
@@ -251,7 +251,7 @@ def test_the_bundle_numbers_papers_like_an_editions_and_checks_against_what_it_s
     config = load_config(_workspace(tmp_path))
     run = services(tmp_path, [], {})
     index, _ = archive_index(config, run)
-    from generator.ask.stage import _papers
+    from generator.pipeline.ask import _papers
 
     found = _papers(config, run, index, index.search("kv cache eviction", 3))
     bundle = ask_bundle(found, 100)

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from generator.bundle import build_bundle
-from generator.cache import Cache, atomic_write_text, completion_key
 from generator.config import Config
 from generator.errors import LockedError
 from generator.kinds import build_requests
 from generator.models import FullText, Paper, Source
+from generator.store.cache import Cache, atomic_write_text, completion_key
+from generator.synthesis.bundle import build_bundle
 from tests.edition_fixture import with_thinking_body
 
 
@@ -80,7 +80,7 @@ def test_atomic_write_leaves_the_old_file_when_interrupted(
     def interrupted(*args: object) -> None:
         raise KeyboardInterrupt  # as if Ctrl-C arrived between writing and renaming
 
-    monkeypatch.setattr("generator.cache.os.replace", interrupted)
+    monkeypatch.setattr("generator.store.cache.os.replace", interrupted)
     with pytest.raises(KeyboardInterrupt):
         atomic_write_text(target, "new")
     assert target.read_text() == "old"

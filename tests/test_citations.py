@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from generator.cli import cli
 from generator.edition.citations import CitationLinker, title_score
 from generator.models import FullText, NumberedPaper, Paper
-from generator.safe_text import md_model
+from generator.text.safe_text import md_model
 from tests.htmlcheck import elements, live_problems
 from tests.servers.sglang import Answer, SglangServer, task_of
 
@@ -290,7 +290,7 @@ def test_picks_are_by_merit_new_before_revised_and_never_a_low_score_beside_a_be
 
 def test_a_quoted_sentence_keeps_its_comparison_signs() -> None:
     """Only a blockquote's leading marker goes: "latency > 10 ms" keeps its ">" ("Cited in")."""
-    from generator.claims import plain_sentence
+    from generator.evidence.claims import plain_sentence
 
     assert plain_sentence("&gt; Paper 2 keeps latency &gt; 10 ms, *far* below `x`.") == (
         "Paper 2 keeps latency > 10 ms, far below x .")

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from generator.cache import Cache
 from generator.cli import cli
+from generator.store.cache import Cache
 from tests.conftest import write_config
 from tests.htmlcheck import live_problems
 from tests.servers.arxiv import ArxivServer, PdfResponse

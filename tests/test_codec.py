@@ -1,4 +1,4 @@
-"""The one dataclass ⇄ JSON codec every record goes through (generator/codec.py)."""
+"""The one dataclass ⇄ JSON codec every record goes through (generator/store/codec.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any, Literal
 import pytest
 
 from generator.chat_models import Completion, Usage
-from generator.codec import CodecError, from_data, to_data
 from generator.models import FullText, Paper
+from generator.store.codec import CodecError, from_data, to_data
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from typing import Any
 
 from generator import config as config_module
 from generator.config import load_config
-from generator.config_docs import MARKER, options, reference_markdown
-from generator.config_read import ranged
+from generator.config.read import ranged
+from generator.config.reference import MARKER, options, reference_markdown
 from generator.kinds import BUILTIN_KINDS, KindSpec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,7 +69,7 @@ def test_every_config_key_is_in_the_reference_with_a_description() -> None:
     assert missing == []
     assert sorted(o.key for o in options()) == sorted(keys)
     undescribed = [o.key for o in options() if not o.description]
-    assert undescribed == [], "add a docstring under each of these fields in generator/config.py"
+    assert undescribed == [], "add a docstring under each of these fields in generator/config/__init__.py"
 
 
 def test_the_reference_gives_types_defaults_and_ranges_from_the_fields() -> None:

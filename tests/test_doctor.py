@@ -157,7 +157,7 @@ def test_doctor_and_server_command_count_as_the_build_does(
 
 def test_the_context_advice_fits_the_server_kind_found() -> None:
     """SGLang's --context-length is no use to a llama-cpp-python user."""
-    from generator.doctor import context_flag
+    from generator.pipeline.doctor import context_flag
     from generator.synthesis.capabilities import Capabilities
 
     assert context_flag(Capabilities(limits=True, tokenizer="sglang"), 65536) == (

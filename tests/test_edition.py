@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from generator.cli import cli
 from generator.config import Config
-from generator.config_prompts import ThinkingPrompt
+from generator.config.prompts import ThinkingPrompt
 from generator.edition.assemble import assemble
 from generator.edition.inputs import EditionInputs
 from generator.edition.record import EditionRecord, RecordFormatError
@@ -54,7 +54,7 @@ def test_a_paper_page_keeps_each_fact_on_its_own_line_with_marks_and_code() -> N
     """The glitch "PDF on arXiv- Your mark…": a block's end swallowed the line break."""
     from dataclasses import replace
 
-    from generator.feedback import MarkLinks
+    from generator.marks import MarkLinks
 
     env = make_environment(ROOT)
     env.globals["marks"] = MarkLinks(repo="owner/digest")
@@ -233,10 +233,10 @@ def test_a_broken_workspace_template_is_one_line_and_exit_2(
 # Context fitting, on the synthesis side -----------------------------------------------------------
 
 def test_a_refused_prompt_is_cut_fairly_and_the_cut_is_recorded() -> None:
-    from generator.bundle import build_bundle
     from generator.chat_models import PromptRequest
     from generator.kinds import build_requests
     from generator.models import FullText, Source
+    from generator.synthesis.bundle import build_bundle
     from generator.synthesis.planning import BundlePlan, ContextFitter, Refusal
     from tests.edition_fixture import PAPERS, with_thinking_body
 

@@ -14,13 +14,13 @@ import pytest
 from click.testing import CliRunner, Result
 
 from generator.chat_models import Completion
-from generator.claims import claims_of
 from generator.cli import cli
 from generator.edition.citations import CitationLinker
-from generator.edition.evidence import PaperText, check_claims, words
 from generator.edition.values import ClaimCheck
+from generator.evidence.claims import claims_of
+from generator.evidence.quotes import PaperText, check_claims, words
 from generator.models import FullText, NumberedPaper
-from generator.safe_text import md_model
+from generator.text.safe_text import md_model
 from tests.browser import launch_chromium
 from tests.conftest import read_record, write_config
 from tests.edition_fixture import PAPERS
@@ -273,11 +273,11 @@ def test_without_evidence_an_answer_is_linked_and_carries_no_marks() -> None:
 def test_a_check_made_alone_carries_only_the_cited_papers_and_says_so() -> None:
     """Where an answer's conversation does not fit, its check is asked with the cited papers'
     sections of the bundle (cut alike), a stand-in for the answer and the same claims."""
-    from generator.bundle import build_bundle
     from generator.chat_models import Message, PromptRequest
     from generator.config import EvidenceSettings
+    from generator.evidence.requests import ALONE_TITLE, evidence_requests, standalone_check
     from generator.models import Source
-    from generator.synthesis.evidence import ALONE_TITLE, evidence_requests, standalone_check
+    from generator.synthesis.bundle import build_bundle
 
     long_text = FullText("ok", "word " * 20_000, 9, 9)
     bundle = build_bundle([Source(p, long_text) for p in PAPERS])

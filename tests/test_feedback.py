@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from generator.cli import cli
-from generator.feedback import load_marks, mail_link, parse_mark
+from generator.marks import load_marks, mail_link, parse_mark
 from tests.conftest import read_record, write_config
 from tests.servers.arxiv import ArxivServer
 from tests.servers.github import GitHubServer

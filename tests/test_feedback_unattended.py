@@ -22,9 +22,9 @@ from urllib.parse import quote
 import pytest
 import requests
 
-from generator.feedback import FORMAT, load_marks
-from generator.feedback import pull as pull_marks
-from generator.github import GitHubIssues
+from generator.marks import FORMAT, load_marks
+from generator.marks import pull as pull_marks
+from generator.marks.github import GitHubIssues
 from tests.conftest import ROOT, write_config
 from tests.servers.arxiv import ArxivServer
 from tests.servers.github import GitHubServer, Refusal

@@ -24,7 +24,7 @@ from generator.cli import cli
 from generator.edition.render import make_environment, render_edition, write_pages
 from generator.publish.inert import check_site
 from generator.publish.site import build_site
-from generator.safe_text import clean
+from generator.text.safe_text import clean
 from tests.browser import launch_chromium
 from tests.conftest import ROOT, write_config
 from tests.edition_fixture import one_paper_edition

@@ -25,17 +25,17 @@ from click.testing import CliRunner
 
 from generator.chat_models import PromptRequest
 from generator.cli import cli
-from generator.cli_common import write_error
+from generator.cli.common import write_error
 from generator.edition.render import make_environment, render_edition, write_pages
 from generator.errors import LlmRequestError, SiteBuildError
 from generator.models import valid_arxiv_id
 from generator.publish.sanitize import lost_text, sanitize_html
 from generator.publish.site import build_site, with_our_plugins
-from generator.safe_text import md_model, md_text, plain
 from generator.synthesis.llm_client import ChatClient
 from generator.synthesis.structured import TRIAGE_SCHEMA, parse_answer
-from generator.tex import math_text
-from generator.urls import REDACTED, redact_secrets, redact_text, register_secret
+from generator.text.safe_text import md_model, md_text, plain
+from generator.text.tex import math_text
+from generator.text.urls import REDACTED, redact_secrets, redact_text, register_secret
 from tests.browser import launch_chromium
 from tests.conftest import ROOT
 from tests.edition_fixture import EDITION, one_paper_edition

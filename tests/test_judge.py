@@ -16,24 +16,25 @@ from typing import Any
 
 import pytest
 
-from generator import pipeline, stages
+from generator import pipeline
 from generator.chat_models import Completion, Message, PromptRequest
-from generator.claims import claims_of, plain_sentence
-from generator.codec import from_data, to_data
 from generator.config import Config, EvidenceSettings, load_config
 from generator.edition.citations import CitationLinker
 from generator.edition.facts import with_judgements
 from generator.edition.record import EditionRecord
 from generator.edition.values import ClaimCheck, EvidenceFigure, Judgement, Pick, Support
-from generator.safe_text import md_model
-from generator.services import Services
-from generator.synthesis.judge import (
+from generator.evidence.claims import claims_of, plain_sentence
+from generator.evidence.judge import (
     Quoted,
     judge_request,
     parse_judge_name,
     verdicts,
 )
+from generator.pipeline import stages
+from generator.pipeline.services import Services
+from generator.store.codec import from_data, to_data
 from generator.synthesis.structured import JUDGE_SCHEMA
+from generator.text.safe_text import md_model
 from tests.conftest import FIXTURES
 from tests.doubles import MockModel, services
 from tests.edition_fixture import EDITION, PAPERS

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from generator.cache import Cache
 from generator.chat_models import Message, PromptRequest, Usage
 from generator.config import load_config
-from generator.doctor import launch_advice
 from generator.errors import LlmRequestError, ServerNotAnsweringError, ServerUnavailableError
+from generator.pipeline.doctor import launch_advice
+from generator.store.cache import Cache
 from generator.synthesis.llm_client import ChatClient, split_reasoning
 from tests.servers.sglang import Answer, Fault, SglangServer
 

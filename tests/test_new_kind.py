@@ -22,9 +22,9 @@ from generator.config import Config, EmailSettings, load_config
 from generator.edition.history import History
 from generator.errors import ConfigError
 from generator.kinds import BUILTIN_KINDS, KindRegistry, KindSpec, build_requests, settings_of
+from generator.prompts.builders import RequestContext
 from generator.publish.newsletter import newsletter
 from generator.publish.site import edition_nav
-from generator.synthesis.prompts import RequestContext
 from tests.conftest import FIXTURES, read_record
 from tests.doubles import MockModel, services
 from tests.edition_fixture import EDITION, PAPERS
@@ -184,8 +184,8 @@ def test_without_its_registration_a_kind_is_unknown(tmp_path: Path) -> None:
         workspace(tmp_path, "\n[prompts.glossary]\nterms = 5\n", BUILTIN_KINDS)
     assert "prompts.glossary: unknown key" in raised.value.problems[0]
     config = workspace(tmp_path / "again", registry=BUILTIN_KINDS)
-    from generator.bundle import build_bundle
     from generator.models import FullText, Source
+    from generator.synthesis.bundle import build_bundle
 
     bundle = build_bundle([Source(p, FullText("not_requested")) for p in PAPERS])
     assert not {"counterpoint", "glossary"} & {r.kind for r in build_requests(config, bundle)}
@@ -202,9 +202,9 @@ def recap_requests(ctx: RequestContext) -> list[PromptRequest]:
 
 
 def test_a_kinds_request_builder_reads_the_typed_past_editions() -> None:
-    from generator.bundle import build_bundle
     from generator.edition.record import EditionRecord
     from generator.models import FullText, Source
+    from generator.synthesis.bundle import build_bundle
 
     golden = Path(__file__).parent / "golden" / "editions__2026-12-02__edition.json"
     earlier = EditionRecord.from_json(json.loads(golden.read_text()), str(golden))

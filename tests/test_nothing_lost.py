@@ -13,10 +13,10 @@ from pathlib import Path
 
 from click.testing import CliRunner, Result
 
-from generator.cache import Cache
 from generator.cli import cli
 from generator.errors import LlmRequestError
-from generator.urls import redact_text, redact_url
+from generator.store.cache import Cache
+from generator.text.urls import redact_text, redact_url
 from tests.conftest import FIXTURES, write_config
 from tests.feeds import Entry, atom_feed
 from tests.servers.arxiv import ArxivServer, PdfResponse

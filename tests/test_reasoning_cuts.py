@@ -20,8 +20,8 @@ from click.testing import CliRunner, Result
 from generator.chat_models import Message, PromptRequest
 from generator.cli import cli
 from generator.errors import LlmRequestError
+from generator.synthesis.batch import OVERLOAD_RETRIES
 from generator.synthesis.llm_client import ChatClient, IncompleteAnswerError, split_reasoning
-from generator.synthesis.stage import OVERLOAD_RETRIES
 from tests.conftest import write_config
 from tests.servers.arxiv import ArxivServer
 from tests.servers.sglang import Answer, SglangServer, realistic_responder, thinking_of

@@ -5,7 +5,7 @@ from __future__ import annotations
 import markdown
 
 from generator.publish.sanitize import sanitize_html
-from generator.safe_text import md_cell, md_model, md_text, safe_url, tex_accents
+from generator.text.safe_text import md_cell, md_model, md_text, safe_url, tex_accents
 from tests.htmlcheck import elements, live_problems
 
 EXTENSIONS = ["tables", "attr_list", "admonition", "pymdownx.superfences"]
@@ -85,7 +85,7 @@ def test_safe_url_allows_only_http() -> None:
 
 
 def test_clean_drops_control_and_bidi_characters_but_keeps_text() -> None:
-    from generator.safe_text import clean
+    from generator.text.safe_text import clean
 
     assert clean("a\x00b\x07c\x1b[0m\x7f\x85d\r\ne\rf\tg") == "abc[0md\ne\nf\tg"
     assert clean("evil\u202egnp.exe \u2066x\u2069") == "evilgnp.exe x"
@@ -94,7 +94,7 @@ def test_clean_drops_control_and_bidi_characters_but_keeps_text() -> None:
 
 
 def test_page_titles_are_escaped_once() -> None:
-    from generator.safe_text import page_title
+    from generator.text.safe_text import page_title
 
     assert page_title('a < b & "c"\x00 \u202ed') == "a &lt; b &amp; &quot;c&quot; d"
 
@@ -146,8 +146,8 @@ def test_a_list_right_under_a_line_of_text_is_a_list() -> None:
 
 
 def test_titles_tooltips_and_the_feed_spell_math_as_text() -> None:
-    from generator.safe_text import page_title, plain, tooltip
-    from generator.tex import plain_math
+    from generator.text.safe_text import page_title, plain, tooltip
+    from generator.text.tex import plain_math
 
     assert plain("$\\omega$Test") == "ωTest" and page_title("$\\omega$Test") == "ωTest"
     assert tooltip("$\\omega$Test (v2)") == "ωTest v2"

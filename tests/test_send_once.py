@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from generator.cli import cli
-from generator.urls import redact_text
+from generator.text.urls import redact_text
 from tests.servers.smtp import Inbox, Smtp, free_port
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,12 +16,13 @@ from typing import Any
 
 import pytest
 
-from generator import bundle, claims, pipeline
+from generator import pipeline
 from generator.config import Config, load_config
+from generator.evidence import claims
 from generator.kinds import BUILTIN_KINDS as KINDS
 from generator.models import FetchResult
-from generator.services import Services
-from generator.synthesis import structured
+from generator.pipeline.services import Services
+from generator.synthesis import bundle, structured
 from generator.synthesis.record import load_synthesis
 from tests.conftest import FIXTURES
 from tests.doubles import MockModel, PdfShelf, ScriptedArxiv, services

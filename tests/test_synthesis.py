@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 
 from generator.chat_models import Completion, PromptRequest
 from generator.cli import cli
-from generator.cli_progress import Progress
+from generator.cli.progress import Progress
 from generator.edition.record import EditionRecord
 from generator.synthesis.planning import Refusal, context_from_error, refusal_from_error
 from tests.conftest import read_record, write_config

@@ -18,7 +18,7 @@ from generator.config import TriageSettings
 from generator.edition.record import EditionRecord
 from generator.models import Candidate, Paper, Triage, paper_slug
 from generator.synthesis.structured import validate
-from generator.triage import excluded_by, select, system_message, triage_request
+from generator.synthesis.triage import excluded_by, select, system_message, triage_request
 from tests.conftest import read_record, write_config
 from tests.servers.arxiv import ArxivServer
 from tests.servers.sglang import (

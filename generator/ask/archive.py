@@ -14,11 +14,11 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..bundle import fair_excerpt_cap
 from ..edition.names import name_citations
 from ..edition.record import EditionRecord, RecordPaper
 from ..models import Bundle, FullText, NumberedPaper, Withdrawal
-from ..safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, cut
+from ..synthesis.bundle import fair_excerpt_cap
+from ..text.safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, cut
 from .index import Hit
 
 log = logging.getLogger(__name__)

@@ -20,11 +20,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..codec import from_data, to_data
 from ..edition.names import name_citations
 from ..edition.record import EditionRecord, RecordPaper
 from ..edition.withdrawn import Sighting, current
 from ..models import Withdrawal
+from ..store.codec import from_data, to_data
 
 log = logging.getLogger(__name__)
 

@@ -11,9 +11,7 @@ from pathlib import Path
 import jinja2
 
 from .. import store
-from ..cache import atomic_write_text
 from ..chat_models import Completion, PromptRequest
-from ..claims import plain_sentence, sentences
 from ..config import Config
 from ..edition.assemble import synthesis_pages
 from ..edition.facts import Checks
@@ -25,9 +23,11 @@ from ..edition.record import EditionRecord, RecordPaper, Status
 from ..edition.record_parts import FigureFact
 from ..edition.render import make_environment, remove_stale, render_template, with_title
 from ..edition.values import VERDICT_LABELS, ClaimCheck, FollowUp
+from ..evidence.claims import plain_sentence, sentences
 from ..kinds import KindRegistry
 from ..models import NumberedPaper
-from ..safe_text import safe_url, text_of
+from ..store.cache import atomic_write_text
+from ..text.safe_text import safe_url, text_of
 from .record import (
     INDEX_PAGE,
     QUESTIONS,

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..codec import CodecError, from_data, to_data
 from ..edition.record import RecordFormatError, RecordPrompt
 from ..edition.record_parts import FigureFact
 from ..edition.values import ClaimCheck, verdict_counts
-from ..jsonfile import JSONFileError, load_json
 from ..models import FullText, NumberedPaper, Paper, paper_slug
-from ..safe_text import clean_data
+from ..store.codec import CodecError, from_data, to_data
+from ..store.jsonfile import JSONFileError, load_json
+from ..text.safe_text import clean_data
 
 log = logging.getLogger(__name__)
 

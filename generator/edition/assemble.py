@@ -18,8 +18,8 @@ from typing import Any
 from ..chat_models import Completion, PromptRequest
 from ..kinds import BUILTIN_KINDS, KindRegistry
 from ..models import NumberedPaper
-from ..safe_text import md_model
 from ..synthesis.structured import InvalidAnswer, parse_answer
+from ..text.safe_text import md_model
 from .charts import timeline, token_chart
 from .citations import CitationLinker, PageCitations
 from .compare import compare

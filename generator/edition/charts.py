@@ -12,7 +12,7 @@ from html import escape as _html_escape
 
 from ..chat_models import Completion, PromptRequest
 from ..models import NumberedPaper
-from ..safe_text import clean
+from ..text.safe_text import clean
 
 
 def escape(text: str) -> str:

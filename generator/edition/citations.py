@@ -19,14 +19,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..claims import CITE_RE as _CITE_RE
-from ..claims import FIGURE_RE as _FIGURE_RE
-from ..claims import NUMBER_RE as _NUMBER_RE
-from ..claims import numbers as _numbers
-from ..claims import plain_sentence as _plain
-from ..claims import sentences
+from ..evidence.claims import CITE_RE as _CITE_RE
+from ..evidence.claims import FIGURE_RE as _FIGURE_RE
+from ..evidence.claims import NUMBER_RE as _NUMBER_RE
+from ..evidence.claims import numbers as _numbers
+from ..evidence.claims import plain_sentence as _plain
+from ..evidence.claims import sentences
 from ..models import NumberedPaper
-from ..safe_text import escape_markdown, tooltip
+from ..text.safe_text import escape_markdown, tooltip
 from .facts import PaperFacts, TextFacts
 from .names import name_citations
 from .prose import one_paper_once

@@ -13,9 +13,9 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from ..claims import CITE_RE, SENTENCE_RE
-from ..claims import numbers as cited_numbers
-from ..safe_text import separate_blocks
+from ..evidence.claims import CITE_RE, SENTENCE_RE
+from ..evidence.claims import numbers as cited_numbers
+from ..text.safe_text import separate_blocks
 from .overview import overview_text
 from .prose import unique_sentences
 from .values import ClaimCheck

@@ -15,8 +15,8 @@ import difflib
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
-from ..claims import CITE_RE
-from ..claims import numbers as cited_numbers
+from ..evidence.claims import CITE_RE
+from ..evidence.claims import numbers as cited_numbers
 from ..fetch.withdrawals import withdrawal_notice
 from ..models import Lookup, NumberedPaper, Withdrawal
 from .names import name_citations

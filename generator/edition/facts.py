@@ -12,13 +12,13 @@ from dataclasses import replace
 from typing import Protocol
 
 from ..chat_models import Completion, PromptRequest
-from ..claims import Claim, claims_of, figure_in
+from ..evidence.claims import Claim, claims_of, figure_in
+from ..evidence.judge import parse_judge_name, verdicts
+from ..evidence.quotes import PaperText, check_claims
+from ..evidence.requests import ALONE_TITLE, parse_evidence_name
 from ..kinds import BUILTIN_KINDS, KindRegistry
 from ..models import NumberedPaper
-from ..synthesis.evidence import ALONE_TITLE, parse_evidence_name
-from ..synthesis.judge import parse_judge_name, verdicts
 from .continuity import find_follow_ups
-from .evidence import PaperText, check_claims
 from .record import EditionRecord, RecordPaper, Status
 from .record_parts import FigureFact
 from .values import ClaimCheck, FollowUp, Judgement

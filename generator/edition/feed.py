@@ -12,7 +12,7 @@ from urllib.parse import urljoin, urlsplit
 from xml.etree import ElementTree
 
 from .. import store
-from ..safe_text import clean, excerpt, text_of
+from ..text.safe_text import clean, excerpt, text_of
 from .lead import lead_parts, parts_html, parts_text, since_lines, without_subject
 from .names import name_citations
 from .record import EditionRecord

@@ -12,9 +12,9 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from ..errors import UsageError
-from ..jsonfile import JSONFileError, load_json
 from ..models import Paper
 from ..store import RECORD, Docs
+from ..store.jsonfile import JSONFileError, load_json
 from .record import EditionRecord, RecordFormatError, RecordPaper, Status
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ import html
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..safe_text import text_of
+from ..text.safe_text import text_of
 from .names import name_citations
 from .overview import overview_text
 from .prose import unique_sentences

@@ -15,8 +15,8 @@ import re
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 
-from ..claims import CITE_RE
-from ..claims import numbers as cited_numbers
+from ..evidence.claims import CITE_RE
+from ..evidence.claims import numbers as cited_numbers
 from ..models import NumberedPaper
 from .prose import papers_once
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from ..safe_text import separate_blocks
-from ..tex import MATH_RE
+from ..text.safe_text import separate_blocks
+from ..text.tex import MATH_RE
 from .prose import said_once
 
 _HEADING_RE = re.compile(r"^#{1,6}\s+(.*)$", re.MULTILINE)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from ..claims import FIGURE_RE
+from ..evidence.claims import FIGURE_RE
 from ..models import NumberedPaper, Triage
 from .facts import PaperFacts, TextFacts
 from .values import Brief, ClaimCheck, Pick

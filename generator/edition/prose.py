@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from ..claims import CITE_RE, SENTENCE_RE
-from ..claims import numbers as cited_numbers
+from ..evidence.claims import CITE_RE, SENTENCE_RE
+from ..evidence.claims import numbers as cited_numbers
 
 # Between two members of a list: ", ", " and ", ", and ", " & ".
 _JOIN = r"\s*(?:,\s*and\s+|,\s*|\band\s+|&\s*)"

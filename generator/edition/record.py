@@ -18,11 +18,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..chat_models import UNFIT_CHECK, Completion, PromptKind, PromptRequest
-from ..codec import CodecError, from_data, to_data
 from ..errors import DigestError
 from ..fetch.withdrawals import notice_in
 from ..models import FullText, Paper, Triage, base_of, paper_slug, valid_arxiv_id
-from ..safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, clean, cut
+from ..store.codec import CodecError, from_data, to_data
+from ..text.safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, clean, cut
 from .names import cited_parts, flag_withdrawn, name_citations
 from .record_parts import BundleFigures, FeedStamps, FigureFact, PageCitations, RecordPage
 from .record_upgrade import RECORD_FORMAT, upgrade

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..codec import to_data
 from ..models import Candidate, Paper
+from ..store.codec import to_data
 
 RECORD_FORMAT = 3  # edition.json's format now (record.py), the shape upgrade() writes
 _THINKING_TITLE = "Thinking comparison"  # format 1 had no page titles: its thinking page's

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 
 from .. import store
-from ..cache import atomic_write_text
 from ..errors import DigestError
-from ..feedback import MarkLinks
+from ..marks import MarkLinks
 from ..models import paper_slug
-from ..safe_text import clean_data, cut, excerpt, md_cell, md_text, page_title, plain, safe_url, tooltip
 from ..store import Docs
+from ..store.cache import atomic_write_text
+from ..text.safe_text import clean_data, cut, excerpt, md_cell, md_text, page_title, plain, safe_url, tooltip
 from .feed import atom_feed
 from .fold import fold_sections
 from .lead import comparison, without_subject

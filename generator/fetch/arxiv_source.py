@@ -23,11 +23,11 @@ import requests
 import urllib3
 
 from .. import __version__
-from ..cache import atomic_write_text
 from ..errors import ArxivError
-from ..jsonfile import JSONFileError, load_json
 from ..models import Paper, valid_arxiv_id
-from ..safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, clean, cut
+from ..store.cache import atomic_write_text
+from ..store.jsonfile import JSONFileError, load_json
+from ..text.safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, clean, cut
 
 MAX_COMMENT_CHARS = 1000
 LOOKUP_BATCH = 100  # ids in one id_list request: arXiv's page size

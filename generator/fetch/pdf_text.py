@@ -15,7 +15,7 @@ from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError, P
 
 from ..errors import PdfTextError
 from ..models import FullText
-from ..safe_text import clean
+from ..text.safe_text import clean
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from ..errors import ArxivError
 from ..models import Lookup, Paper, Withdrawal
 from ..ports import PaperSearch
-from ..safe_text import cut
+from ..text.safe_text import cut
 
 log = logging.getLogger(__name__)
 

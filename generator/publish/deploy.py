@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..errors import SiteBuildError
-from ..urls import redact_text
+from ..text.urls import redact_text
 
 log = logging.getLogger(__name__)
 

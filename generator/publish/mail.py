@@ -27,11 +27,11 @@ from email.message import EmailMessage
 from email.utils import parseaddr
 from pathlib import Path
 
-from ..cache import Cache, atomic_write_bytes
 from ..config import EmailSettings
 from ..errors import DigestError
-from ..jsonfile import JSONFileError, load_json
-from ..urls import redact_text, register_login
+from ..store.cache import Cache, atomic_write_bytes
+from ..store.jsonfile import JSONFileError, load_json
+from ..text.urls import redact_text, register_login
 
 log = logging.getLogger(__name__)
 

@@ -34,8 +34,8 @@ from ..edition.lead import (
 from ..edition.record import EditionRecord, RecordPaper
 from ..edition.values import Pick
 from ..errors import UsageError
-from ..feedback import MarkLinks
-from ..safe_text import excerpt, safe_url, text_of
+from ..marks import MarkLinks
+from ..text.safe_text import excerpt, safe_url, text_of
 
 WIDTH = 640
 # A {pick} and what joins it to the rest (before it or after it), dropped when nothing was picked.

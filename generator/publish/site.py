@@ -23,7 +23,7 @@ from .. import store
 from ..ask.record import INDEX_PAGE, QuestionRecord, load_questions
 from ..edition.history import History
 from ..errors import SiteBuildError, UnsafeSiteError
-from ..safe_text import cut
+from ..text.safe_text import cut
 from .freshness import SITE_MARKER, fingerprint, is_current, marker_text
 from .inert import check_site
 

@@ -17,11 +17,11 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from ..cache import Cache, read_json, write_json
 from ..chat_models import Completion, Message, PromptRequest
 from ..errors import LlmRequestError
 from ..ports import ChatModel, ServerFacts
-from ..urls import redact_url
+from ..store.cache import Cache, read_json, write_json
+from ..text.urls import redact_url
 from .json_answers import StructuredFormats, format_refused, with_format
 from .server import TOKENIZERS
 from .structured import response_format

@@ -19,8 +19,8 @@ if TYPE_CHECKING:  # imported when a request is made: `import openai` alone take
 
 from ..chat_models import Completion, PromptRequest, Usage
 from ..errors import LlmRequestError, ServerNotAnsweringError, ServerUnavailableError
-from ..safe_text import clean
-from ..urls import redact_secrets, redact_url
+from ..text.safe_text import clean
+from ..text.urls import redact_secrets, redact_url
 from .cuts import no_answer
 from .deadline import STALLED, Watch, Watchdog
 from .planning import context_from_error

@@ -11,14 +11,14 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 
-from ..cache import Cache, completion_key
 from ..chat_models import UNFIT_CHECK, Completion, PromptRequest
 from ..errors import LlmRequestError
+from ..evidence.requests import standalone_check
 from ..kinds import BUILTIN_KINDS, KindRegistry
 from ..ports import ChatModel
-from ..urls import redact_text
+from ..store.cache import Cache, completion_key
+from ..text.urls import redact_text
 from .cuts import CUT, looks_cut, suspect_message
-from .evidence import standalone_check
 from .json_answers import StructuredFormats, ask_for_json
 from .llm_client import StreamEvents
 from .planning import Refusal, refusal_from_error

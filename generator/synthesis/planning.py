@@ -15,10 +15,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..bundle import build_bundle, fair_excerpt_cap
-from ..cache import Cache, read_json, write_json
 from ..chat_models import PromptRequest
 from ..models import Bundle, Source
+from ..store.cache import Cache, read_json, write_json
+from .bundle import build_bundle, fair_excerpt_cap
 
 log = logging.getLogger(__name__)
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..cache import Cache, read_json, write_json
 from ..chat_models import Completion, PromptRequest, SynthesisResult
+from ..store.cache import Cache, read_json, write_json
 
 log = logging.getLogger(__name__)
 

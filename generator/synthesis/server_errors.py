@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..urls import redact_text
+from ..text.urls import redact_text
 from .planning import refusal_from_error
 
 _PATH_RE = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.@+-]+){2,}\.py\b(?:\", line \d+)?")

@@ -13,7 +13,7 @@ import re
 from collections import OrderedDict
 from typing import Any
 
-from ..safe_text import clean_data, cut
+from ..text.safe_text import clean_data, cut
 
 BRIEF_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -1,0 +1,382 @@
+"""The `digest` command line: thin commands over the pipeline, errors mapped to exit codes.
+
+Exit codes: 0 done, 1 the run failed (in whole or in part), 2 bad usage or configuration.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .. import __version__, pipeline
+from ..config import load_config
+from ..edition.history import History
+from ..errors import UsageError
+from ..pipeline.services import make_services
+from ..publish.deploy import deploy_site
+from ..publish.site import zip_site
+from ..store.cache import Cache
+from .ask import ask
+from .common import (
+    config_option,
+    edition_name,
+    edition_option,
+    setup_logging,
+    user_errors,
+    verbose_option,
+    wait_for,
+    wait_option,
+    workspace_lock,
+)
+from .feedback import feedback
+from .progress import Progress
+from .server import doctor, server_command
+
+log = logging.getLogger(__name__)
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="digest")
+@click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
+def cli(verbose: int) -> None:
+    """Turn an arXiv query into a browsable, LLM-synthesized research digest.
+
+    \b
+    Example:
+        digest init my-digest
+        digest build --config my-digest/config.toml
+        digest serve --config my-digest/config.toml
+    """
+    setup_logging(verbose)
+
+
+@cli.command()
+@verbose_option
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+def init(directory: Path) -> None:
+    """Create a workspace: DIRECTORY/config.toml and DIRECTORY/mkdocs.yml, ready to edit.
+
+    \b
+    Example:
+        digest init my-digest
+    """
+    with user_errors():
+        directory.mkdir(parents=True, exist_ok=True)
+        skeleton = pipeline.skeleton_dir()
+        for name in ("config.toml", "mkdocs.yml"):
+            target = directory / name
+            if target.exists():
+                raise UsageError(f"{target} already exists; not overwriting it")
+        for name in ("config.toml", "mkdocs.yml"):
+            shutil.copyfile(skeleton / name, directory / name)
+        click.echo(f"Created {directory / 'config.toml'} and {directory / 'mkdocs.yml'}.")
+        click.echo(f"Edit the query in config.toml, then: digest build --config "
+                   f"{directory / 'config.toml'}")
+
+
+@cli.command()
+@verbose_option
+@config_option
+@edition_option
+@click.option("--refresh", is_flag=True, help="Query arXiv again even if this edition was fetched.")
+@wait_option
+@click.option("--zip", "make_zip", is_flag=True, help="Also write the site as one .zip archive.")
+def build(config_path: str, edition: str | None, refresh: bool, wait_s: float,
+          make_zip: bool) -> None:
+    """Run every stage: fetch, synthesize, render and build the site.
+
+    A rerun of the same edition reuses everything cached: no PDF is downloaded and no prompt
+    is sent twice.
+
+    \b
+    Example:
+        digest build --config my-digest/config.toml --edition 2026-12-02
+    """
+    with user_errors():
+        config = load_config(config_path, os.environ)
+        name = edition_name(edition)
+        services = make_services(config, os.environ)
+        click.echo(f"Building edition {name} of {config.digest.title!r}", err=True)
+        wait_for(services, wait_s)
+        progress = Progress()
+        try:
+            with workspace_lock(config):
+                report = pipeline.run(config, services, name, refresh=refresh,
+                                      observer=progress, on_text=progress.text)
+        finally:
+            progress.close()
+        click.echo(
+            f"Edition {report.edition}: {report.papers} papers ({report.full_text} with full "
+            f"text, {report.missing_full_text} missing), {report.sent_prompts} prompt(s) sent. "
+            f"Site: {report.site_dir}"
+        )
+        if make_zip and report.site_dir:
+            click.echo(f"Archive: {zip_site(report.site_dir)}")
+        if report.failed_prompts:
+            click.secho(
+                f"{len(report.failed_prompts)} prompt(s) failed: {', '.join(report.failed_prompts)}."
+                " Their pages say so; run the same command again to retry them.",
+                fg="red", err=True,
+            )
+            sys.exit(1)
+
+
+@cli.command()
+@verbose_option
+@config_option
+@edition_option
+@click.option("--refresh", is_flag=True, help="Query arXiv again even if this edition was fetched.")
+def fetch(config_path: str, edition: str | None, refresh: bool) -> None:
+    """Search arXiv and download and extract the first PDFs into the cache.
+
+    \b
+    Example:
+        digest fetch --config my-digest/config.toml
+    """
+    with user_errors():
+        config = load_config(config_path, os.environ)
+        name = edition_name(edition)
+        services = make_services(config, os.environ)
+        with workspace_lock(config):
+            result = pipeline.fetch_stage(config, services, name, refresh=refresh,
+                                          on_text=Progress().text)
+        for source in result.sources:
+            status = source.full_text.status
+            detail = f" ({source.full_text.reason})" if status == "missing" else ""
+            click.echo(f"{source.paper.arxiv_id:>22}  {status:<13} {source.paper.title[:70]}{detail}")
+        click.echo(f"{len(result.sources)} paper(s) recorded for edition {name}.")
+
+
+@cli.command()
+@verbose_option
+@config_option
+@edition_option
+@wait_option
+def synthesize(config_path: str, edition: str | None, wait_s: float) -> None:
+    """Run every synthesis prompt of a fetched edition (cached answers are reused).
+
+    \b
+    Example:
+        digest synthesize --config my-digest/config.toml --edition 2026-12-02
+    """
+    with user_errors():
+        config = load_config(config_path, os.environ)
+        name = edition_name(edition)
+        services = make_services(config, os.environ)
+        wait_for(services, wait_s)
+        progress = Progress()
+        with workspace_lock(config):
+            try:
+                result = pipeline.synthesize_stage(config, services, name, observer=progress)
+            finally:
+                progress.close()
+        from ..synthesis.batch import failed as counts_as_failed
+
+        failed = [c.name for c in result.completions if counts_as_failed(c)]
+        click.echo(f"{len(result.completions) - len(failed)} of {len(result.completions)} "
+                   f"prompt(s) answered in {result.wall_time_s:.1f} s.")
+        if failed:
+            sys.exit(1)
+
+
+@cli.command()
+@verbose_option
+@config_option
+@edition_option
+@click.option("--all", "every", is_flag=True,
+              help="Render every edition again from its records (after a template change).")
+def render(config_path: str, edition: str | None, every: bool) -> None:
+    """Write the Markdown pages of a synthesized edition into docs_dir.
+
+    Needs no network: it reads what fetch and synthesize recorded in the cache.
+
+    \b
+    Example:
+        digest render --config my-digest/config.toml --edition 2026-12-02
+        digest render --config my-digest/config.toml --all && digest site
+    """
+    with user_errors():
+        config = load_config(config_path, os.environ)
+        cache = Cache(config.cache_dir)
+        with workspace_lock(config):
+            if every:
+                done, skipped = pipeline.render_all(config, cache)
+                click.echo(f"Rendered {len(done)} edition(s) into {config.docs_dir}.")
+                if skipped:
+                    click.echo(f"Kept as they are (no records in the cache): {', '.join(skipped)}")
+                return
+            name = edition_name(edition)
+            record = pipeline.render_stage(config, cache, name)
+            assert record is not None  # rendered whatever the fingerprint says
+            pipeline.render_flagged(config, cache, record, History.load(config.docs_dir))
+        click.echo(f"Pages of edition {name} written to {config.docs_dir}.")
+
+
+@cli.command()
+@verbose_option
+@config_option
+@click.option("--zip", "make_zip", is_flag=True, help="Also write the site as one .zip archive.")
+def site(config_path: str, make_zip: bool) -> None:
+    """Build the static site from docs_dir with MkDocs (strict: broken links fail).
+
+    The site reads offline from file:// (search included); --zip packs it to hand around.
+
+    \b
+    Example:
+        digest site --config my-digest/config.toml --zip
+    """
+    with user_errors():
+        config = load_config(config_path, os.environ)
+        with workspace_lock(config):
+            site_dir = pipeline.site_stage(config)
+            click.echo(f"Site: {site_dir}")
+            if make_zip:
+                click.echo(f"Archive: {zip_site(site_dir)}")
+
+
+@cli.command()
+@verbose_option
+@config_option
+@click.option("--message", "-m", default=None, help="Commit message for the gh-pages branch.")
+@click.option("--force", is_flag=True, help="Force-push the gh-pages branch.")
+@click.option("--remote", default=None, metavar="NAME",
+              help="The git remote to push to (default: mkdocs.yml's remote_name, or origin).")
+def deploy(config_path: str, message: str | None, force: bool, remote: str | None) -> None:
+    """Publish the built site to GitHub Pages (the gh-pages branch; mkdocs gh-deploy).
+
+    Run it in a workspace that is a git repository with a GitHub remote, after `digest build`.
+    The remote and branch come from mkdocs.yml (remote_name, remote_branch), or --remote.
+    Without that remote, or when the push fails, it says what to do (git's own words: -v).
+
+    \b
+    Example:
+        digest build --config my-digest/config.toml && digest deploy --config my-digest/config.toml
+    """
+    with user_errors():
+        config = load_config(config_path, os.environ)
+        with workspace_lock(config):  # never push a site that a build is replacing
+            pushed_to = deploy_site(config.mkdocs_yml, config.site_dir,
+                                    fallback_yml=pipeline.skeleton_dir() / "mkdocs.yml",
+                                    message=message, force=force, remote=remote)
+        click.echo(f"Deployed {config.site_dir} to the gh-pages branch of {pushed_to}.")
+
+
+@cli.command()
+@verbose_option
+@config_option
+@click.option("--dev-addr", default=None, metavar="IP:PORT", help="Address to serve on.")
+def serve(config_path: str, dev_addr: str | None) -> None:
+    """Preview the site with live reload (mkdocs serve).
+
+    \b
+    Example:
+        digest serve --config my-digest/config.toml --dev-addr 127.0.0.1:8000
+    """
+    from ..publish.site import serve_site
+
+    with user_errors():
+        config = load_config(config_path, os.environ)
+        address = dev_addr or "127.0.0.1:8000"
+        click.echo(f"Serving {config.docs_dir} at http://{address}/ (live reload; Ctrl-C to stop)",
+                   err=True)
+        serve_site(config.mkdocs_yml, config.docs_dir, config.digest.title,
+                   fallback_yml=pipeline.skeleton_dir() / "mkdocs.yml", dev_addr=address)
+
+
+@cli.command()
+@verbose_option
+@config_option
+@click.argument("edition")
+def remove(config_path: str, edition: str) -> None:
+    """Take an edition off the site: its pages and record go, its cache stays.
+
+    The other editions are rendered again (their papers' statuses may change) and the site is
+    rebuilt; `digest build --edition EDITION` would bring the edition back from the cache.
+
+    \b
+    Example:
+        digest remove --config my-digest/config.toml 2026-11-25
+    """
+    with user_errors():
+        config = load_config(config_path, os.environ)
+        cache = Cache(config.cache_dir)
+        with workspace_lock(config):
+            skipped = pipeline.remove_edition(config, cache, pipeline.check_edition(edition))
+            if skipped:
+                click.echo(f"Kept as they are (no records in the cache): {', '.join(skipped)}",
+                           err=True)
+            site_dir = pipeline.site_stage(config)
+        click.echo(f"Removed edition {edition}. Site: {site_dir}")
+
+
+@cli.command()
+@verbose_option
+@config_option
+@edition_option
+@click.option("--dry-run", is_flag=True,
+              help="Write the message as an .eml file (and print its path) instead of sending.")
+@click.option("--resend", is_flag=True, help="Send again to everyone, even those already sent.")
+@click.option("--resend-held", is_flag=True,
+              help="Also send to the readers held back because an interrupted run may have "
+                   "reached them.")
+def send(config_path: str, edition: str | None, dry_run: bool, resend: bool,
+         resend_held: bool) -> None:
+    """Mail a published edition (default: the latest) as a newsletter, once.
+
+    Sends to [email] to through [email] smtp_host, one message per reader; what went to whom
+    is kept with the edition, so a second run sends nothing and a failed one completes the
+    delivery (a reader it may have reached already is held back: --resend).
+
+    \b
+    Example:
+        DIGEST_SMTP_PASSWORD=... digest send --config my-digest/config.toml
+    """
+    from ..pipeline.send import send_stage
+
+    with user_errors():
+        config = load_config(config_path, os.environ)
+        with workspace_lock(config):  # two sends at once would both read "not yet sent"
+            result = send_stage(config, edition, os.environ, dry_run=dry_run, resend=resend,
+                                resend_held=resend_held)
+        if result.eml is not None:
+            click.echo(f"Edition {result.edition}: {result.subject!r} ({result.size:,} bytes) "
+                       f"written to {result.eml}")
+            return
+        delivery = result.delivery
+        assert delivery is not None
+        if delivery.held:  # exit 1 below: a reader may lack the edition until someone decides
+            click.secho(f"Held back: {', '.join(delivery.held)}: an earlier `digest send` was "
+                        "cut off after handing them the message, which may have arrived. "
+                        "`digest send --resend-held` sends it to them again.",
+                        fg="yellow", err=True)
+        if not delivery.sent and not delivery.refused:
+            click.echo(f"Edition {result.edition} was already sent to "
+                       f"{len(delivery.already)} recipient(s): nothing sent (--resend sends "
+                       "it again).")
+            sys.exit(1 if delivery.held else 0)
+        click.echo(f"Edition {result.edition}: {result.subject!r} sent to "
+                   f"{len(delivery.sent)} recipient(s)"
+                   + (f" ({len(delivery.already)} had it already)" if delivery.already else "")
+                   + ".")
+        if delivery.refused:
+            click.secho("refused: " + "; ".join(f"{a} ({why})" for a, why in
+                                                delivery.refused.items())
+                        + ". Run `digest send` again to retry them.", fg="red", err=True)
+        if delivery.refused or delivery.held:
+            sys.exit(1)
+
+
+# The LLM server's commands (doctor, server-command) live beside this module.
+cli.add_command(ask)
+cli.add_command(doctor)
+cli.add_command(feedback)
+cli.add_command(server_command)
+
+
+def main(argv: list[str] | None = None) -> Any:
+    return cli.main(args=argv, prog_name="digest")

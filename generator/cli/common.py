@@ -1,0 +1,103 @@
+"""What every `digest` command shares: error mapping, logging, the workspace lock, options.
+
+Part of the CLI layer: the one place where our exceptions become a red line and an exit code
+(0 done, 1 the run failed, 2 bad usage or configuration), and where the lock is taken.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+import sys
+from collections.abc import Iterator
+
+import click
+
+from .. import pipeline
+from ..config import Config
+from ..errors import DigestError
+from ..pipeline.services import Services, wait_for_server
+from ..store.cache import Cache
+from ..text.urls import RedactingFilter
+
+CONFIG_HELP = "Workspace configuration file; paths in it are relative to its folder."
+
+
+@contextlib.contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn our exceptions into one red line (plus details) and the right exit code."""
+    try:
+        yield
+    except DigestError as err:
+        click.secho(f"Error: {err}", fg="red", err=True)
+        sys.exit(err.exit_code)
+    except OSError as err:
+        if err.filename is None:
+            raise  # not about a file we write: a bug, shown with its traceback
+        click.secho(f"Error: {write_error(err)}", fg="red", err=True)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        click.secho("Interrupted. Run the same command again to resume: finished work is cached.",
+                    fg="yellow", err=True)
+        sys.exit(130)
+
+
+def write_error(err: OSError) -> str:
+    """One line for a file that could not be written or read: the path and what to do."""
+    path = err.filename
+    if err.errno in (errno.ENOSPC, errno.EDQUOT):
+        return (f"no space left on the device for {path}; the published site was left as it "
+                "was and finished work is cached: free some space and run the same command again")
+    return (f"{path}: {err.strerror or err}; the published site was left as it was and finished "
+            "work is cached: fix this and run the same command again")
+
+
+def setup_logging(verbose: int) -> None:
+    level = logging.DEBUG if verbose > 1 else logging.INFO if verbose else logging.WARNING
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", force=True)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RedactingFilter())  # no credentials in any log line
+    # pypdf warns about every font it cannot fully parse; the text comes out all the same.
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    for noisy in ("httpx", "httpx2", "openai", "urllib3", "arxiv", "mkdocs"):
+        logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
+
+
+def workspace_lock(config: Config) -> contextlib.AbstractContextManager[None]:
+    """The one lock of a workspace: every command that writes into it holds it."""
+    return Cache(config.cache_dir).lock()
+
+
+def edition_name(edition: str | None) -> str:
+    return pipeline.check_edition(edition or pipeline.today())
+
+
+def wait_for(services: Services, wait_s: float) -> None:
+    if wait_s <= 0:
+        return
+
+    def progress(waited: float, seen: str) -> None:
+        click.echo(f"  waiting for {services.chat.base_url}: {seen} ({waited:.0f}/{wait_s:g} s)",
+                   err=True)
+
+    wait_for_server(services, wait_s, progress)
+
+
+def _more_logging(ctx: click.Context, param: click.Parameter, value: int) -> None:
+    if value:
+        setup_logging(value + (ctx.find_root().params.get("verbose") or 0))
+
+
+# -v works after the command too (`digest serve -v`), not only before it.
+verbose_option = click.option("-v", "--verbose", count=True, expose_value=False, is_eager=True,
+                              callback=_more_logging, help="More log output (-vv for debug).")
+
+config_option = click.option("--config", "config_path", default="config.toml", show_default=True,
+                             type=click.Path(dir_okay=False), help=CONFIG_HELP)
+wait_option = click.option(
+    "--wait-for-server", "wait_s", type=float, default=0.0, metavar="SECONDS",
+    help="Wait up to SECONDS for the LLM server to become ready (a new SGLang server takes "
+         "minutes to load a model).")
+edition_option = click.option("--edition", default=None,
+                              help="Edition name, a date (default: today, UTC).")

@@ -1,0 +1,124 @@
+"""Judgement requests: does a quote found in the paper support the sentence it was given for?
+
+A quote found verbatim shows only that the paper says it, not that it says what the sentence
+claims. So each claim whose quote was found (the mechanical check, `edition/evidence.py`) is
+judged a second time: supports, partly, or does not.
+
+The judgement is made in a small conversation of its own (the claim sentence and its quote,
+nothing else), not as a follow-up in the checks' conversation, though that would share the
+cached bundle. This is factored verification: a judge that sees its own answer and the whole
+bundle can lean on both (it wrote the claim, and the paper says more somewhere), and so
+confirms what it argued; a judge that sees the sentence and the quote alone must find the
+support in the quote, which is exactly what a reader sees in the mark's box. It is also
+cheaper (a few hundred tokens, no long conversation to attend over) and never too long for
+the model's context. Claims go in the evidence check's batches.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from ..chat_models import Completion, Message, PromptRequest
+from ..config import EvidenceSettings
+from ..kinds import judge_max_tokens
+from ..synthesis.structured import (
+    JUDGE_SCHEMA,
+    InvalidAnswer,
+    parse_answer,
+    response_format,
+    schema_instruction,
+)
+from ..text.safe_text import clean, cut
+
+Verdict = Literal["supports", "partly", "does_not"]
+VERDICTS: tuple[Verdict, ...] = ("supports", "partly", "does_not")
+
+SYSTEM = ("You check citations. You are shown sentences that cite a paper, each with a passage "
+          "quoted from that paper, and judge whether the passage supports the sentence. You see "
+          "nothing else of the paper: judge from the passage alone.")
+
+TASK = """Support check. For each numbered claim below, judge whether its quote, a passage \
+copied from the cited paper, supports the claim on its own:
+- "supports": the quote states what the claim says, its figures included;
+- "partly": the quote supports part of the claim, or a weaker form of it;
+- "does_not": the quote does not support the claim (another point, another figure, only \
+background or motivation).
+Judge from the quote alone, not from what you know of the paper. Give a reason of at most 20 \
+words.
+
+Claims:
+{claims}
+
+{schema}"""
+
+_NAME_RE = re.compile(r"judge-(.+)-(\d+)-(\d+)")
+MAX_REASON_CHARS = 300
+
+
+@dataclass(frozen=True)
+class Quoted:
+    """A claim whose quote was found in the paper: what is judged."""
+
+    number: int
+    sentence: str
+    quote: str
+
+
+def judge_name(parent: str, claims: Sequence[Quoted]) -> str:
+    """`judge-<answer>-<first claim>-<last claim>`, beside the evidence check's name."""
+    return f"judge-{parent}-{claims[0].number}-{claims[-1].number}"
+
+
+def parse_judge_name(name: str) -> tuple[str, range] | None:
+    """(the answer's request name, the claim numbers judged) from a judgement's name."""
+    match = _NAME_RE.fullmatch(name)
+    if not match:
+        return None
+    return match.group(1), range(int(match.group(2)), int(match.group(3)) + 1)
+
+
+def judge_request(parent: PromptRequest, claims: Sequence[Quoted],
+                  settings: EvidenceSettings) -> PromptRequest:
+    """One request judging `claims` of the answer `parent` (their quotes found already)."""
+    listed = "\n".join(f"[{c.number}] Claim: {c.sentence}\n    Quote: \u201c{c.quote}\u201d"
+                       for c in claims)
+    return PromptRequest(
+        name=judge_name(parent.name, claims),
+        title=f"Support of the quotes for {parent.title} "
+              f"(claims {claims[0].number}\u2013{claims[-1].number})",
+        kind="judge",
+        question="",
+        messages=(Message("system", SYSTEM),
+                  Message("user", TASK.format(claims=listed,
+                                              schema=schema_instruction(JUDGE_SCHEMA)))),
+        max_tokens=judge_max_tokens(len(claims)),
+        temperature=settings.temperature,
+        thinking=False,
+        extra_body_json=json.dumps({"response_format": response_format("judge", JUDGE_SCHEMA)},
+                                   sort_keys=True),
+        page_title=parent.page_title,
+    )
+
+
+def verdicts(completion: Completion) -> dict[int, tuple[Verdict, str]] | None:
+    """The verdicts of a judgement by claim number, or None where it failed or does not parse
+    (an entry with an unknown verdict is left out: that claim was not judged)."""
+    if not completion.ok:
+        return None
+    try:
+        data = parse_answer(completion.content, JUDGE_SCHEMA)
+    except InvalidAnswer:
+        return None
+    found: dict[int, tuple[Verdict, str]] = {}
+    for entry in data["claims"]:
+        verdict = str(entry["verdict"]).strip().lower().replace(" ", "_").replace("'", "")
+        verdict = {"doesnt": "does_not", "does_not_support": "does_not"}.get(verdict, verdict)
+        for known in VERDICTS:
+            if verdict == known:  # model text: shown in a mark's box, escaped there
+                found.setdefault(int(entry["claim"]),
+                                 (known, cut(clean(str(entry["reason"])), MAX_REASON_CHARS)))
+    return found

@@ -1,0 +1,133 @@
+"""Evidence requests: after an answer, ask for a verbatim quote behind each citing sentence.
+
+The request continues the answer's own conversation (its prompt, then the answer, then the
+question), so on SGLang it shares the cached bundle and even the answer's tokens: only the
+claims and the quotes are new work. Claims go in small batches, which decode side by side.
+The quotes are checked mechanically at render time (`edition/evidence.py`); nothing here trusts
+them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import replace
+
+from ..chat_models import Completion, Message, PromptRequest
+from ..config import EvidenceSettings
+from ..kinds import BUILTIN_KINDS, KindRegistry, evidence_max_tokens
+from ..synthesis.structured import EVIDENCE_SCHEMA, response_format, schema_instruction
+from .claims import Claim, claims_of
+
+TASK = """Evidence check. Your answer above cites papers of the bundle. For each numbered claim \
+below, return the number of the cited paper that supports it and a quote of at most {words} \
+words copied verbatim from that paper's text in the bundle (its abstract or full-text \
+excerpt) that supports the claim. Copy the words exactly; do not paraphrase, do not quote the \
+claim itself, and never quote another paper for it. If no passage of the cited papers supports \
+the claim, return an empty quote.
+
+Claims:
+{claims}
+
+{schema}"""
+
+
+_NAME_RE = re.compile(r"evidence-(.+)-(\d+)-(\d+)")
+
+
+def evidence_name(parent: str, batch: Sequence[Claim]) -> str:
+    """`evidence-<answer>-<first claim>-<last claim>`: the name says what the request checks."""
+    return f"evidence-{parent}-{batch[0].number}-{batch[-1].number}"
+
+
+def parse_evidence_name(name: str) -> tuple[str, range] | None:
+    """(the answer's request name, its claim numbers) from an evidence request's name."""
+    match = _NAME_RE.fullmatch(name)
+    if not match:
+        return None
+    return match.group(1), range(int(match.group(2)), int(match.group(3)) + 1)
+
+
+def evidence_requests(parent: PromptRequest, completion: Completion, settings: EvidenceSettings,
+                      papers: Collection[int], kinds: KindRegistry = BUILTIN_KINDS
+                      ) -> list[PromptRequest]:
+    """The evidence requests for one answer; none if it has no citing sentence or failed."""
+    spec = kinds[parent.kind]
+    if not (settings.enabled and spec.evidence and completion.ok):
+        return []
+    claims = claims_of(completion.content, papers, spec.shift)
+    size = spec.evidence_batch or settings.claims_per_request
+    batches = [claims[i:i + size] for i in range(0, len(claims), size)]
+    return [_request(parent, completion, batch, settings) for batch in batches]
+
+
+def _request(parent: PromptRequest, completion: Completion, batch: Sequence[Claim],
+             settings: EvidenceSettings) -> PromptRequest:
+    listed = "\n".join(
+        f"[{c.number}] (cites {', '.join(f'Paper {n}' for n in c.papers)}) {c.sentence}"
+        for c in batch)
+    task = TASK.format(words=settings.max_quote_words, claims=listed,
+                       schema=schema_instruction(EVIDENCE_SCHEMA))
+    return PromptRequest(
+        name=evidence_name(parent.name, batch),
+        title=f"Evidence for {parent.title} (claims {batch[0].number}–{batch[-1].number})",
+        kind="evidence",
+        question="",
+        messages=(*parent.messages, Message("assistant", completion.content),
+                  Message("user", task)),
+        max_tokens=evidence_max_tokens(len(batch), settings.max_quote_words),
+        temperature=settings.temperature,
+        thinking=False,
+        extra_body_json=json.dumps({"response_format": response_format("evidence",
+                                                                       EVIDENCE_SCHEMA)},
+                                   sort_keys=True),
+        page_title=parent.page_title,
+    )
+
+
+# A check made in a conversation of its own, when its answer's conversation does not fit.
+ALONE_TITLE = " (checked in a smaller conversation)"
+_ALONE_ANSWER = ("(My answer is not repeated here: its citing sentences are listed below as "
+                 "claims.)")
+_SECTION_RE = re.compile(r"^## Paper (\d+): ", re.MULTILINE)
+_CITED_RE = re.compile(r"\(cites ([^)]*)\)")
+_CHARS_PER_TOKEN = 3  # a dense tokenizer's count: a smaller conversation must fit for sure
+_SAFETY = 0.85
+
+
+def standalone_check(request: PromptRequest, context_tokens: int) -> PromptRequest | None:
+    """The same evidence check without its answer's conversation: the cited papers' sections
+    of the bundle (cut alike to fit `context_tokens`), a stand-in for the answer, then the
+    claims, which carry their sentences. None where even that cannot fit, or where the
+    request is not a check of an answer's conversation."""
+    if len(request.messages) != 4 or ALONE_TITLE in request.title:
+        return None
+    system, asked, _, task = request.messages
+    cited = {int(n) for group in _CITED_RE.findall(task.content)
+             for n in re.findall(r"Paper (\d+)", group)}
+    bundle = asked.content.rsplit("\n---\n", 1)[0]
+    starts = [(int(m.group(1)), m.start()) for m in _SECTION_RE.finditer(bundle)]
+    sections = {number: bundle[start:end].strip() for (number, start), (_, end)
+                in zip(starts, [*starts[1:], (0, len(bundle))], strict=True)
+                if number in cited}
+    if not sections:
+        return None
+    fixed = len(system.content) + len(task.content) + len(_ALONE_ANSWER) + 400
+    budget = int((context_tokens * _SAFETY - request.max_tokens) * _CHARS_PER_TOKEN) - fixed
+    share = budget // len(sections)
+    if share < 400:  # not even a title and an abstract's first lines each
+        return None
+    shown = "\n\n".join(_cut_section(sections[n], share) for n in sorted(sections))
+    papers = (f"# The cited papers\n\nThe papers of the research bundle that the claims below "
+              f"cite, as the bundle gives them (a long text cut at {share:,} characters).\n\n"
+              f"{shown}\n")
+    return replace(request, title=request.title + ALONE_TITLE,
+                   messages=(system, Message("user", papers),
+                             Message("assistant", _ALONE_ANSWER), task))
+
+
+def _cut_section(section: str, chars: int) -> str:
+    if len(section) <= chars:
+        return section
+    return section[:chars].rsplit(" ", 1)[0] + " …"

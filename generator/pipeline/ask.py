@@ -1,0 +1,181 @@
+"""`digest ask`: a question answered from the archive, its citing sentences checked.
+
+The index (ask/index.py) finds the papers; the records of the editions that covered them say
+what the digest knows of each (ask/archive.py); the question goes to the server as a request of
+the "ask" kind over that bundle, through the same synthesis stage as an edition's prompts (the
+cache, the width, the deadlines, its evidence checks as follow-ups), so any server that builds an
+edition answers questions, and the same question over the same papers costs nothing twice.
+Nothing relevant in the archive: nothing is sent.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+
+from .. import __version__
+from ..ask.archive import ArchivePaper, fitted_bundle, gather
+from ..ask.index import ArchiveIndex, Hit, IndexUpdate
+from ..ask.record import QuestionPaper, QuestionRecord, question_slug
+from ..chat_models import PromptRequest, SynthesisResult
+from ..config import Config
+from ..edition.assemble import synthesis_pages
+from ..edition.facts import TextFacts
+from ..edition.history import History, read_record
+from ..edition.record import EditionRecord, RecordPrompt
+from ..errors import UsageError
+from ..kinds import evidence_max_tokens
+from ..models import Bundle
+from ..store import Docs
+from ..store.cache import completion_key
+from ..synthesis.batch import Observer
+from ..synthesis.capabilities import load_capabilities, save_capabilities, without_requests
+from ..synthesis.planning import DEFAULT_CHARS_PER_TOKEN, ESTIMATE_SAFETY, PROMPT_OVERHEAD_TOKENS
+from .services import Services
+from .stages import answer_all
+
+log = logging.getLogger(__name__)
+
+INDEX_FILE = "archive-index.sqlite"  # in the cache folder: rebuilt from the records at will
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What `digest ask` found: the record of its answer (None: nothing relevant, nothing
+    sent), why not, and what the index did."""
+
+    record: QuestionRecord | None
+    nothing: str = ""
+    index: IndexUpdate = IndexUpdate()
+    requests_sent: int = 0
+    result: SynthesisResult | None = None
+
+
+def archive_index(config: Config, services: Services) -> tuple[ArchiveIndex, IndexUpdate]:
+    """The archive's index, brought up to date with the committed records (only new or
+    changed ones are read); a missing record beside its pages stops it, named."""
+    History.load(config.docs_dir).check_complete()
+    index = ArchiveIndex(services.cache.root / INDEX_FILE)
+    files = [(path.parent.name, path) for path in Docs(config.docs_dir).record_paths()]
+    return index, index.update(files, read_record)
+
+
+def ask_stage(config: Config, services: Services, question: str, *, since: str = "",
+              until: str = "", papers: int | None = None, observer: Observer | None = None,
+              now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> Asked:
+    """Answer `question` from the editions in [since, until]; the record is not written here
+    (`--publish` writes it, with its page)."""
+    question = " ".join(question.split())
+    if not question:
+        raise UsageError("the question is empty: `digest ask \"what have we seen on ...?\"`")
+    index, update = archive_index(config, services)
+    editions = [e for e in index.editions() if (not since or e >= since)
+                and (not until or e[:len(until)] <= until)]
+    if not editions:
+        return Asked(None, _no_editions(since, until), update)
+    hits = index.search(question, papers or config.ask.papers, since, until)
+    if not hits:
+        return Asked(None, f"Nothing in the archive ({len(editions)} edition(s), "
+                           f"{editions[0]} to {editions[-1]}) matches the question's words; no "
+                           "request was sent. Ask with other words, or a wider --since/--until.",
+                     update)
+    found = _papers(config, services, index, hits)
+    result, bundle = _answer(config, services, question, found, observer)
+    pairs = result.pairs()
+    facts = TextFacts(bundle.papers, config.registry)
+    checks = facts.checks(pairs)
+    listed = tuple(QuestionPaper(n, p.base_id, p.paper.arxiv_id, p.paper.title, p.name,
+                                 p.editions, p.paper.abs_url, p.withdrawn)
+                   for n, p in enumerate(found, start=1))
+    # An answer citing no paper had nothing to check: (), not None ("evidence is off").
+    answered = any(r.kind == "ask" and c.ok for r, c in pairs)
+    ask_checks = (tuple((checks or {}).get("ask", ()))
+                  if checks is not None or (config.evidence.enabled and answered) else None)
+    # Linked once with the papers' text, so that the figures they state are written down.
+    synthesis_pages([p.numbered() for p in listed], pairs, {}, {p.number: p.name for p in listed},
+                    {"ask": ask_checks} if ask_checks is not None else None, facts,
+                    config.registry, {p.number: p.withdrawn for p in listed if p.withdrawn},
+                    link_prefix="../papers/")
+    asked_at = now().isoformat(timespec="seconds")
+    record = QuestionRecord(
+        slug=question_slug(asked_at[:10], question), question=question, asked_at=asked_at,
+        papers=listed,
+        prompts=tuple(RecordPrompt.of(r, c, "question" if r.kind == "ask" else None)
+                      for r, c in pairs),
+        checks=ask_checks,
+        figures=facts.recorded(), editions_read=tuple(reversed(editions)), since=since,
+        until=until, model=result.model, server=result.server, generator=__version__)
+    sent = sum(1 for c in result.completions if not c.from_cache)
+    return Asked(record, "", update, sent, result)
+
+
+def _no_editions(since: str, until: str) -> str:
+    if since or until:
+        return (f"No edition of the archive is in the window asked for ({since or 'the first'} "
+                f"to {until or 'the last'}); no request was sent.")
+    return ("The archive has no edition yet (`digest build` makes the first); no request was "
+            "sent.")
+
+
+def _papers(config: Config, services: Services, index: ArchiveIndex, hits: list[Hit]
+            ) -> list[ArchivePaper]:
+    """The hits with what every edition that covered them says (only those records read)."""
+    covering = index.covering([h.base_id for h in hits])
+    docs = Docs(config.docs_dir)
+    records: dict[str, EditionRecord] = {}
+    for edition in sorted({e for editions in covering.values() for e in editions}):
+        path = docs.edition_folder(edition) / "edition.json"
+        records[edition] = read_record(path)
+    fetched: dict[str, dict[str, str]] = {}
+
+    def full_text(edition: str, arxiv_id: str) -> str:
+        if edition not in fetched:
+            fetch = services.cache.get_fetch(edition)
+            fetched[edition] = {s.paper.arxiv_id: s.full_text.text for s in
+                                (fetch.sources if fetch else ()) if s.full_text.status == "ok"}
+        return fetched[edition].get(arxiv_id, "")
+
+    return gather(hits, records, index.withdrawn(), full_text)
+
+
+def _answer(config: Config, services: Services, question: str, found: list[ArchivePaper],
+            observer: Observer | None) -> tuple[SynthesisResult, Bundle]:
+    """The ask request and its evidence checks, answered (from the cache where it can)."""
+    chat, cache = services.chat, services.cache
+    known = load_capabilities(cache, chat.base_url, chat.model)
+    excerpt = config.ask.excerpt_chars
+
+    def requests_for(budget: int | None) -> tuple[Bundle, list[PromptRequest]]:
+        bundle = fitted_bundle(found, excerpt, budget)
+        return bundle, config.registry.build_requests(config, bundle, question=question)
+
+    context = config.llm.context_tokens or known.context_tokens
+    bundle, requests = requests_for(_budget(config, context))
+    if context is None and not _cached(services, requests):
+        known = without_requests(services.probe, config.llm.model, config.llm.context_tokens,
+                                 known, services.probe.server_info())
+        if known.context_tokens:
+            save_capabilities(cache, chat.base_url, chat.model, known)
+            bundle, requests = requests_for(_budget(config, known.context_tokens))
+    result, known = answer_all(config, services, known, requests, bundle, observer)
+    return replace(result, server=known.server), bundle
+
+
+def _budget(config: Config, context: int | None) -> int | None:
+    """The characters the archive bundle may take in `context` tokens: the answer, its
+    longest evidence check and the prompt's own text stay free."""
+    if not context:
+        return None
+    e = config.evidence
+    check = (e.claims_per_request * 120 + evidence_max_tokens(e.claims_per_request,
+                                                              e.max_quote_words)
+             if e.enabled else 0)
+    free = context - config.ask.max_tokens - check - PROMPT_OVERHEAD_TOKENS
+    return max(0, int(free * DEFAULT_CHARS_PER_TOKEN * ESTIMATE_SAFETY))
+
+
+def _cached(services: Services, requests: list[PromptRequest]) -> bool:
+    return all(services.cache.get_completion(completion_key(services.chat.model, r)) is not None
+               for r in requests)

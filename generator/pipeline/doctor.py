@@ -1,0 +1,270 @@
+"""`digest doctor`: check the server and arXiv before a run spends anything on them.
+
+Each check gives a verdict (ok, warning, problem, or info for what could not be checked) and
+what to do about it. Servers other than SGLang get what can be checked through the plain
+OpenAI endpoints, and "info" for the rest: never a false alarm.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import requests
+
+from ..chat_models import Message, PromptRequest
+from ..config import Config
+from ..errors import ArxivError, LlmRequestError
+from ..ports import ChatModel, PaperSearch, ServerFacts
+from ..store.cache import Cache
+from ..synthesis.bundle import build_bundle
+from ..synthesis.capabilities import (
+    Capabilities,
+    load_capabilities,
+    save_capabilities,
+    structured_and_usage,
+    without_requests,
+)
+from ..synthesis.planning import PROMPT_OVERHEAD_TOKENS, load_plan
+from ..synthesis.server import reasoning_parser_for, sglang_command
+
+log = logging.getLogger(__name__)
+
+Verdict = Literal["ok", "warning", "problem", "info"]
+
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    verdict: Verdict
+    detail: str
+    advice: str = ""
+
+
+@dataclass(frozen=True)
+class BundleSize:
+    tokens: int
+    source: str  # where the figure comes from, for the report
+
+
+def bundle_size(config: Config, cache: Cache, probe: ServerFacts | None = None) -> BundleSize:
+    """The last edition's bundle size if one was fetched, else an estimate from the config.
+
+    Counted by the server's tokenizer where `probe` reaches one that has `/v1/tokenize`, else
+    at the rate that tokenizer measured for that edition's plan, else estimated: the same
+    counts that the synthesis stage fits its bundle with.
+    """
+    for edition in sorted(cache.editions_with("fetch"), reverse=True):
+        fetched = cache.get_fetch(edition)
+        if not (fetched and fetched.sources):
+            continue
+        sources = list(fetched.sources)
+        bundle = build_bundle(sources)
+        counts = probe.tokenize(config.llm.model, [bundle.text]) if probe else None
+        if counts:
+            return BundleSize(counts[0], f"the bundle of edition {edition}, counted by the server")
+        plan = load_plan(cache, edition, sources)
+        if plan and plan.chars_per_token:
+            return BundleSize(plan.tokens(bundle.chars),
+                              f"the bundle of edition {edition}, at its measured token rate")
+        return BundleSize(bundle.estimated_tokens, f"the bundle of edition {edition}, estimated")
+    a = config.arxiv
+    chars = a.max_papers * (min(a.max_abstract_chars, 1500) + 400) + a.full_text_papers * a.max_pdf_chars
+    return BundleSize(math.ceil(chars / 4), "an estimate from [arxiv] in config.toml")
+
+
+def needed_context(config: Config, bundle_tokens: int) -> int:
+    return bundle_tokens + PROMPT_OVERHEAD_TOKENS + config.registry.answer_tokens(config)
+
+
+def suggested_context(needed: int) -> int:
+    """Room for a fifth more than needed, rounded up to a multiple of 1024."""
+    return math.ceil(needed * 1.2 / 1024) * 1024
+
+
+def launch_command(config: Config, cache: Cache, base_url: str) -> str:
+    """The SGLang command for this workspace: its model, port, context length and key."""
+    context = suggested_context(needed_context(config, bundle_size(config, cache).tokens))
+    return sglang_command(config.llm.model, base_url, context, config.llm.api_key_env)
+
+
+def launch_advice(config: Config, cache: Cache, base_url: str) -> str:
+    """What to do when nothing answers at the server's URL."""
+    return (f"Start SGLang with:\n  {launch_command(config, cache, base_url)}\n"
+            "or point [llm] base_url in config.toml (or the DIGEST_LLM_BASE_URL environment "
+            "variable) at a running OpenAI-compatible server. `digest doctor` checks the server; "
+            "`--wait-for-server SECONDS` waits for one that is still loading.")
+
+
+def run_doctor(config: Config, probe: ServerFacts, chat: ChatModel, source: PaperSearch,
+               cache: Cache) -> list[Check]:
+    checks: list[Check] = []
+    llm = config.llm
+    hint = launch_command(config, cache, chat.base_url)
+    try:
+        models = probe.models()
+    except (requests.RequestException, ValueError) as err:
+        status = getattr(getattr(err, "response", None), "status_code", None)
+        reason = f"HTTP {status}" if status else type(err).__name__
+        checks.append(Check("server", "problem", f"{chat.base_url} does not answer ({reason})",
+                            f"start SGLang: {hint}"))
+        checks.append(check_arxiv(config, source))
+        return checks
+    checks.append(Check("server", "ok", f"{chat.base_url} answers"))
+
+    served = [m.id for m in models]
+    if llm.model in served:
+        checks.append(Check("model", "ok", f"serves {llm.model}"))
+    else:
+        checks.append(Check("model", "problem",
+                            f"does not serve {llm.model}; it serves: {', '.join(served) or 'nothing'}",
+                            "set [llm] model in config.toml to one of these"))
+
+    info = probe.server_info()
+    found = without_requests(probe, llm.model, llm.context_tokens,
+                             load_capabilities(cache, chat.base_url, llm.model), info)
+    if llm.model in served:
+        found = structured_and_usage(chat, found)
+    save_capabilities(cache, chat.base_url, llm.model, found)
+    # What was found, in words; the context and (on SGLang) the cache report get checks below.
+    skip = {"context", "prefix-cache report"} if found.limits else {"context"}
+    checks.extend(Check(what, "info", words) for what, words in found.lines() if what not in skip)
+    checks.append(check_context(config, cache, found, probe))
+    if found.structured == "":
+        checks.append(Check("structured output", "warning",
+                            "the server constrains no JSON: briefs, themes, triage and evidence "
+                            "answers are validated and asked for again when invalid",
+                            "a server with json_schema or json_object support (SGLang, vLLM, "
+                            "llama.cpp) answers them in one go"))
+    if info is None:
+        checks.append(Check("sglang", "info",
+                            "no /server_info: not SGLang, so its prefix cache, cache report, "
+                            "schedule policy and reasoning parser cannot be checked"))
+    else:
+        checks.extend(check_sglang(config, info))
+    if llm.model in served:
+        checks.append(check_thinking(config, chat))
+    checks.append(check_arxiv(config, source))
+    return checks
+
+
+def check_context(config: Config, cache: Cache, found: Capabilities,
+                  probe: ServerFacts | None = None) -> Check:
+    size = bundle_size(config, cache, probe)
+    needed = needed_context(config, size.tokens)
+    context = found.context_tokens
+    if not context:
+        return Check("context", "info",
+                     f"the server does not report its context length; a prompt needs about "
+                     f"{needed:,} tokens ({size.source})",
+                     "set [llm] context_tokens in config.toml to check it")
+    detail = (f"{context:,} tokens (from {found.context_source}); the longest request needs "
+              f"about {needed:,} ({size.tokens:,} for {size.source} plus the longest answer or "
+              "evidence check)")
+    if context < needed:
+        return Check("context", "problem", detail,
+                     f"start the server with {context_flag(found, suggested_context(needed))}, "
+                     "or lower [arxiv] max_pdf_chars / full_text_papers")
+    if context < needed * 1.1:
+        return Check("context", "warning", detail + ": little headroom",
+                     f"consider {context_flag(found, suggested_context(needed))}")
+    return Check("context", "ok", detail)
+
+
+def context_flag(found: Capabilities, tokens: int) -> str:
+    """How the server found sets its context length, on its own command line."""
+    if found.limits:
+        return f"--context-length {tokens} (SGLang)"
+    return {"vllm": f"--max-model-len {tokens} (vLLM)",
+            "llama.cpp": f"-c {tokens} (llama-server)",
+            "llama-cpp-python": f"--n_ctx {tokens} (llama-cpp-python)"}.get(
+        found.tokenizer or "", f"a context of {tokens} tokens (its own setting for it), and set "
+                               f"[llm] context_tokens = {tokens}")
+
+
+def check_sglang(config: Config, info: dict[str, Any]) -> list[Check]:
+    checks: list[Check] = []
+    if info.get("disable_radix_cache"):
+        checks.append(Check("prefix cache", "problem",
+                            "the radix cache is off: every prompt prefills the whole bundle again",
+                            "restart SGLang without --disable-radix-cache"))
+    else:
+        checks.append(Check("prefix cache", "ok", "the radix cache is on"))
+    if info.get("enable_cache_report"):
+        checks.append(Check("cache report", "ok", "cached tokens are reported"))
+    else:
+        checks.append(Check("cache report", "warning",
+                            "cache reporting is off: the run figures cannot show prefix-cache hits",
+                            "restart SGLang with --enable-cache-report"))
+    policy = info.get("schedule_policy")
+    if policy == "lpm":
+        checks.append(Check("schedule policy", "ok", "lpm (longest prefix match)"))
+    else:
+        checks.append(Check("schedule policy", "warning",
+                            f"{policy or 'unknown'}: prompts that share the bundle may not be "
+                            "scheduled together", "restart SGLang with --schedule-policy lpm"))
+    parser = info.get("reasoning_parser")
+    wanted = reasoning_parser_for(config.llm.model)
+    if parser:
+        checks.append(Check("reasoning parser", "ok", str(parser)))
+    elif wanted:
+        checks.append(Check("reasoning parser", "warning",
+                            "none: thinking text will be mixed into the answers",
+                            f"restart SGLang with --reasoning-parser {wanted}"))
+    else:  # a model without a thinking mode SGLang knows of needs none: no false alarm
+        checks.append(Check("reasoning parser", "info",
+                            f"none, and {config.llm.model} has no reasoning parser that SGLang "
+                            "knows of; the thinking check below says whether it thinks at all"))
+    return checks
+
+
+def check_thinking(config: Config, chat: ChatModel) -> Check:
+    """One tiny request with thinking on: does the reasoning come back separately?"""
+    import openai  # the client's own import; about a second, so only where a check needs it
+
+    request = PromptRequest(
+        name="doctor", title="doctor", kind="thinking", question="",
+        messages=(Message("user", "What is 17 + 25? Answer with the number only."),),
+        max_tokens=256, temperature=0.0, thinking=True,
+        extra_body_json=json.dumps(config.llm.thinking_extra_body, sort_keys=True),
+    )
+    try:
+        completion = chat.complete(request)
+    except LlmRequestError as err:
+        # Doctor speaks to the operator on their terminal: the server's own words help here.
+        said = f" (it said: {err.detail[:300]})" if err.detail else ""
+        if err.status == 400:
+            return Check("thinking", "warning",
+                         f"the server refused the thinking request: {err}{said}",
+                         "set [llm] thinking_extra_body to how this server turns thinking on")
+        return Check("thinking", "problem", f"a one-line request failed: {err}{said}")
+    except openai.OpenAIError as err:
+        return Check("thinking", "problem", f"a one-line request failed: {err}")
+    if completion.reasoning and not completion.reasoning_leaked:
+        return Check("thinking", "ok", f"reasoning comes back separately "
+                     f"({len(completion.reasoning.split())} words for a one-line question)")
+    if completion.reasoning_leaked:
+        return Check("thinking", "warning", "reasoning leaks into the answer as <think> text",
+                     "start the server with a reasoning parser (SGLang: --reasoning-parser)")
+    if reasoning_parser_for(config.llm.model) is None:
+        return Check("thinking", "info", "no reasoning came back with thinking on: this model "
+                     "may have no thinking mode, and the thinking page will compare two answers "
+                     "without reasoning", "to compare thinking, serve a model that has one")
+    return Check("thinking", "warning", "no reasoning came back with thinking on",
+                 "check [llm] thinking_extra_body and the server's reasoning parser")
+
+
+def check_arxiv(config: Config, source: PaperSearch) -> Check:
+    try:
+        papers = source.search(config.arxiv.query, 1, 200)
+    except ArxivError as err:
+        return Check("arxiv", "problem", str(err))
+    if not papers:
+        return Check("arxiv", "warning", f"{config.arxiv.api_url} answers, but the query matches "
+                     "no papers", "check [arxiv] query")
+    return Check("arxiv", "ok", f"{config.arxiv.api_url} answers; newest match: "
+                 f"{papers[0].arxiv_id}")
