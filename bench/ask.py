@@ -45,10 +45,12 @@ from generator.ask.index import ArchiveIndex, Hit, paper_document, question_term
 from generator.config import load_config  # noqa: E402
 from generator.edition.history import read_record  # noqa: E402
 from generator.edition.record import EditionRecord, RecordPaper  # noqa: E402
-from generator.edition.values import Brief, ClaimCheck  # noqa: E402
+from generator.edition.values import Brief  # noqa: E402
+from generator.evidence.checks import ClaimCheck  # noqa: E402
 from generator.models import paper_slug  # noqa: E402
 from generator.pipeline.ask import ask_stage  # noqa: E402
 from generator.pipeline.services import BASE_URL_ENV, make_services  # noqa: E402
+from generator.prompts.kinds import BUILTIN_KINDS  # noqa: E402
 
 TOPICS = ("attention kernels", "KV-cache paging", "quantized weights", "continuous batching",
           "request scheduling", "tensor parallelism", "pipeline parallelism", "CPU offloading",
@@ -187,7 +189,7 @@ def one_question_cost(docs: Path, scale: float) -> None:
     model = Model(scale=scale)
     server = ServerProcess(model, "deepseek-ai/DeepSeek-V4-Flash").start()
     try:
-        config = load_config(workspace / "config.toml")
+        config = load_config(workspace / "config.toml", registry=BUILTIN_KINDS)
         services = make_services(config, {BASE_URL_ENV: server.base_url})
         services.chat.served_models()  # type: ignore[attr-defined]  # warm the client
         server.reset()

@@ -31,6 +31,7 @@ sys.path[:0] = [str(SRC), str(ROOT)]
 
 from bench.latency_server import Model, ServerProcess  # noqa: E402
 from generator.chat_models import Message, PromptRequest  # noqa: E402
+from generator.prompts.kinds import BUILTIN_KINDS  # noqa: E402
 from generator.store.cache import Cache  # noqa: E402
 from generator.synthesis.llm_client import ChatClient  # noqa: E402
 
@@ -49,7 +50,7 @@ def one_round(base_url: str, requests: list[PromptRequest], bundle_chars: int,
     with tempfile.TemporaryDirectory() as cache:
         started = time.process_time()
         result = run_batch(requests, client, Cache(Path(cache)), bundle_chars=bundle_chars,
-                           bundle_tokens=bundle_tokens)
+                           bundle_tokens=bundle_tokens, kinds=BUILTIN_KINDS)
         spent = time.process_time() - started
     failed = [c.name for c in result.completions if not c.ok]
     if failed:
@@ -62,9 +63,9 @@ def edition_requests(path: Path) -> None:
     and write them to `path`, so every measured checkout sends the very same requests."""
     from bench.synthesis import edition_bundle
     from generator.config import load_config
-    from generator.kinds import build_requests
+    from generator.prompts.builders import build_requests
 
-    config = load_config(ROOT / "config.toml")  # the file `digest init` copies
+    config = load_config(ROOT / "config.toml", registry=BUILTIN_KINDS)  # the file `digest init` copies
     bundle = edition_bundle(config)
     fields = ("name", "title", "kind", "question", "max_tokens", "temperature", "thinking",
               "extra_body_json")

@@ -43,6 +43,7 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from generator.prompts.kinds import BUILTIN_KINDS  # noqa: E402
 from generator.publish.site import LAZY_SEARCH  # noqa: E402
 
 INDEX = "search/search_index.json"
@@ -160,7 +161,7 @@ def first_visits(counts: list[int]) -> None:
                          functools.partial(_Handler, directory=str(workspace / "site")))
         threading.Thread(target=server.serve_forever, daemon=True).start()
         url = f"http://127.0.0.1:{server.server_address[1]}/"
-        config = load_config(workspace / "config.toml", {SITE_URL_ENV: url})
+        config = load_config(workspace / "config.toml", {SITE_URL_ENV: url}, registry=BUILTIN_KINDS)
         per = config.arxiv.max_papers
         print(f"digest init settings: {per} papers an edition, {config.arxiv.full_text_papers} "
               f"with full text; the home page at {url}, first visit in a fresh context")

@@ -31,6 +31,7 @@ from bench.scale import fixture_papers  # noqa: E402
 from generator import pipeline  # noqa: E402
 from generator.cli import init  # noqa: E402
 from generator.config import load_config  # noqa: E402
+from generator.prompts.kinds import BUILTIN_KINDS  # noqa: E402
 from tests.conftest import FIXTURES  # noqa: E402
 from tests.doubles import MockModel, services  # noqa: E402
 
@@ -46,7 +47,7 @@ def main() -> None:
         workspace = Path(folder) / "ws"
         with contextlib.redirect_stdout(io.StringIO()):
             init.callback(workspace)  # type: ignore[misc]
-        config = load_config(workspace / "config.toml")
+        config = load_config(workspace / "config.toml", registry=BUILTIN_KINDS)
         per = config.arxiv.max_papers
         print(f"digest init settings: {per} papers, {config.arxiv.full_text_papers} with full "
               f"text, briefs {config.briefs.enabled}, evidence {config.evidence.enabled}")

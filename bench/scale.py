@@ -32,8 +32,9 @@ from generator.edition.history import load_records  # noqa: E402
 from generator.edition.inputs import EditionInputs  # noqa: E402
 from generator.edition.render import make_environment, render_edition, write_pages  # noqa: E402
 from generator.fetch.arxiv_source import ArxivSource, RateLimiter, RecordingSession  # noqa: E402
-from generator.kinds import build_requests  # noqa: E402
 from generator.models import FetchResult, FullText, Paper, Source  # noqa: E402
+from generator.prompts.builders import build_requests  # noqa: E402
+from generator.prompts.kinds import BUILTIN_KINDS  # noqa: E402
 from generator.synthesis.bundle import build_bundle  # noqa: E402
 from tests.conftest import FIXTURES  # noqa: E402
 from tests.servers.arxiv import ArxivServer  # noqa: E402
@@ -88,7 +89,8 @@ def generate(workspace: Path, editions: int, per_edition: int) -> int:
         sources = tuple(Source(p, FullText("not_requested")) for p in papers)
         bundle = build_bundle(sources)
         requests = build_requests(Config(path=Path("config.toml"), briefs=BriefSettings(enabled=False),
-                                         llm=LlmSettings(thinking_extra_body={})), bundle)
+                                         llm=LlmSettings(thinking_extra_body={}),
+                                                registry=BUILTIN_KINDS), bundle)
         completions = tuple(Completion(name=r.name, model="bench",
                                        content=THEMES if r.kind == "themes" else ANSWER,
                                        reasoning="Thinking." if r.thinking else "",
@@ -98,8 +100,9 @@ def generate(workspace: Path, editions: int, per_edition: int) -> int:
                                     bundle.estimated_tokens, 30.0)
         fetch = FetchResult("bench", per_edition, f"{name}T06:00:00+00:00", sources)
         records = load_records(docs)
-        edition = assemble(name, "Scale Digest", *EditionInputs.of_stages(fetch, bundle, synthesis),
-                           records)
+        edition = assemble(name, "Scale Digest", *EditionInputs.of_stages(
+            fetch, bundle, synthesis, kinds=BUILTIN_KINDS),
+                           records, kinds=BUILTIN_KINDS)
         write_pages(docs, render_edition(env, edition, records))
     return sum(1 for _ in docs.rglob("*.md"))
 

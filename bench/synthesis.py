@@ -40,13 +40,13 @@ from bench.latency_server import (  # noqa: E402
 )
 from generator.chat_models import PromptRequest, SynthesisResult  # noqa: E402
 from generator.config import Config, load_config  # noqa: E402
-from generator.evidence.judge import parse_judge_name  # noqa: E402
-from generator.evidence.requests import parse_evidence_name  # noqa: E402
 from generator.fetch.arxiv_source import ArxivSource, RateLimiter, RecordingSession  # noqa: E402
 from generator.fetch.pdf_text import extract_text  # noqa: E402
-from generator.kinds import build_requests  # noqa: E402
+from generator.kinds import EVIDENCE, JUDGE  # noqa: E402
 from generator.models import Bundle, FullText, Source  # noqa: E402
 from generator.pipeline.stages import follow_ups  # noqa: E402
+from generator.prompts.builders import build_requests  # noqa: E402
+from generator.prompts.kinds import BUILTIN_KINDS  # noqa: E402
 from generator.store.cache import Cache  # noqa: E402
 from generator.synthesis.batch import FollowUp, run_batch  # noqa: E402
 from generator.synthesis.bundle import build_bundle  # noqa: E402
@@ -117,17 +117,18 @@ def floor(result: SynthesisResult, model: Model) -> tuple[float, float]:
     tokens, uncached = replay(result.requests, [c.content for c in result.completions],
                                model.page_tokens)
     chains: dict[str, float] = {}
-    checked: dict[str, list[tuple[range, str]]] = {}  # an answer's checks, by the claims
-    for name in bodies:  # parents come before their checks, checks before their judgements
-        parsed, judge = parse_evidence_name(name), parse_judge_name(name)
-        if judge is not None:  # after the check that found its first quote
-            after = next(c for numbers, c in checked[judge[0]] if judge[1].start in numbers)
+    checked: dict[str, list[tuple[tuple[int, ...], str]]] = {}  # an answer's checks, by claims
+    for request in result.requests:  # answers come before their checks, checks before judgements
+        name = request.name
+        if request.kind == JUDGE:  # after the check that found its first quote
+            after = next(c for numbers, c in checked[request.parent]
+                         if request.claims[0] in numbers)
             chains[name] = chains[after] + uncached[name] / model.prefill_tps + decodes[name]
-        elif parsed is None:
+        elif request.kind != EVIDENCE:
             chains[name] = tokens[name] / model.prefill_tps + decodes[name]
         else:
-            checked.setdefault(parsed[0], []).append((parsed[1], name))
-            chains[name] = chains[parsed[0]] + uncached[name] / model.prefill_tps + decodes[name]
+            checked.setdefault(request.parent, []).append((request.claims, name))
+            chains[name] = chains[request.parent] + uncached[name] / model.prefill_tps + decodes[name]
     return max(chains.values()), sum(uncached.values()) / model.prefill_tps + min(
         decodes.values())
 
@@ -165,7 +166,7 @@ def main() -> None:
                         help="the workspace settings (default: what `digest init` writes)")
     args = parser.parse_args()
     logging.getLogger("pypdf").setLevel(logging.ERROR)
-    config = load_config(args.config)
+    config = load_config(args.config, registry=BUILTIN_KINDS)
 
     bundle = edition_bundle(config)
     ours = build_requests(config, bundle)
@@ -202,7 +203,7 @@ def main() -> None:
                                        max_concurrency=config.llm.max_concurrency,
                                        server_info=functools.partial(dict, info or {}),
                                        prefill_gate=gate,
-                                       follow_up=checks)
+                                       follow_up=checks, kinds=BUILTIN_KINDS)
                 times[f"{label}, {name}"] = (time.perf_counter() - started) / args.scale
             judges = [c for r, c in zip(result.requests, result.completions, strict=True)
                       if r.kind == "judge"]

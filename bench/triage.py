@@ -34,7 +34,9 @@ from bench.latency_server import CHARS_PER_TOKEN, Model, ServerProcess, prompt_t
 from bench.synthesis import body_of, replay  # noqa: E402
 from generator.chat_models import PromptRequest  # noqa: E402
 from generator.config import load_config  # noqa: E402
-from generator.fetch.arxiv_source import ArxivSource, RateLimiter, RecordingSession, Window  # noqa: E402
+from generator.fetch.arxiv_source import ArxivSource, RateLimiter, RecordingSession  # noqa: E402
+from generator.models import Window  # noqa: E402
+from generator.prompts.kinds import BUILTIN_KINDS  # noqa: E402
 from generator.store.cache import Cache  # noqa: E402
 from generator.synthesis.dispatch import concurrency  # noqa: E402
 from generator.synthesis.llm_client import ChatClient  # noqa: E402
@@ -90,7 +92,7 @@ def main() -> None:
     parser.add_argument("--answer-tokens", type=int, default=70,
                         help="a triage answer: a score, a reason of up to 30 words, interests")
     args = parser.parse_args()
-    config = load_config(ROOT / "config.toml")
+    config = load_config(ROOT / "config.toml", registry=BUILTIN_KINDS)
     settings = dataclasses.replace(config.triage, interests=INTERESTS)
     papers = window(args.candidates, config.arxiv.max_abstract_chars)
     model = Model(args.prefill_tps, args.decode_tps, structured_tokens=args.answer_tokens,
@@ -108,7 +110,7 @@ def main() -> None:
                                 config.arxiv.max_papers, client, Cache(Path(cache)),
                                 language=config.digest.language,
                                 max_concurrency=config.llm.max_concurrency,
-                                server_info=probe.server_info)
+                                server_info=probe.server_info, kinds=config.registry)
             ours = (time.perf_counter() - started) / args.scale
         stats = server.stats
         hits = stats.cached_tokens / stats.prompt_tokens
@@ -121,7 +123,8 @@ def main() -> None:
             run_triage(papers, "bench", args.candidates, settings, config.arxiv.max_papers,
                        client, Cache(Path(cache)), language=config.digest.language,
                        max_concurrency=config.llm.max_concurrency,
-                       server_info=probe.server_info, examples=examples)
+                       server_info=probe.server_info, examples=examples,
+                       kinds=config.registry)
             marked_s = (time.perf_counter() - started) / args.scale
         marked_hits = server.stats.cached_tokens / server.stats.prompt_tokens
         request_list = [triage_request(i, p, settings, config.digest.language)

@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from generator.config.reference import MARKER, reference_markdown
+from generator.prompts.kinds import BUILTIN_KINDS
 
 
 def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
     """Put the generated reference where the configuration page has the marker."""
     if MARKER in markdown:
-        return markdown.replace(MARKER, reference_markdown())
+        return markdown.replace(MARKER, reference_markdown(BUILTIN_KINDS))
     return markdown

@@ -27,6 +27,7 @@ from bench.scale import fixture_papers  # noqa: E402
 from generator import pipeline  # noqa: E402
 from generator.cli import init  # noqa: E402
 from generator.config import load_config  # noqa: E402
+from generator.prompts.kinds import BUILTIN_KINDS  # noqa: E402
 from tests.browser import launch_chromium  # noqa: E402
 from tests.conftest import FIXTURES  # noqa: E402
 from tests.doubles import MockModel, services  # noqa: E402
@@ -41,7 +42,7 @@ def build_site(workspace: Path, editions: int = 1) -> Path:
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # the fixtures' odd fonts
     with contextlib.redirect_stdout(io.StringIO()):
         init.callback(workspace)  # type: ignore[misc]
-    config = load_config(workspace / "config.toml")
+    config = load_config(workspace / "config.toml", registry=BUILTIN_KINDS)
     base = fixture_papers()
     pdfs = sorted((FIXTURES / "pdfs").glob("arxiv-*.pdf"))
     per = min(config.arxiv.max_papers, 10)

@@ -40,6 +40,11 @@ class PromptRequest:
     extra_body_json: str = "{}"  # JSON text, so the record stays hashable and frozen
     page_title: str = ""  # the title of the page its answer appears on (not part of the cache key)
     subject: int | None = None  # the bundle's paper a per-paper request is about (a brief)
+    # A follow-up's answer and claims: the request whose answer it checks (an evidence check's
+    # and a judgement's parent) and the numbers of that answer's claims it covers. Not sent,
+    # so not part of the cache key: what it checks is in its messages too.
+    parent: str = ""
+    claims: tuple[int, ...] = ()
     # `prompt_hash` as recorded, for a request read back without its messages.
     sent_hash: str = field(default="", compare=False)
 

@@ -125,6 +125,16 @@ class Paper:
 
 
 @dataclass(frozen=True)
+class Window:
+    """The papers of a query's window, as far as arXiv listed them."""
+
+    papers: tuple[Paper, ...]
+    total: int | None  # as arXiv counted the window
+    capped: bool  # more papers than the limit
+    incomplete: str = ""  # why the listing stopped early ("": it did not)
+
+
+@dataclass(frozen=True)
 class FullText:
     """The extracted text of a paper's PDF, or why there is none."""
 

@@ -8,14 +8,29 @@ its mock model): a stage never knows which it was given.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from .chat_models import Completion, PromptRequest
-    from .fetch.arxiv_source import Window
-    from .models import Paper
-    from .synthesis.llm_client import StreamEvents
-    from .synthesis.server import ServedModel
+from .chat_models import Completion, PromptRequest
+from .models import Paper, Window
+
+
+@dataclass(frozen=True)
+class ServedModel:
+    """A model a server says it serves, with its context length where it states one."""
+
+    id: str
+    max_model_len: int | None
+
+
+class StreamEvents:
+    """Callbacks from a streamed completion; the defaults do nothing."""
+
+    def first_token(self) -> None:
+        """The prompt's prefill is done (its prefix is now in the server's cache)."""
+
+    def progress(self, pieces: int) -> None:
+        """`pieces` chunks of text have arrived so far."""
 
 
 class PaperSearch(Protocol):

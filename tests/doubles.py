@@ -17,12 +17,10 @@ from typing import Any
 
 from generator.chat_models import Completion, PromptRequest, Usage
 from generator.errors import LlmRequestError, PdfTextError
-from generator.fetch.arxiv_source import Window
-from generator.models import Paper
+from generator.models import Paper, Window
 from generator.pipeline.services import Services
+from generator.ports import ServedModel, StreamEvents
 from generator.store.cache import Cache
-from generator.synthesis.llm_client import StreamEvents
-from generator.synthesis.server import ServedModel
 from tests.servers.sglang import Answer, Fault, default_responder
 
 Responder = Callable[[dict[str, Any]], Answer | Fault]

@@ -15,8 +15,9 @@ from generator.edition.model import Edition
 from generator.edition.record import EditionRecord
 from generator.evidence.follow_ups import FollowUps
 from generator.evidence.requests import evidence_requests
-from generator.kinds import build_requests
 from generator.models import Bundle, FetchResult, FullText, NumberedPaper, Paper, Source
+from generator.prompts.builders import build_requests
+from generator.prompts.kinds import BUILTIN_KINDS
 
 EDITION = "2026-12-02"
 BUILT_AT = "2026-12-02T06:00:00+00:00"
@@ -104,7 +105,7 @@ def fixed_edition(config: Config | None = None, published: list[EditionRecord] |
     """The edition every golden file is rendered from (nothing in it depends on the clock);
     `papers` may stand in for its three papers (another version of one, say), and `edition`
     for its name (a later edition over `published`)."""
-    config = config or Config(path=__import__("pathlib").Path("config.toml"))
+    config = config or Config(path=__import__("pathlib").Path("config.toml"), registry=BUILTIN_KINDS)
     texts = [FullText("ok", "Paged attention text with a 12% gain.", 3, 10),
              FullText("missing", reason="the PDF download failed: HTTP 404"),
              FullText("not_requested")]
@@ -115,7 +116,7 @@ def fixed_edition(config: Config | None = None, published: list[EditionRecord] |
     completions = [completion_for(r) for r in requests]
     checks = [e for r, c in zip(requests, completions, strict=True)
               if r.name in EVIDENCE_FOR
-              for e in evidence_requests(r, c, config.evidence, {1, 2, 3})]
+              for e in evidence_requests(r, c, config.evidence, {1, 2, 3}, kinds=BUILTIN_KINDS)]
     # The judgements of the quotes found, made as a build makes them (follow_ups.py).
     follow = FollowUps(config, bundle)
     for r, c in zip(requests, completions, strict=True):
@@ -127,8 +128,9 @@ def fixed_edition(config: Config | None = None, published: list[EditionRecord] |
     synthesis = SynthesisResult("m", tuple(requests), tuple(completions),
                                 bundle.chars, bundle.estimated_tokens, 12.5)
     fetch = FetchResult("ti:inference", 3, BUILT_AT, sources)
-    return assemble(edition, "Test Digest", *EditionInputs.of_stages(fetch, bundle, synthesis),
-                    published or [], built_at=BUILT_AT)
+    return assemble(edition, "Test Digest", *EditionInputs.of_stages(
+        fetch, bundle, synthesis, kinds=BUILTIN_KINDS),
+                    published or [], built_at=BUILT_AT, kinds=BUILTIN_KINDS)
 
 
 def one_paper_edition(title: str, authors: tuple[str, ...], abstract: str, answer: str, *,
@@ -150,5 +152,6 @@ def one_paper_edition(title: str, authors: tuple[str, ...], abstract: str, answe
                                    finish_reason="stop") for r in requests)
     synthesis = SynthesisResult("m", requests, completions, 1, 1, 0.0)
     fetch = FetchResult("q", 1, "2025-01-01T00:00:00+00:00", (source,))
-    return assemble(EDITION, site_title, *EditionInputs.of_stages(fetch, bundle, synthesis), [],
-                    built_at=BUILT_AT)
+    return assemble(EDITION, site_title, *EditionInputs.of_stages(
+        fetch, bundle, synthesis, kinds=BUILTIN_KINDS), [],
+                    built_at=BUILT_AT, kinds=BUILTIN_KINDS)

@@ -23,9 +23,11 @@ from generator.edition.history import History, RecordMissingError, load_records
 from generator.edition.model import Edition
 from generator.edition.record import MAX_RECORD_ABSTRACT_CHARS, EditionRecord, RecordFormatError
 from generator.edition.render import TemplateError, make_environment, render_edition, write_pages
+from generator.prompts.builders import THEMES_SCHEMA
+from generator.prompts.kinds import BUILTIN_KINDS
 from generator.publish.mail import EmailError, SendRecord
 from generator.store.cache import read_json
-from generator.synthesis.structured import THEMES_SCHEMA, InvalidAnswer, parse_answer
+from generator.synthesis.structured import InvalidAnswer, parse_answer
 from tests.doubles import MockModel, services
 from tests.edition_fixture import EDITION, PAPERS, fixed_edition
 
@@ -37,7 +39,7 @@ def config(tmp_path: Path) -> Config:
     path = tmp_path / "ws" / "config.toml"
     path.parent.mkdir()
     path.write_text('[digest]\ntitle = "Edge Digest"\n\n[arxiv]\nquery = "testing"\n')
-    return load_config(str(path))
+    return load_config(str(path), registry=BUILTIN_KINDS)
 
 
 def publish(config: Config, edition: Edition, published: list[EditionRecord] | None = None

@@ -20,16 +20,18 @@ from click.testing import CliRunner
 from generator.ask.archive import ask_bundle
 from generator.ask.index import ArchiveIndex, question_terms
 from generator.ask.pages import publish_question, question_page, terminal_answer
-from generator.ask.record import QuestionRecord, load_questions
 from generator.cli import cli
 from generator.config import load_config
 from generator.edition.history import History, read_record
+from generator.edition.question_record import QuestionRecord, load_questions
 from generator.edition.record import EditionRecord, RecordPaper
 from generator.edition.render import make_environment
-from generator.edition.values import Brief, ClaimCheck, Continuity
+from generator.edition.values import Brief, Continuity
 from generator.errors import UsageError
+from generator.evidence.checks import ClaimCheck
 from generator.models import Withdrawal, base_of, paper_slug
 from generator.pipeline.ask import INDEX_FILE, archive_index, ask_stage
+from generator.prompts.kinds import BUILTIN_KINDS
 from generator.publish.site import edition_nav
 from tests.conftest import ROOT, write_config
 from tests.doubles import MockModel, services
@@ -184,7 +186,7 @@ def test_a_withdrawal_found_later_is_known_to_the_index(tmp_path: Path) -> None:
 
 def test_an_answer_reads_one_paper_per_paper_flags_the_withdrawn_and_checks_its_claims(
         tmp_path: Path) -> None:
-    config = load_config(_workspace(tmp_path))
+    config = load_config(_workspace(tmp_path), registry=BUILTIN_KINDS)
     model = MockModel()
     run = services(tmp_path, [], {}, model=model)
     asked = ask_stage(config, run, "speculative decoding energy", now=lambda: ASKED)
@@ -215,7 +217,7 @@ def test_an_answer_citing_no_paper_says_so_not_that_evidence_is_off(tmp_path: Pa
     """A small model's answer often names no "Paper N": checked, nothing to check."""
     from tests.servers.sglang import Answer
 
-    config = load_config(_workspace(tmp_path))
+    config = load_config(_workspace(tmp_path), registry=BUILTIN_KINDS)
     model = MockModel(lambda body: Answer("The papers study decoding. They disagree."))
     record = ask_stage(config, services(tmp_path, [], {}, model=model),
                        "speculative decoding energy", now=lambda: ASKED).record
@@ -231,7 +233,7 @@ def test_an_answer_citing_no_paper_says_so_not_that_evidence_is_off(tmp_path: Pa
 
 
 def test_nothing_relevant_sends_nothing(tmp_path: Path) -> None:
-    config = load_config(_workspace(tmp_path))
+    config = load_config(_workspace(tmp_path), registry=BUILTIN_KINDS)
     model = MockModel()
     asked = ask_stage(config, services(tmp_path, [], {}, model=model), "protein folding")
     assert asked.record is None and "no request was sent" in asked.nothing
@@ -239,7 +241,8 @@ def test_nothing_relevant_sends_nothing(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
     (empty / "config.toml").write_text('[arxiv]\nquery = "x"\n', encoding="utf-8")
-    none = ask_stage(load_config(empty / "config.toml"), services(empty, [], {}, model=model),
+    none = ask_stage(load_config(empty / "config.toml", registry=BUILTIN_KINDS),
+                     services(empty, [], {}, model=model),
                      "anything at all")
     assert none.record is None and "no edition yet" in none.nothing and model.asked == []
     with pytest.raises(UsageError, match="empty"):
@@ -248,7 +251,7 @@ def test_nothing_relevant_sends_nothing(tmp_path: Path) -> None:
 
 def test_the_bundle_numbers_papers_like_an_editions_and_checks_against_what_it_shows(
         tmp_path: Path) -> None:
-    config = load_config(_workspace(tmp_path))
+    config = load_config(_workspace(tmp_path), registry=BUILTIN_KINDS)
     run = services(tmp_path, [], {})
     index, _ = archive_index(config, run)
     from generator.pipeline.ask import _papers
@@ -267,7 +270,7 @@ def test_the_bundle_numbers_papers_like_an_editions_and_checks_against_what_it_s
 
 def _published(tmp_path: Path) -> tuple[QuestionRecord, Path]:
     config_path = _workspace(tmp_path)
-    config = load_config(config_path)
+    config = load_config(config_path, registry=BUILTIN_KINDS)
     asked = ask_stage(config, services(tmp_path, [], {}), "speculative decoding energy",
                       now=lambda: ASKED)
     assert asked.record is not None
@@ -277,7 +280,8 @@ def _published(tmp_path: Path) -> tuple[QuestionRecord, Path]:
 
 def test_the_question_page_matches_its_golden_file(tmp_path: Path) -> None:
     record, _ = _published(tmp_path)
-    page = question_page(make_environment(ROOT), record, load_config(tmp_path / "config.toml")
+    page = question_page(make_environment(ROOT), record,
+                         load_config(tmp_path / "config.toml", registry=BUILTIN_KINDS)
                          .registry)
     golden = GOLDEN / f"{record.slug}.md"
     if os.environ.get("DIGEST_UPDATE_GOLDEN"):
@@ -300,7 +304,7 @@ def test_a_published_question_is_kept_listed_in_the_navigation_and_the_feed(
     assert "question: speculative decoding energy" in feed and record.slug in feed
     assert "(⚠ withdrawn)" in feed
     # Asked again the same day in other words: a page of its own; the same words: the same one.
-    config = load_config(tmp_path / "config.toml")
+    config = load_config(tmp_path / "config.toml", registry=BUILTIN_KINDS)
     other = ask_stage(config, services(tmp_path, [], {}), "speculative decoding, energy?",
                       now=lambda: ASKED)
     assert other.record is not None

@@ -11,10 +11,11 @@ from click.testing import CliRunner, Result
 
 from generator.cli import cli
 from generator.config import Config
-from generator.kinds import build_requests
 from generator.models import Bundle, FullText, NumberedPaper, Paper
+from generator.prompts.builders import BRIEF_SCHEMA, build_requests
+from generator.prompts.kinds import BUILTIN_KINDS
 from generator.synthesis.dispatch import dispatch_plan
-from generator.synthesis.structured import BRIEF_SCHEMA, InvalidAnswer, parse_answer, validate
+from generator.synthesis.structured import InvalidAnswer, parse_answer, validate
 from tests.conftest import write_config
 from tests.edition_fixture import with_thinking_body
 from tests.servers.arxiv import ArxivServer
@@ -196,13 +197,13 @@ def test_parse_answer_accepts_fences_and_rejects_shapes() -> None:
 def test_bundle_prompts_lead_and_briefs_fill_in() -> None:
     # The order is computed, not observed: which of two threads reaches a server first is
     # up to the scheduler, so a test of arrivals would be flaky.
-    config = Config(path=Path("config.toml"))
+    config = Config(path=Path("config.toml"), registry=BUILTIN_KINDS)
     paper = Paper("2401.00001v1", "T", ("A",), "2024-01-01", "2024-01-01", "abs", ("cs.LG",),
                   "https://arxiv.org/abs/2401.00001v1", None)
     item = NumberedPaper(1, paper, FullText("not_requested"), 0)
     bundle = Bundle((item, replace(item, number=2)), "bundle text")
     requests = build_requests(with_thinking_body(config, {"thinking": True}), bundle)
-    plan = dispatch_plan(requests, range(len(requests)))
+    plan = dispatch_plan(requests, range(len(requests)), kinds=BUILTIN_KINDS)
     names = [requests[i].name for i in plan.order]
     assert names[0] == "thinking-on"  # the longest decode leads, and puts the bundle in cache
     assert names[1] == "research-map"  # then the longest answers among the followers

@@ -9,8 +9,9 @@ import pytest
 
 from generator.config import Config
 from generator.errors import LockedError
-from generator.kinds import build_requests
 from generator.models import FullText, Paper, Source
+from generator.prompts.builders import build_requests
+from generator.prompts.kinds import BUILTIN_KINDS
 from generator.store.cache import Cache, atomic_write_text, completion_key
 from generator.synthesis.bundle import build_bundle
 from tests.edition_fixture import with_thinking_body
@@ -22,7 +23,7 @@ def paper(n: int) -> Paper:
                  f"https://arxiv.org/abs/2401.0000{n}v1", None)
 
 
-CONFIG = Config(path=Path("config.toml"))
+CONFIG = Config(path=Path("config.toml"), registry=BUILTIN_KINDS)
 SOURCES = [
     Source(paper(1), FullText("ok", "Full text of one.", 2, 9)),
     Source(paper(2), FullText("missing", reason="the PDF is encrypted with a password")),

@@ -8,6 +8,7 @@ import pytest
 
 from generator.config import load_config
 from generator.errors import ConfigError
+from generator.prompts.kinds import BUILTIN_KINDS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -20,13 +21,13 @@ def write(tmp_path: Path, text: str) -> Path:
 
 def problems(path: Path) -> list[str]:
     with pytest.raises(ConfigError) as info:
-        load_config(path)
+        load_config(path, registry=BUILTIN_KINDS)
     assert str(path) in str(info.value)
     return info.value.problems
 
 
 def test_repository_config_is_a_ready_workspace() -> None:
-    config = load_config(ROOT / "config.toml")
+    config = load_config(ROOT / "config.toml", registry=BUILTIN_KINDS)
     assert config.arxiv.max_papers == 20
     assert config.arxiv.full_text_papers == 5
     assert config.arxiv.delay_seconds == 3.0
@@ -39,7 +40,7 @@ def test_repository_config_is_a_ready_workspace() -> None:
 
 
 def test_empty_file_gives_defaults_and_missing_prompts_section_is_fine(tmp_path: Path) -> None:
-    config = load_config(write(tmp_path, "[digest]\ntitle = 'X'\n"))
+    config = load_config(write(tmp_path, "[digest]\ntitle = 'X'\n"), registry=BUILTIN_KINDS)
     assert config.digest.title == "X"
     assert config.prompts.research_map.max_tokens == 3000
     assert config.prompts.thinking.thinking_max_tokens == 4000
@@ -80,7 +81,7 @@ def test_missing_file_says_how_to_create_one(tmp_path: Path) -> None:
 def test_deep_dives_replace_the_defaults_and_are_validated(tmp_path: Path) -> None:
     path = write(tmp_path, "[[prompts.deep_dives]]\nlabel = 'Only one'\nquestion = 'Why?'\n"
                            "max_tokens = 500\n")
-    config = load_config(path)
+    config = load_config(path, registry=BUILTIN_KINDS)
     assert [(d.label, d.max_tokens, d.temperature) for d in config.prompts.deep_dives] == [
         ("Only one", 500, 0.2)]
     bad = write(tmp_path, "[[prompts.deep_dives]]\nlabel = 'No question'\nmax_token = 5\n")
@@ -106,7 +107,7 @@ def test_values_out_of_range(tmp_path: Path) -> None:
 
 def test_mirrors_may_use_a_shorter_delay(tmp_path: Path) -> None:
     config = load_config(write(tmp_path, "[arxiv]\napi_url = 'http://127.0.0.1:9/api/query'\n"
-                                         "delay_seconds = 0.0\n"))
+                                         "delay_seconds = 0.0\n"), registry=BUILTIN_KINDS)
     assert config.arxiv.delay_seconds == 0.0
 
 
@@ -144,16 +145,17 @@ def test_paths_stay_in_the_workspace_and_apart(tmp_path: Path, paths: str, messa
 
 def test_paths_outside_the_workspace_only_on_purpose(tmp_path: Path) -> None:
     path = write(tmp_path, "[paths]\nsite_dir = '../published'\nallow_outside_workspace = true\n")
-    assert load_config(path).site_dir == (tmp_path.parent / "published").resolve()
+    assert load_config(path, registry=BUILTIN_KINDS).site_dir == (tmp_path.parent / "published").resolve()
 
 
 def test_interests_may_be_a_string_or_a_list(tmp_path: Path) -> None:
     """A list of interests is what people write; it is read, joined, as the string is."""
-    listed = load_config(write(tmp_path, '[triage]\ninterests = ["KV caches", " speculative decoding "]\n'))
+    listed = load_config(write(tmp_path, '[triage]\ninterests = ["KV caches", " speculative decoding "]\n'),
+                         registry=BUILTIN_KINDS)
     assert listed.triage.interests == "KV caches; speculative decoding" and listed.triage.enabled
     (tmp_path / "config.toml").unlink()
-    plain = load_config(write(tmp_path, '[triage]\ninterests = "KV caches"\n'))
+    plain = load_config(write(tmp_path, '[triage]\ninterests = "KV caches"\n'), registry=BUILTIN_KINDS)
     assert plain.triage.interests == "KV caches"
     (tmp_path / "config.toml").unlink()
     with pytest.raises(ConfigError, match=r"triage\.interests: expected a string"):
-        load_config(write(tmp_path, "[triage]\ninterests = [1, 2]\n"))
+        load_config(write(tmp_path, "[triage]\ninterests = [1, 2]\n"), registry=BUILTIN_KINDS)

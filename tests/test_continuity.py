@@ -16,6 +16,7 @@ from generator.cli import cli
 from generator.edition.lead import lead_parts
 from generator.edition.names import WITHDRAWN_FLAG
 from generator.edition.render import cited
+from generator.prompts.kinds import BUILTIN_KINDS
 from tests.conftest import read_record, write_config
 from tests.feeds import Entry, atom_feed
 from tests.servers.arxiv import ArxivServer
@@ -224,11 +225,11 @@ def test_a_first_edition_and_one_after_an_old_record_ask_for_no_comparison() -> 
     from generator.config import Config
     from generator.edition.history import History
     from generator.edition.record import EditionRecord
-    from generator.kinds import build_requests
     from generator.models import Bundle, FullText, NumberedPaper
+    from generator.prompts.builders import build_requests
     from tests.edition_fixture import PAPERS, fixed_edition
 
-    config = Config(path=Path("config.toml"))
+    config = Config(path=Path("config.toml"), registry=BUILTIN_KINDS)
     bundle = Bundle(tuple(NumberedPaper(i + 1, p, FullText("not_requested"), 0)
                           for i, p in enumerate(PAPERS)), "bundle text")
 
@@ -251,7 +252,7 @@ def test_a_disagreement_is_published_only_with_both_quotes_found() -> None:
     from dataclasses import replace
 
     from generator.edition.continuity import disagreements
-    from generator.edition.values import ClaimCheck
+    from generator.evidence.checks import ClaimCheck
     from tests.edition_fixture import fixed_edition
 
     earlier = fixed_edition().record

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from generator.chat_models import Message, PromptKind, PromptRequest
+from generator.prompts.kinds import BUILTIN_KINDS
 from generator.synthesis.dispatch import (
     AdaptiveWidth,
     Dispatcher,
@@ -38,17 +39,17 @@ class Clock:
 
 
 def test_the_thinking_prompt_leads_then_the_longest_answers() -> None:
-    plan = dispatch_plan(REQUESTS, range(len(REQUESTS)))
+    plan = dispatch_plan(REQUESTS, range(len(REQUESTS)), kinds=BUILTIN_KINDS)
     assert plan == DispatchPlan(leader=4, followers=(0, 3, 2, 1), free=(5, 6))
 
 
 def test_without_a_thinking_prompt_to_send_the_longest_answer_leads() -> None:
-    plan = dispatch_plan(REQUESTS, [0, 1, 2, 5])
+    plan = dispatch_plan(REQUESTS, [0, 1, 2, 5], kinds=BUILTIN_KINDS)
     assert plan == DispatchPlan(leader=0, followers=(2, 1), free=(5,))
 
 
 def test_briefs_fill_slots_while_the_gate_is_closed_and_followers_go_first_once_it_opens() -> None:
-    dispatcher = Dispatcher(dispatch_plan(REQUESTS, range(len(REQUESTS))), timeout=60,
+    dispatcher = Dispatcher(dispatch_plan(REQUESTS, range(len(REQUESTS)), kinds=BUILTIN_KINDS), timeout=60,
                             clock=Clock())
     assert dispatcher.next() == 4  # the leader
     assert dispatcher.next() == 5  # the gate is closed: a brief
@@ -69,7 +70,7 @@ def test_briefs_fill_slots_while_the_gate_is_closed_and_followers_go_first_once_
 
 def test_follow_ups_wait_for_their_first_and_go_before_briefs() -> None:
     clock = Clock()
-    dispatcher = Dispatcher(dispatch_plan(REQUESTS, [5, 6]), timeout=10, clock=clock)
+    dispatcher = Dispatcher(dispatch_plan(REQUESTS, [5, 6], kinds=BUILTIN_KINDS), timeout=10, clock=clock)
     assert dispatcher.next() == 5
     dispatcher.add([7, 8])
     assert dispatcher.next() == 7
@@ -80,14 +81,14 @@ def test_follow_ups_wait_for_their_first_and_go_before_briefs() -> None:
 
 def test_the_gate_opens_after_its_timeout_without_a_first_token() -> None:
     clock = Clock()
-    dispatcher = Dispatcher(dispatch_plan(REQUESTS, [0, 2, 4]), timeout=10, clock=clock)
+    dispatcher = Dispatcher(dispatch_plan(REQUESTS, [0, 2, 4], kinds=BUILTIN_KINDS), timeout=10, clock=clock)
     assert dispatcher.next() == 4
     clock.now = 10.0  # no first token (a server that does not stream, say)
     assert dispatcher.next() == 0
 
 
 def test_without_the_gate_the_order_is_the_plan_order() -> None:
-    plan = dispatch_plan(REQUESTS, range(len(REQUESTS)))
+    plan = dispatch_plan(REQUESTS, range(len(REQUESTS)), kinds=BUILTIN_KINDS)
     dispatcher = Dispatcher(plan, gate=False)
     assert [dispatcher.next() for _ in REQUESTS] == plan.order
     for _ in REQUESTS:

@@ -18,7 +18,9 @@ from generator import config as config_module
 from generator.config import load_config
 from generator.config.read import ranged
 from generator.config.reference import MARKER, options, reference_markdown
-from generator.kinds import BUILTIN_KINDS, KindSpec
+from generator.config.schema import SECTIONS
+from generator.kinds import KindSpec
+from generator.prompts.kinds import BUILTIN_KINDS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,23 +59,23 @@ def accepted_keys(cls: type, prefix: str) -> list[str]:
 
 
 def every_accepted_key() -> list[str]:
-    return [key for section, cls in config_module._SECTIONS.items()
+    return [key for section, cls in SECTIONS.items()
             for key in accepted_keys(cls, section)]
 
 
 def test_every_config_key_is_in_the_reference_with_a_description() -> None:
-    reference = reference_markdown()
+    reference = reference_markdown(BUILTIN_KINDS)
     keys = every_accepted_key()
     assert len(keys) > 80 and "email.from" in keys and "prompts.deep_dives.label" in keys
     missing = [key for key in keys if f"#### `{key}`" not in reference]
     assert missing == []
-    assert sorted(o.key for o in options()) == sorted(keys)
-    undescribed = [o.key for o in options() if not o.description]
-    assert undescribed == [], "add a docstring under each of these fields in generator/config/__init__.py"
+    assert sorted(o.key for o in options(BUILTIN_KINDS)) == sorted(keys)
+    undescribed = [o.key for o in options(BUILTIN_KINDS) if not o.description]
+    assert undescribed == [], "add a docstring under each of these fields in generator/config/schema.py"
 
 
 def test_the_reference_gives_types_defaults_and_ranges_from_the_fields() -> None:
-    reference = reference_markdown()
+    reference = reference_markdown(BUILTIN_KINDS)
     assert ("#### `arxiv.max_papers` { #arxiv-max_papers }\n\n"
             "**integer** · default: `20` · range: 1 to 2,000\n\n"
             "Papers per edition, newest submission first") in reference
@@ -92,7 +94,7 @@ def test_a_kinds_settings_table_is_in_the_reference_of_its_registry() -> None:
     assert "A glossary of the bundle's terms. The settings of the `glossary` kind." in reference
     assert ("#### `prompts.glossary.max_terms` { #prompts-glossary-max_terms }\n\n"
             "**integer** · default: `12` · range: 1 to 100\n\nTerms listed at most.") in reference
-    assert "prompts.glossary" not in reference_markdown()
+    assert "prompts.glossary" not in reference_markdown(BUILTIN_KINDS)
 
 
 def _toml(value: Any) -> str:
@@ -111,7 +113,7 @@ def test_every_key_of_the_reference_is_one_the_loader_accepts(tmp_path: Path) ->
     # Each key of the reference, set to its declared default, in one file the loader takes
     # without a problem: the reference names no key the loader would call unknown.
     registry = BUILTIN_KINDS.with_kinds(GLOSSARY)
-    defaults = config_module.Config(path=tmp_path / "config.toml")
+    defaults = config_module.Config(path=tmp_path / "config.toml", registry=BUILTIN_KINDS)
     lines: list[str] = []
     tables: dict[str, list[str]] = {}
     for option in options(registry):

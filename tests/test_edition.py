@@ -24,6 +24,7 @@ from generator.edition.assemble import assemble
 from generator.edition.inputs import EditionInputs
 from generator.edition.record import EditionRecord, RecordFormatError
 from generator.edition.render import TemplateError, make_environment, render_edition
+from generator.prompts.kinds import BUILTIN_KINDS
 from tests.conftest import ROOT
 from tests.edition_fixture import BUILT_AT, EDITION, PAPERS, fixed_edition
 
@@ -144,7 +145,7 @@ def test_the_record_alone_makes_the_same_pages_without_the_papers_text() -> None
     record = EditionRecord.from_json(json.loads(json.dumps(edition.record.to_json())), "x")
     assert record.checks and record.figures  # the fixture checks quotes and a figure
     again = assemble(EDITION, "Test Digest", *EditionInputs.of_record(record), [],
-                     built_at=BUILT_AT)
+                     built_at=BUILT_AT, kinds=BUILTIN_KINDS)
     env = make_environment(ROOT)
     assert render_edition(env, again, []).pages == render_edition(env, edition, []).pages
     assert again.record == edition.record
@@ -188,7 +189,7 @@ def test_a_mangled_record_is_named_by_the_field_it_mangles() -> None:
 
 
 def test_a_configured_thinking_title_reaches_every_place() -> None:
-    config = Config(path=Path("config.toml"))
+    config = Config(path=Path("config.toml"), registry=BUILTIN_KINDS)
     config = replace(config, prompts=replace(config.prompts, thinking=ThinkingPrompt(
         title="Think harder")))
     pages = rendered_pages(config=config)
@@ -234,13 +235,13 @@ def test_a_broken_workspace_template_is_one_line_and_exit_2(
 
 def test_a_refused_prompt_is_cut_fairly_and_the_cut_is_recorded() -> None:
     from generator.chat_models import PromptRequest
-    from generator.kinds import build_requests
     from generator.models import FullText, Source
+    from generator.prompts.builders import build_requests
     from generator.synthesis.bundle import build_bundle
     from generator.synthesis.planning import BundlePlan, ContextFitter, Refusal
     from tests.edition_fixture import PAPERS, with_thinking_body
 
-    config = Config(path=Path("config.toml"))
+    config = Config(path=Path("config.toml"), registry=BUILTIN_KINDS)
     sources = [Source(p, FullText("ok", "word " * 20_000, 5, 5)) for p in PAPERS]
     saved: list[BundlePlan] = []
 
@@ -280,7 +281,7 @@ def test_the_thinking_comparison_reads_each_answers_conclusion_and_citations() -
     """The concluding section where a model heads one, else the last paragraph of prose (not
     a table); the papers both or only one answer cites; each answer's backed claims."""
     from generator.edition.compare import compare, conclusion
-    from generator.edition.values import ClaimCheck
+    from generator.evidence.checks import ClaimCheck
 
     headed = ("## Analysis\n\nPaper 1 is fast.\n\n## Bottom line\n\nUse Paper 2 for latency. "
               "Use Paper 3 for throughput. Never both.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")

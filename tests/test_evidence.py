@@ -16,10 +16,11 @@ from click.testing import CliRunner, Result
 from generator.chat_models import Completion
 from generator.cli import cli
 from generator.edition.citations import CitationLinker
-from generator.edition.values import ClaimCheck
+from generator.evidence.checks import ClaimCheck
 from generator.evidence.claims import claims_of
 from generator.evidence.quotes import PaperText, check_claims, words
 from generator.models import FullText, NumberedPaper
+from generator.prompts.kinds import BUILTIN_KINDS
 from generator.text.safe_text import md_model
 from tests.browser import launch_chromium
 from tests.conftest import read_record, write_config
@@ -287,7 +288,7 @@ def test_a_check_made_alone_carries_only_the_cited_papers_and_says_so() -> None:
                            max_tokens=3000, temperature=0.3)
     answer = Completion(name="research-map", model="m", finish_reason="stop",
                         content="Paper 2 drafts tokens with a small model. Paper 3 saves memory.")
-    (check,) = evidence_requests(parent, answer, EvidenceSettings(), {1, 2, 3})
+    (check,) = evidence_requests(parent, answer, EvidenceSettings(), {1, 2, 3}, kinds=BUILTIN_KINDS)
     alone = standalone_check(check, 8_000)
     assert alone is not None and alone.title == check.title + ALONE_TITLE
     papers = alone.messages[1].content

@@ -32,7 +32,8 @@ from generator.models import valid_arxiv_id
 from generator.publish.sanitize import lost_text, sanitize_html
 from generator.publish.site import build_site, with_our_plugins
 from generator.synthesis.llm_client import ChatClient
-from generator.synthesis.structured import TRIAGE_SCHEMA, parse_answer
+from generator.synthesis.structured import parse_answer
+from generator.synthesis.triage import TRIAGE_SCHEMA
 from generator.text.safe_text import md_model, md_text, plain
 from generator.text.tex import math_text
 from generator.text.urls import REDACTED, redact_secrets, redact_text, register_secret

@@ -22,18 +22,19 @@ from generator.config import Config, EvidenceSettings, load_config
 from generator.edition.citations import CitationLinker
 from generator.edition.facts import with_judgements
 from generator.edition.record import EditionRecord
-from generator.edition.values import ClaimCheck, EvidenceFigure, Judgement, Pick, Support
+from generator.edition.values import Pick
+from generator.evidence.checks import ClaimCheck, EvidenceFigure, Judgement, Support
 from generator.evidence.claims import claims_of, plain_sentence
 from generator.evidence.judge import (
+    JUDGE_SCHEMA,
     Quoted,
     judge_request,
-    parse_judge_name,
     verdicts,
 )
 from generator.pipeline import stages
 from generator.pipeline.services import Services
+from generator.prompts.kinds import BUILTIN_KINDS
 from generator.store.codec import from_data, to_data
-from generator.synthesis.structured import JUDGE_SCHEMA
 from generator.text.safe_text import md_model
 from tests.conftest import FIXTURES
 from tests.doubles import MockModel, services
@@ -60,13 +61,12 @@ def verdict_json(*entries: tuple[int, str, str]) -> str:
 
 # Naming, asking and parsing, on fixed objects --------------------------------------------------
 
-def test_a_judgement_is_named_after_its_answer_and_claims_and_the_name_reads_back() -> None:
+def test_a_judgement_is_named_after_its_answer_and_claims_and_carries_them() -> None:
     request = judge_request(PARENT, [Quoted(2, "Paper 1 cuts memory 40%.", "cuts memory by 40%"),
                                      Quoted(5, "Paper 2 drafts.", "drafts tokens fast")],
                             EvidenceSettings())
     assert request.name == "judge-deep-dive-1-2-5" and request.kind == "judge"
-    assert parse_judge_name(request.name) == ("deep-dive-1", range(2, 6))
-    assert parse_judge_name("evidence-deep-dive-1-1-3") is None
+    assert (request.parent, request.claims) == ("deep-dive-1", (2, 5))
 
 
 def test_a_judgement_sees_the_sentence_and_the_quote_only_under_its_schema() -> None:
@@ -175,7 +175,7 @@ def make_config(tmp_path: Path, extra: str = "") -> Config:
     path.parent.mkdir()
     path.write_text('[digest]\ntitle = "Judged Digest"\n\n[arxiv]\nquery = "testing"\n'
                     "max_papers = 3\nfull_text_papers = 2\nmax_pdf_chars = 4000\n" + extra)
-    return load_config(str(path))
+    return load_config(str(path), registry=BUILTIN_KINDS)
 
 
 def doubles(config: Config, model: MockModel) -> Services:
@@ -274,7 +274,7 @@ def test_turning_the_judge_on_for_a_cached_edition_asks_for_the_judgements_alone
     assert "with their quote found in the paper" in page  # the wording of today
     path = config.docs_dir.parent / "config.toml"
     path.write_text(path.read_text().replace("judge = false", "judge = true"))
-    on = load_config(str(path))
+    on = load_config(str(path), registry=BUILTIN_KINDS)
     assert not stages.all_cached(on, doubles(on, MockModel()), EDITION)
     again = MockModel(judging("partly"))
     record, _ = built(on, again)

@@ -14,6 +14,7 @@ from generator.chat_models import Message, PromptRequest, Usage
 from generator.config import load_config
 from generator.errors import LlmRequestError, ServerNotAnsweringError, ServerUnavailableError
 from generator.pipeline.doctor import launch_advice
+from generator.prompts.kinds import BUILTIN_KINDS
 from generator.store.cache import Cache
 from generator.synthesis.llm_client import ChatClient, split_reasoning
 from tests.servers.sglang import Answer, Fault, SglangServer
@@ -147,7 +148,7 @@ def test_unreachable_server_names_the_url_and_how_to_start_sglang(tmp_path: Path
     assert "http://127.0.0.1:9/v1 did not answer" in str(info.value)
     # The pipeline adds the launch command that fits the workspace (context length included).
     (tmp_path / "config.toml").write_text('[llm]\nbase_url = "http://127.0.0.1:9/v1"\n')
-    config = load_config(tmp_path / "config.toml")
+    config = load_config(tmp_path / "config.toml", registry=BUILTIN_KINDS)
     advice = launch_advice(config, Cache(config.cache_dir), "http://127.0.0.1:9/v1")
     assert (f"python -m sglang.launch_server --model-path {MODEL} --port 9 "
             "--reasoning-parser deepseek-v4 --enable-cache-report") in advice

@@ -21,8 +21,9 @@ from generator.chat_models import PromptRequest
 from generator.config import Config, EmailSettings, load_config
 from generator.edition.history import History
 from generator.errors import ConfigError
-from generator.kinds import BUILTIN_KINDS, KindRegistry, KindSpec, build_requests, settings_of
-from generator.prompts.builders import RequestContext
+from generator.kinds import KindRegistry, KindSpec
+from generator.prompts.builders import RequestContext, build_requests
+from generator.prompts.kinds import BUILTIN_KINDS
 from generator.publish.newsletter import newsletter
 from generator.publish.site import edition_nav
 from tests.conftest import FIXTURES, read_record
@@ -64,13 +65,13 @@ GLOSSARY_SCHEMA: dict[str, Any] = {
 
 
 def counterpoint_requests(ctx: RequestContext) -> list[PromptRequest]:
-    s = settings_of(ctx.config, "counterpoint")
+    s = ctx.config.kinds["counterpoint"]
     return [ctx.make("counterpoint", "Counterpoint", "counterpoint", s.question,
                      f"Task: {s.question}", s.max_tokens, s.temperature)]
 
 
 def glossary_requests(ctx: RequestContext) -> list[PromptRequest]:
-    s = settings_of(ctx.config, "glossary")
+    s = ctx.config.kinds["glossary"]
     task = f"Task: define the {s.terms} terms a newcomer needs, each with the papers using it."
     return [ctx.make("glossary", "Glossary", "glossary", task, task, s.max_tokens, 0.0,
                      schema=GLOSSARY_SCHEMA)]
@@ -94,10 +95,10 @@ TEMPLATES = {
 
 NEW_KINDS = BUILTIN_KINDS.with_kinds(
     KindSpec("counterpoint", "counterpoint.md.j2", None, True,
-             lambda c: [settings_of(c, "counterpoint").max_tokens], counterpoint_requests,
+             lambda c: [c.kinds["counterpoint"].max_tokens], counterpoint_requests,
              evidence=True, settings=CounterpointSettings, section="prompts.counterpoint"),
     KindSpec("glossary", "glossary.md.j2", "glossary", True,
-             lambda c: [settings_of(c, "glossary").max_tokens], glossary_requests,
+             lambda c: [c.kinds["glossary"].max_tokens], glossary_requests,
              schema=GLOSSARY_SCHEMA, parse=parse_glossary,
              to_record=lambda terms: [vars(t) | {"papers": list(t.papers)} for t in terms],
              settings=GlossarySettings, section="prompts.glossary"),
@@ -127,8 +128,8 @@ def answers(body: dict[str, Any]) -> Answer | Fault:
 def test_a_new_kind_is_configured_asked_rendered_and_evidence_checked(
         tmp_path: Path) -> None:
     config = workspace(tmp_path, "\n[prompts.counterpoint]\nmax_tokens = 700\n")
-    assert settings_of(config, "counterpoint").max_tokens == 700  # its own table, read
-    assert settings_of(config, "glossary").terms == 5  # no table: its defaults
+    assert config.kinds["counterpoint"].max_tokens == 700  # its own table, read
+    assert config.kinds["glossary"].terms == 5  # no table: its defaults
     pdf = (FIXTURES / "pdfs" / "arxiv-1111.2011v2_revtex-2col.pdf").read_bytes()
     model = MockModel(answers)
     run = services(config.cache_dir, list(PAPERS), {str(p.pdf_url): pdf for p in PAPERS}, model)

@@ -18,7 +18,7 @@ from generator.edition.overview import overview_text
 from generator.edition.prose import one_paper_once, said_once, unique_sentences
 from generator.edition.record import RecordPrompt
 from generator.edition.render import make_environment, render_edition, render_template
-from generator.edition.values import ClaimCheck
+from generator.evidence.checks import ClaimCheck
 from generator.models import FullText, NumberedPaper
 from generator.publish.reading import whole_dates
 from tests.conftest import ROOT

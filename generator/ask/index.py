@@ -11,7 +11,6 @@ is kept beside (its `Sighting`), so the current state of every paper needs no re
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import re
@@ -25,6 +24,7 @@ from ..edition.record import EditionRecord, RecordPaper
 from ..edition.withdrawn import Sighting, current
 from ..models import Withdrawal
 from ..store.codec import from_data, to_data
+from ..store.fingerprint import file_digest
 
 log = logging.getLogger(__name__)
 
@@ -109,10 +109,6 @@ def paper_document(record: EditionRecord, paper: RecordPaper) -> dict[str, str]:
     }
 
 
-def file_digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 class ArchiveIndex:
     """The archive's index in one SQLite file (`path`), opened per use."""
 
@@ -146,7 +142,7 @@ class ArchiveIndex:
         """Index the records `files` lists (edition, path) that are new or changed since the
         last update, and drop the editions no longer listed; `read` parses a record (only
         the ones to index are read)."""
-        digests = {edition: file_digest(path) for edition, path in files}
+        digests = {edition: file_digest(path).hex() for edition, path in files}
         paths = dict(files)
         try:
             return self._update(digests, paths, read)

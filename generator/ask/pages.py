@@ -19,16 +19,7 @@ from ..edition.feed import atom_feed
 from ..edition.history import History
 from ..edition.model import SynthesisPage
 from ..edition.names import name_citations
-from ..edition.record import EditionRecord, RecordPaper, Status
-from ..edition.record_parts import FigureFact
-from ..edition.render import make_environment, remove_stale, render_template, with_title
-from ..edition.values import VERDICT_LABELS, ClaimCheck, FollowUp
-from ..evidence.claims import plain_sentence, sentences
-from ..kinds import KindRegistry
-from ..models import NumberedPaper
-from ..store.cache import atomic_write_text
-from ..text.safe_text import safe_url, text_of
-from .record import (
+from ..edition.question_record import (
     INDEX_PAGE,
     QUESTIONS,
     QuestionRecord,
@@ -36,6 +27,16 @@ from .record import (
     record_path,
     record_text,
 )
+from ..edition.record import EditionRecord, RecordPaper, Status
+from ..edition.record_parts import FigureFact
+from ..edition.render import make_environment, remove_stale, render_template, with_title
+from ..edition.values import FollowUp
+from ..evidence.checks import VERDICT_LABELS, ClaimCheck
+from ..evidence.claims import plain_sentence, sentences
+from ..kinds import EVIDENCE, KindRegistry
+from ..models import NumberedPaper
+from ..store.cache import atomic_write_text
+from ..text.safe_text import safe_url, text_of
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +94,7 @@ def question_view(record: QuestionRecord, kinds: KindRegistry, site: Site | None
 def question_page(env: jinja2.Environment, record: QuestionRecord, kinds: KindRegistry,
                   site: Site | None = None) -> str:
     page = question_view(record, kinds, site)
-    checks_sent = sum(1 for p in record.prompts if p.kind == "evidence")
+    checks_sent = sum(1 for p in record.prompts if p.kind == EVIDENCE)
     everything = Site(frozenset(record.editions_read), frozenset(p.base_id for p in
                                                                  record.papers))
     return with_title(f"Question: {record.question}",

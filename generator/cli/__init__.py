@@ -15,7 +15,6 @@ from typing import Any
 import click
 
 from .. import __version__, pipeline
-from ..config import load_config
 from ..edition.history import History
 from ..errors import UsageError
 from ..pipeline.services import make_services
@@ -27,6 +26,7 @@ from .common import (
     config_option,
     edition_name,
     edition_option,
+    read_config,
     setup_logging,
     user_errors,
     verbose_option,
@@ -98,7 +98,7 @@ def build(config_path: str, edition: str | None, refresh: bool, wait_s: float,
         digest build --config my-digest/config.toml --edition 2026-12-02
     """
     with user_errors():
-        config = load_config(config_path, os.environ)
+        config = read_config(config_path)
         name = edition_name(edition)
         services = make_services(config, os.environ)
         click.echo(f"Building edition {name} of {config.digest.title!r}", err=True)
@@ -139,7 +139,7 @@ def fetch(config_path: str, edition: str | None, refresh: bool) -> None:
         digest fetch --config my-digest/config.toml
     """
     with user_errors():
-        config = load_config(config_path, os.environ)
+        config = read_config(config_path)
         name = edition_name(edition)
         services = make_services(config, os.environ)
         with workspace_lock(config):
@@ -165,7 +165,7 @@ def synthesize(config_path: str, edition: str | None, wait_s: float) -> None:
         digest synthesize --config my-digest/config.toml --edition 2026-12-02
     """
     with user_errors():
-        config = load_config(config_path, os.environ)
+        config = read_config(config_path)
         name = edition_name(edition)
         services = make_services(config, os.environ)
         wait_for(services, wait_s)
@@ -201,7 +201,7 @@ def render(config_path: str, edition: str | None, every: bool) -> None:
         digest render --config my-digest/config.toml --all && digest site
     """
     with user_errors():
-        config = load_config(config_path, os.environ)
+        config = read_config(config_path)
         cache = Cache(config.cache_dir)
         with workspace_lock(config):
             if every:
@@ -231,7 +231,7 @@ def site(config_path: str, make_zip: bool) -> None:
         digest site --config my-digest/config.toml --zip
     """
     with user_errors():
-        config = load_config(config_path, os.environ)
+        config = read_config(config_path)
         with workspace_lock(config):
             site_dir = pipeline.site_stage(config)
             click.echo(f"Site: {site_dir}")
@@ -258,7 +258,7 @@ def deploy(config_path: str, message: str | None, force: bool, remote: str | Non
         digest build --config my-digest/config.toml && digest deploy --config my-digest/config.toml
     """
     with user_errors():
-        config = load_config(config_path, os.environ)
+        config = read_config(config_path)
         with workspace_lock(config):  # never push a site that a build is replacing
             pushed_to = deploy_site(config.mkdocs_yml, config.site_dir,
                                     fallback_yml=pipeline.skeleton_dir() / "mkdocs.yml",
@@ -280,7 +280,7 @@ def serve(config_path: str, dev_addr: str | None) -> None:
     from ..publish.site import serve_site
 
     with user_errors():
-        config = load_config(config_path, os.environ)
+        config = read_config(config_path)
         address = dev_addr or "127.0.0.1:8000"
         click.echo(f"Serving {config.docs_dir} at http://{address}/ (live reload; Ctrl-C to stop)",
                    err=True)
@@ -303,7 +303,7 @@ def remove(config_path: str, edition: str) -> None:
         digest remove --config my-digest/config.toml 2026-11-25
     """
     with user_errors():
-        config = load_config(config_path, os.environ)
+        config = read_config(config_path)
         cache = Cache(config.cache_dir)
         with workspace_lock(config):
             skipped = pipeline.remove_edition(config, cache, pipeline.check_edition(edition))
@@ -339,7 +339,7 @@ def send(config_path: str, edition: str | None, dry_run: bool, resend: bool,
     from ..pipeline.send import send_stage
 
     with user_errors():
-        config = load_config(config_path, os.environ)
+        config = read_config(config_path)
         with workspace_lock(config):  # two sends at once would both read "not yet sent"
             result = send_stage(config, edition, os.environ, dry_run=dry_run, resend=resend,
                                 resend_held=resend_held)

@@ -13,11 +13,18 @@ from typing import Any
 import click
 
 from ..ask.pages import publish_question, terminal_answer
-from ..ask.record import QuestionRecord
-from ..config import load_config
+from ..edition.question_record import QuestionRecord
 from ..pipeline.ask import Asked, ask_stage
 from ..pipeline.services import make_services
-from .common import config_option, user_errors, verbose_option, wait_for, wait_option, workspace_lock
+from .common import (
+    config_option,
+    read_config,
+    user_errors,
+    verbose_option,
+    wait_for,
+    wait_option,
+    workspace_lock,
+)
 from .progress import Progress
 
 
@@ -49,7 +56,7 @@ def ask(config_path: str, question: str, since: str, until: str, papers: int | N
         digest ask "KV-cache eviction" --since 2026-09-01 --publish && digest site
     """
     with user_errors():
-        config = load_config(config_path, os.environ)
+        config = read_config(config_path)
         services = make_services(config, os.environ)
         progress = Progress()
         with workspace_lock(config):

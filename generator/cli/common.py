@@ -9,15 +9,17 @@ from __future__ import annotations
 import contextlib
 import errno
 import logging
+import os
 import sys
 from collections.abc import Iterator
 
 import click
 
 from .. import pipeline
-from ..config import Config
+from ..config import Config, load_config
 from ..errors import DigestError
 from ..pipeline.services import Services, wait_for_server
+from ..prompts.kinds import BUILTIN_KINDS
 from ..store.cache import Cache
 from ..text.urls import RedactingFilter
 
@@ -62,6 +64,12 @@ def setup_logging(verbose: int) -> None:
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     for noisy in ("httpx", "httpx2", "openai", "urllib3", "arxiv", "mkdocs"):
         logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
+
+
+def read_config(path: str) -> Config:
+    """The workspace's config, with the built-in kinds of prompt and the environment's
+    overrides (`DIGEST_SITE_URL`): the one place a command reads it."""
+    return load_config(path, os.environ, registry=BUILTIN_KINDS)
 
 
 def workspace_lock(config: Config) -> contextlib.AbstractContextManager[None]:

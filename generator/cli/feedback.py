@@ -17,12 +17,12 @@ from pathlib import Path
 import click
 import requests
 
-from ..config import Config, load_config
+from ..config import Config
 from ..edition.history import History
 from ..errors import LockedError, UsageError
 from ..marks import FORMAT, KINDS, close_read, load_marks, new_mark, pull, save_marks
 from ..marks.github import DEFAULT_API, GitHubIssues
-from .common import config_option, user_errors, verbose_option, workspace_lock
+from .common import config_option, read_config, user_errors, verbose_option, workspace_lock
 
 LOCK_WAIT_S = 120.0
 lock_wait_option = click.option(
@@ -70,7 +70,7 @@ def pull_command(config_path: str, keep_open: bool, if_configured: bool, lock_wa
         GITHUB_TOKEN=... digest feedback pull --config my-digest/config.toml
     """
     with user_errors():
-        config = load_config(config_path, os.environ)
+        config = read_config(config_path)
         if _skipped(config, if_configured, "no marks to read"):
             return
         with held(config, lock_wait_s), _issues(config, timeout_s) as issues:
@@ -108,7 +108,7 @@ def close_command(config_path: str, if_configured: bool, lock_wait_s: float,
         digest feedback pull --keep-open && git commit feedback.json ... && digest feedback close
     """
     with user_errors():
-        config = load_config(config_path, os.environ)
+        config = read_config(config_path)
         if _skipped(config, if_configured, "no issues to close"):
             return
         with held(config, lock_wait_s), _issues(config, timeout_s) as issues:
@@ -199,7 +199,7 @@ def add_command(config_path: str, arxiv_id: str, kind: str, lock_wait_s: float) 
         digest feedback add 2611.00001 more
     """
     with user_errors():
-        config = load_config(config_path, os.environ)
+        config = read_config(config_path)
         mark = new_mark(arxiv_id, kind, "command line")
         with held(config, lock_wait_s):
             marks = load_marks(config.marks_file, config.feedback.github_repo)
@@ -223,7 +223,7 @@ def remove_command(config_path: str, arxiv_id: str, lock_wait_s: float) -> None:
         digest feedback remove 2611.00001
     """
     with user_errors():
-        config = load_config(config_path, os.environ)
+        config = read_config(config_path)
         with held(config, lock_wait_s):
             marks = load_marks(config.marks_file, config.feedback.github_repo)
             if marks.get(arxiv_id) is None:
@@ -243,7 +243,7 @@ def list_command(config_path: str) -> None:
         digest feedback list --config my-digest/config.toml
     """
     with user_errors():
-        config = load_config(config_path, os.environ)
+        config = read_config(config_path)
         marks = load_marks(config.marks_file)
         known = _known(config.docs_dir)
         if not marks.marks:

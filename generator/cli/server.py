@@ -8,10 +8,9 @@ import sys
 
 import click
 
-from ..config import load_config
 from ..pipeline.services import llm_base_url, make_services
 from ..store.cache import Cache
-from .common import config_option, user_errors, verbose_option
+from .common import config_option, read_config, user_errors, verbose_option
 
 _MARKS = {"ok": ("ok", "green"), "warning": ("warning", "yellow"), "problem": ("problem", "red"),
           "info": ("info", "blue")}
@@ -35,7 +34,7 @@ def doctor(config_path: str) -> None:
     from ..pipeline.doctor import run_doctor
 
     with user_errors():
-        config = load_config(config_path, os.environ)
+        config = read_config(config_path)
         services = make_services(config, os.environ)
         checks = run_doctor(config, services.probe, services.chat, services.arxiv, services.cache)
         for check in checks:
@@ -66,7 +65,7 @@ def server_command(config_path: str) -> None:
     from ..synthesis.server import is_local
 
     with user_errors():
-        config = load_config(config_path, os.environ)
+        config = read_config(config_path)
         cache = Cache(config.cache_dir)
         base_url = llm_base_url(config, os.environ)
         size = bundle_size(config, cache)

@@ -1,316 +1,41 @@
-"""Load config.toml into frozen dataclasses, reporting every problem at once.
+"""Load config.toml into frozen dataclasses (schema.py), reporting every problem at once.
 
-The schema is the dataclasses below, with the [prompts] table in `config_prompts` and the
-[feedback] and [email] tables in `config_readers`: each field's type and default is declared
-once, and the loader checks every table against them, naming each bad key by its dotted path;
-the checks of values beyond their types are in `config_checks`.
+Every table is checked against its dataclass, each bad key named by its dotted path; the
+checks of values beyond their types are in checks.py. The registry of kinds a run knows is
+given by the caller (the CLI gives the built-in kinds, generator.prompts.kinds), and each
+registered kind's own table is read into `Config.kinds`.
 """
 
 from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..kinds import BUILTIN_KINDS, KindRegistry
-from . import default_prompts
+from ..kinds import KindRegistry
 from .checks import check_values
-from .prompts import PromptSettings
-from .read import build, describe, ranged, unknown
+from .read import build, describe, unknown
 from .readers import EmailSettings as EmailSettings
 from .readers import FeedbackSettings as FeedbackSettings
-
-
-@dataclass(frozen=True)
-class DigestSettings:
-    """The digest as a whole: its title, address and language."""
-
-    title: str = "Efficient LLM Inference"
-    """The site's title, and every edition's."""
-    description: str = "A periodic, LLM-synthesized digest of new arXiv papers."
-    """A description of the digest, for you (nothing shows it yet)."""
-    site_url: str = ""
-    """Where the site is published: the feed's absolute links, the mail's links (`digest send`
-    needs it), the 404 page's links and CSS on a project site. The environment variable
-    `DIGEST_SITE_URL` overrides it; the workflow sets it to the Pages URL."""
-    language: str = "English"
-    """The language of every answer (briefs and synthesis)."""
-
-
-@dataclass(frozen=True)
-class ArxivSettings:
-    """What each edition asks arXiv for, and how politely."""
-
-    query: str = (
-        'ti:"LLM inference" OR ti:"efficient inference" OR ti:"speculative decoding" OR '
-        'ti:"continuous batching" OR ti:"KV cache" OR ti:"paged attention"'
-    )
-    """The arXiv API `search_query` (the default: an inference-related title query)."""
-    max_papers: int = ranged(20, 1, 2000)
-    """Papers per edition, newest submission first (with triage on: the best scored)."""
-    full_text_papers: int = ranged(5, 0, 2000)
-    """The first N papers also get their PDF text extracted."""
-    max_abstract_chars: int = ranged(2000, 1, 100_000)
-    """Abstracts are cut (at a word) beyond this."""
-    max_pdf_chars: int = ranged(30000, 0, 10_000_000)
-    """PDF pages are read until this many characters are in hand."""
-    api_url: str = "https://export.arxiv.org/api/query"
-    """The arXiv API's address (mirrors and tests point elsewhere)."""
-    delay_seconds: float = ranged(3.0, 0, 3600)
-    """The gap between arXiv requests, API or PDF (at least 3 for arxiv.org)."""
-    timeout_seconds: float = ranged(30.0, 0.1, 3600)
-    """Per HTTP request to arXiv: a stalled arXiv is a timeout, never a hang."""
-    max_pdf_mb: float = ranged(50.0, 0.1, 2000)
-    """Larger PDFs are skipped; the paper keeps its abstract."""
-    pdf_deadline_seconds: float = ranged(120.0, 1, 86_400)
-    """For a whole PDF download: a server that trickles bytes never trips the per-read timeout."""
-    skip_seen: bool = False
-    """Leave papers published in an earlier edition out of the bundle."""
-    since_last_edition: bool = False
-    """Ask arXiv only for papers submitted since the previous edition (`submittedDate:[… TO …]`)."""
-    days: int = ranged(0, 0, 36_500)
-    """Or only for papers submitted in the last N days (0: no window)."""
-    page_size: int = ranged(2000, 1, 2000)
-    """Results a request when triage lists a whole window (arXiv's most)."""
-
-
-@dataclass(frozen=True)
-class LlmSettings:
-    """The OpenAI-compatible LLM server, and how the digest talks to it."""
-
-    base_url: str = "http://localhost:30000/v1"
-    """The OpenAI-compatible endpoint. The environment variable `DIGEST_LLM_BASE_URL` overrides
-    it (CI keeps the address in a secret)."""
-    model: str = "deepseek-ai/DeepSeek-V4-Flash"
-    """The model to ask: one the server serves (`digest doctor` lists them)."""
-    api_key_env: str = "SGLANG_API_KEY"
-    """The environment variable holding the server's API key (`not-needed` is sent when it is
-    unset); the key is never written to any file."""
-    timeout_seconds: float = ranged(600.0, 1, 86_400)
-    """A whole completion, from sending the request to the answer's last token, whatever the
-    server sends meanwhile (tokens, keep-alive comments, nothing); the openai client's own
-    timeout bounds each read."""
-    stall_seconds: float = ranged(120.0, 1, 86_400)
-    """A streamed answer that has begun and then sends no new token for this long is cut, and
-    counted as a sign of overload (before the first token only `timeout_seconds` applies: a long
-    prompt may wait and prefill for minutes)."""
-    max_retries: int = ranged(2, 0, 20)
-    """The client's retries on connection errors, 429 and 5xx (with backoff), where the server
-    states its limits or `max_concurrency` is set; where the digest finds the width itself, a
-    sign of overload is sent again by the batch, fewer at a time (up to five times), and nothing
-    else is retried."""
-    max_concurrency: int = ranged(0, 0, 1024)
-    """Prompts in flight at once. 0: as many as the server runs (its `/server_info`), else two
-    at first, one more per answer that comes back whole, half after a 429, 502-504, a dropped
-    connection or a cut stream (never a 500: an invalid request is not overload); the most in
-    flight with none meeting overload is remembered for the next run. Any other value is a fixed
-    limit."""
-    stream: bool = True
-    """Stream answers: time to first token, live progress, prefill gating."""
-    prefill_gate: bool = True
-    """Hold the prompts that share the bundle until the first is prefilled (at most ten
-    seconds), so the server prefills the bundle once."""
-    context_tokens: int = ranged(0, 0, 100_000_000)
-    """The model's context length; 0 asks the server (set it for a server that does not say,
-    such as llama-cpp-python)."""
-    thinking_extra_body: dict[str, Any] = field(
-        default_factory=lambda: {"chat_template_kwargs": {"thinking": True}}
-    )
-    """How this server turns thinking on: merged into the top level of the thinking request's
-    JSON."""
-
-
-@dataclass(frozen=True)
-class PathSettings:
-    """The workspace's folders, relative to the config file: inside the workspace, apart from
-    one another and from the config file."""
-
-    docs_dir: str = "site_src"
-    """The generated Markdown and every edition's record (MkDocs' `docs_dir`; commit it)."""
-    site_dir: str = "site"
-    """The built site."""
-    cache_dir: str = ".cache"
-    """PDFs, extracted text, arXiv results and every answer: what would cost time or money to
-    get again (safe to delete)."""
-    # The three folders must lie inside the workspace (the config file's folder) unless this
-    # is true: a typo must never make a build write, or replace, a folder elsewhere.
-    allow_outside_workspace: bool = False
-    """Allow the three folders outside the workspace (the config file's folder)."""
-
-
-@dataclass(frozen=True)
-class BriefSettings:
-    """A structured brief per paper (TL;DR, problem, method, headline result, limitations), from
-    the paper's own section of the bundle."""
-
-    enabled: bool = True
-    """Ask for a brief of every paper."""
-    instruction: str = default_prompts.BRIEF
-    """The brief's task, after the paper's text."""
-    max_tokens: int = ranged(800, 1, 10_000_000)
-    """Each brief's budget in tokens."""
-    temperature: float = ranged(0.2, 0.0, 2.0)
-    """Sampling temperature."""
-
-
-@dataclass(frozen=True)
-class EvidenceSettings:
-    """After each synthesis answer, ask for a verbatim quote behind every citing sentence."""
-
-    enabled: bool = True
-    """Check every synthesis answer's citing sentences against a verbatim quote from the cited
-    paper (`false`: the figure check alone)."""
-    # Small batches decode side by side: the last answer's checks, which end the stage, end
-    # sooner (bench/synthesis.py's floor: 46.2 s with 3, 47.7 s with 5).
-    claims_per_request: int = ranged(3, 1, 100)
-    """Citing sentences per evidence request."""
-    max_quote_words: int = ranged(40, 5, 500)
-    """The longest quote asked for, in words."""
-    temperature: float = ranged(0.0, 0.0, 2.0)
-    """Sampling temperature of the evidence requests."""
-    judge: bool = True
-    """Judge every claim whose quote was found: does the quote support it (backed), part of it
-    (partly), or not? Asked of the claim and its quote alone (`false`: marks say "quote found")."""
-
-
-@dataclass(frozen=True)
-class TriageSettings:
-    """Score every paper of the window against the reader's interests; bundle the best.
-
-    On when `interests` is set; without it an edition is the newest `max_papers` papers.
-    """
-
-    interests: str = field(default="", metadata={"joins_list": "; "})
-    """Your interests in plain words: several lines, or a list of strings (joined by "; "). Set,
-    it turns triage on: every paper of the window is scored and the best `arxiv.max_papers`
-    bundled."""
-    exclude: tuple[str, ...] = ()
-    """Phrases: a paper whose title or abstract has one (case and spacing aside) is left out
-    before any model call."""
-    max_candidates: int = ranged(200, 1, 30_000)
-    """Papers of the window scored at most (listed in arXiv pages of `arxiv.page_size`); the
-    edition says when the cap cut the window short."""
-    min_score: int = ranged(0, 0, 10)
-    """A paper scored lower (0 to 10) is not bundled, even with room to spare."""
-    instruction: str = default_prompts.TRIAGE
-    """The triage prompt: the same for every candidate, so the server prefills it once."""
-    max_tokens: int = ranged(300, 50, 100_000)
-    """Each score's budget in tokens."""
-    temperature: float = ranged(0.0, 0.0, 2.0)
-    """Sampling temperature."""
-
-    @property
-    def enabled(self) -> bool:
-        return bool(self.interests.strip())
-
-
-@dataclass(frozen=True)
-class ContinuitySettings:
-    """What each edition says about the ones before it ("Since last edition")."""
-
-    enabled: bool = True
-    """The withdrawal lookup and the comparison request of "Since last edition" (follow-ups,
-    revisions and themes over time are read from the archive either way)."""
-    lookback_editions: int = ranged(8, 0, 520)
-    """Papers covered in this many editions before are looked up on arXiv for withdrawals, 100
-    ids a request, at an edition's first fetch (again only with `--refresh`); 0: no lookup."""
-    instruction: str = default_prompts.CHANGES
-    """The comparison request ("what changed in the field")."""
-    max_tokens: int = ranged(700, 50, 100_000)
-    """Its budget in tokens."""
-    temperature: float = ranged(0.2, 0.0, 2.0)
-    """Sampling temperature."""
-
-
-@dataclass(frozen=True)
-class AskSettings:
-    """`digest ask`: a question answered from every committed edition's record."""
-
-    papers: int = ranged(8, 1, 40)
-    """The papers the archive's index finds most relevant that the answer reads (`--papers`)."""
-    excerpt_chars: int = ranged(3000, 0, 100_000)
-    """Of each paper's full text, where the cache still holds it, at most this many characters
-    (fewer where the model's context is smaller); 0: the archive's record alone."""
-    instruction: str = default_prompts.ASK
-    """The task given after the archive bundle and before the question."""
-    max_tokens: int = ranged(1500, 100, 100_000)
-    """The answer's budget in tokens."""
-    temperature: float = ranged(0.3, 0.0, 2.0)
-    """Sampling temperature."""
-
-
-@dataclass(frozen=True)
-class Config:
-    """A validated workspace configuration; paths are resolved against the config's folder."""
-
-    path: Path
-    digest: DigestSettings = field(default_factory=DigestSettings)
-    arxiv: ArxivSettings = field(default_factory=ArxivSettings)
-    llm: LlmSettings = field(default_factory=LlmSettings)
-    paths: PathSettings = field(default_factory=PathSettings)
-    prompts: PromptSettings = field(default_factory=PromptSettings)
-    briefs: BriefSettings = field(default_factory=BriefSettings)
-    evidence: EvidenceSettings = field(default_factory=EvidenceSettings)
-    triage: TriageSettings = field(default_factory=TriageSettings)
-    continuity: ContinuitySettings = field(default_factory=ContinuitySettings)
-    ask: AskSettings = field(default_factory=AskSettings)
-    feedback: FeedbackSettings = field(default_factory=FeedbackSettings)
-    email: EmailSettings = field(default_factory=EmailSettings)
-    # The settings of kinds registered beyond the built-in ones (generator.kinds), by kind.
-    kinds: Mapping[str, Any] = field(default_factory=dict)
-    # The kinds of prompt this run knows (the built-in ones unless `load_config` was given more).
-    registry: KindRegistry = field(default=BUILTIN_KINDS, compare=False, repr=False)
-
-    @property
-    def workspace(self) -> Path:
-        return self.path.parent
-
-    @property
-    def docs_dir(self) -> Path:
-        return (self.workspace / self.paths.docs_dir).resolve()
-
-    @property
-    def site_dir(self) -> Path:
-        return (self.workspace / self.paths.site_dir).resolve()
-
-    @property
-    def cache_dir(self) -> Path:
-        return (self.workspace / self.paths.cache_dir).resolve()
-
-    @property
-    def marks_file(self) -> Path:
-        """The readers' marks (feedback.py): in the workspace, committed, never on the site."""
-        return self.workspace / "feedback.json"
-
-    @property
-    def mkdocs_yml(self) -> Path:
-        return self.workspace / "mkdocs.yml"
-
-
-_SECTIONS: dict[str, type] = {
-    "digest": DigestSettings,
-    "arxiv": ArxivSettings,
-    "llm": LlmSettings,
-    "paths": PathSettings,
-    "prompts": PromptSettings,
-    "briefs": BriefSettings,
-    "evidence": EvidenceSettings,
-    "triage": TriageSettings,
-    "continuity": ContinuitySettings,
-    "ask": AskSettings,
-    "feedback": FeedbackSettings,
-    "email": EmailSettings,
-}
-
+from .schema import SECTIONS
+from .schema import ArxivSettings as ArxivSettings
+from .schema import AskSettings as AskSettings
+from .schema import BriefSettings as BriefSettings
+from .schema import Config as Config
+from .schema import ContinuitySettings as ContinuitySettings
+from .schema import DigestSettings as DigestSettings
+from .schema import EvidenceSettings as EvidenceSettings
+from .schema import LlmSettings as LlmSettings
+from .schema import PathSettings as PathSettings
+from .schema import TriageSettings as TriageSettings
 
 SITE_URL_ENV = "DIGEST_SITE_URL"  # overrides [digest] site_url (the workflow's Pages URL)
 
 
 def load_config(path: str | Path, environ: Mapping[str, str] | None = None, *,
-                registry: KindRegistry = BUILTIN_KINDS) -> Config:
+                registry: KindRegistry) -> Config:
     """Read and validate a config file; raise ConfigError listing every problem found.
 
     `environ`, where given, may set the site's URL (`DIGEST_SITE_URL`): a GitHub Pages
@@ -336,13 +61,13 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None, *,
     kinds = _kind_settings(raw, problems, registry)
     sections: dict[str, Any] = {}
     for key, value in raw.items():
-        if key not in _SECTIONS:
-            problems.append(unknown(key, _SECTIONS))
+        if key not in SECTIONS:
+            problems.append(unknown(key, SECTIONS))
             continue
         if not isinstance(value, dict):
             problems.append(f"{key}: expected a table ([{key}]), got {describe(value)}")
             continue
-        sections[key] = build(_SECTIONS[key], value, key, problems)
+        sections[key] = build(SECTIONS[key], value, key, problems)
 
     config = Config(path=path.resolve(), kinds=kinds, registry=registry,
                     **{k: v for k, v in sections.items() if v is not None})

@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 import unicodedata
-from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from ..marks.github import valid_repo
 from .read import out_of_range
-
-if TYPE_CHECKING:
-    from . import Config
+from .schema import Config
 
 
 def check_values(config: Config) -> list[str]:

@@ -21,8 +21,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..kinds import BUILTIN_KINDS, KindRegistry
-from . import Config, default_prompts
+from ..kinds import KindRegistry
+from . import default_prompts
+from .schema import Config
 
 # The line of docs/configuration.md that the generated reference replaces.
 MARKER = "<!-- config-reference -->"
@@ -71,7 +72,7 @@ def field_docs(cls: type) -> dict[str, str]:
     return docs
 
 
-def tables(registry: KindRegistry = BUILTIN_KINDS) -> list[Table]:
+def tables(registry: KindRegistry) -> list[Table]:
     """Every table the loader reads, in the order `Config` declares them, then the kinds'."""
     hints = typing.get_type_hints(Config)
     found: list[Table] = []
@@ -86,7 +87,7 @@ def tables(registry: KindRegistry = BUILTIN_KINDS) -> list[Table]:
     return found
 
 
-def options(registry: KindRegistry = BUILTIN_KINDS) -> list[Option]:
+def options(registry: KindRegistry) -> list[Option]:
     """Every key the loader accepts, each by its dotted name."""
     return [option for table in tables(registry) for option in table.options]
 
@@ -191,7 +192,7 @@ def _anchor(dotted: str) -> str:
     return dotted.replace(".", "-")
 
 
-def reference_markdown(registry: KindRegistry = BUILTIN_KINDS) -> str:
+def reference_markdown(registry: KindRegistry) -> str:
     """The reference as Markdown: a section per table, a heading per key (each its own
     search result and link target), then its type, default, range and description."""
     out: list[str] = []

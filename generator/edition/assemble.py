@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..chat_models import Completion, PromptRequest
-from ..kinds import BUILTIN_KINDS, KindRegistry
+from ..kinds import BRIEF, CHANGES, THEMES, KindRegistry
 from ..models import NumberedPaper
 from ..synthesis.structured import InvalidAnswer, parse_answer
 from ..text.safe_text import md_model
@@ -57,7 +57,7 @@ log = logging.getLogger(__name__)
 
 def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
              published: Sequence[EditionRecord], built_at: str | None = None,
-             kinds: KindRegistry = BUILTIN_KINDS) -> Edition:
+             *, kinds: KindRegistry) -> Edition:
     """The edition, complete: `published` are the records of the other editions; `facts` what
     the papers' text says (from the text itself, or as the edition's record wrote it down);
     `kinds` the registry the run was given."""
@@ -71,8 +71,8 @@ def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
     pairs = inputs.synthesis.pairs()
     previous = next((r for r in published if r.edition == edition), None)
     structured, unparsed = _structured(inputs.papers, pairs, kinds, previous)
-    briefs: dict[int, Brief] = dict(structured.get("brief", ()))
-    themes = [t for found in structured.get("themes", ()) for t in found]
+    briefs: dict[int, Brief] = dict(structured.get(BRIEF, ()))
+    themes = [t for found in structured.get(THEMES, ()) for t in found]
     names = paper_names(inputs.papers, {n: b.name for n, b in briefs.items()})
     checks = facts.checks(pairs)
     pages, answers = synthesis_pages(inputs.papers, pairs, structured, names, checks, facts, kinds,
@@ -86,7 +86,7 @@ def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
                           [claim for page, _ in pages if kinds[page.kind].backs_picks
                            for claim in page.evidence or ()])
     comparison = next(((c.content, (checks or {}).get(r.name)) for r, c in pairs
-                       if r.kind == "changes" and c.ok), None)
+                       if r.kind == CHANGES and c.ok), None)
     since = continuity(inputs.papers, statuses, themes, before,
                        lambda earlier: facts.follow_ups(inputs.papers, statuses, earlier),
                        inputs.lookup, comparison) if before else None

@@ -11,6 +11,7 @@ from datetime import date
 from html import escape as _html_escape
 
 from ..chat_models import Completion, PromptRequest
+from ..kinds import BRIEF, EVIDENCE, JUDGE
 from ..models import NumberedPaper
 from ..text.safe_text import clean
 
@@ -46,7 +47,7 @@ def _legend(y: int, entries: Sequence[tuple[str, str]]) -> str:
 def token_chart(pairs: Sequence[tuple[PromptRequest, Completion]]) -> str:
     """Completion tokens per prompt, reasoning and answer stacked, every figure written out."""
     rows = [(r, c, c.usage.completion_tokens) for r, c in pairs
-            if c.ok and r.kind not in ("brief", "evidence", "judge")
+            if c.ok and r.kind not in (BRIEF, EVIDENCE, JUDGE)
             and c.usage.completion_tokens is not None]
     if not rows:
         return ""  # the server reported no token counts: nothing to draw

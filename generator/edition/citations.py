@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..evidence.checks import STANDING_MARKS, ClaimCheck
 from ..evidence.claims import CITE_RE as _CITE_RE
 from ..evidence.claims import FIGURE_RE as _FIGURE_RE
 from ..evidence.claims import NUMBER_RE as _NUMBER_RE
@@ -30,7 +31,6 @@ from ..text.safe_text import escape_markdown, tooltip
 from .facts import PaperFacts, TextFacts
 from .names import name_citations
 from .prose import one_paper_once
-from .values import STANDING_MARKS, ClaimCheck
 
 # A name right after a citation: "(FlashDecoding)", ', "A Title"' or ": *A Title*".
 _NAME_RE = re.compile(r"""\s*(?:\(([^()\n]{2,150})\)"""

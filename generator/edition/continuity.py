@@ -15,6 +15,7 @@ import difflib
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
+from ..evidence.checks import ClaimCheck
 from ..evidence.claims import CITE_RE
 from ..evidence.claims import numbers as cited_numbers
 from ..fetch.withdrawals import withdrawal_notice
@@ -22,7 +23,7 @@ from ..models import Lookup, NumberedPaper, Withdrawal
 from .names import name_citations
 from .record import EditionRecord, RecordPaper, Status
 from .theme_pages import theme_slug
-from .values import ClaimCheck, Continuity, Disagreement, FollowUp, Revision, Theme
+from .values import Continuity, Disagreement, FollowUp, Revision, Theme
 
 MAX_QUOTE_CHARS = 300
 MIN_TITLE_CHARS = 24  # a shorter title ("Attention") is too common to name a paper

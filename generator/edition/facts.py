@@ -7,21 +7,22 @@ published)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Protocol
 
 from ..chat_models import Completion, PromptRequest
+from ..evidence.checks import ClaimCheck, Judgement
 from ..evidence.claims import Claim, claims_of, figure_in
-from ..evidence.judge import parse_judge_name, verdicts
+from ..evidence.judge import verdicts
 from ..evidence.quotes import PaperText, check_claims
-from ..evidence.requests import ALONE_TITLE, parse_evidence_name
-from ..kinds import BUILTIN_KINDS, KindRegistry
+from ..evidence.requests import ALONE_TITLE
+from ..kinds import EVIDENCE, JUDGE, KindRegistry
 from ..models import NumberedPaper
 from .continuity import find_follow_ups
 from .record import EditionRecord, RecordPaper, Status
 from .record_parts import FigureFact
-from .values import ClaimCheck, FollowUp, Judgement
+from .values import FollowUp
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,9 @@ class TextFacts:
     """The facts from the papers' text itself, each answer kept for the record."""
 
     def __init__(self, papers: Sequence[NumberedPaper],
-                 kinds: KindRegistry = BUILTIN_KINDS) -> None:
+                 kinds: KindRegistry | None = None) -> None:
+        """`kinds`: the run's registry, which says whose claims are checked (a linker or a
+        pick that only asks what a paper states needs none)."""
         self._papers = {p.number: p for p in papers}
         self._kinds = kinds
         self._texts = {p.number: f"{p.paper.title}\n{p.paper.abstract}\n{p.paper.comment}\n"
@@ -68,18 +71,18 @@ class TextFacts:
         return self.figures[key]
 
     def checks(self, pairs: Sequence[tuple[PromptRequest, Completion]]) -> Checks | None:
-        batches: dict[str, list[tuple[range, Completion]]] = {}
-        judged: dict[str, list[tuple[range, Completion]]] = {}
+        if self._kinds is None:
+            raise TypeError("TextFacts checks claims only with the run's registry of kinds")
+        batches: dict[str, list[tuple[tuple[int, ...], Completion]]] = {}
+        judged: dict[str, list[tuple[tuple[int, ...], Completion]]] = {}
         alone: dict[str, set[int]] = {}  # claims checked without their answer's conversation
         for request, completion in pairs:
-            parsed = parse_evidence_name(request.name) if request.kind == "evidence" else None
-            if parsed:
-                batches.setdefault(parsed[0], []).append((parsed[1], completion))
+            if request.kind == EVIDENCE and request.parent:
+                batches.setdefault(request.parent, []).append((request.claims, completion))
                 if ALONE_TITLE in request.title:
-                    alone.setdefault(parsed[0], set()).update(parsed[1])
-            named = parse_judge_name(request.name) if request.kind == "judge" else None
-            if named:
-                judged.setdefault(named[0], []).append((named[1], completion))
+                    alone.setdefault(request.parent, set()).update(request.claims)
+            elif request.kind == JUDGE and request.parent:
+                judged.setdefault(request.parent, []).append((request.claims, completion))
         if not batches:
             return None
         texts = {n: PaperText.of(p) for n, p in self._papers.items()}
@@ -105,7 +108,8 @@ class TextFacts:
 
 
 def with_judgements(claims: Sequence[Claim], checks: Sequence[ClaimCheck],
-                    judged: Sequence[tuple[range, Completion]]) -> tuple[ClaimCheck, ...]:
+                    judged: Sequence[tuple[Collection[int], Completion]]
+                    ) -> tuple[ClaimCheck, ...]:
     """`checks` with the judgements of their found quotes: a claim whose quote was found and
     that a judgement covers gets its verdict, or "failed" where that judgement failed, did not
     parse or left the claim out (it stays "quote found"). Others are left as they are."""

@@ -7,7 +7,6 @@ import html
 import json
 import re
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 from xml.etree import ElementTree
 
@@ -15,11 +14,9 @@ from .. import store
 from ..text.safe_text import clean, excerpt, text_of
 from .lead import lead_parts, parts_html, parts_text, since_lines, without_subject
 from .names import name_citations
+from .question_record import QuestionRecord
 from .record import EditionRecord
 from .record_parts import FeedStamps
-
-if TYPE_CHECKING:
-    from ..ask.record import QuestionRecord
 
 _ATOM = "http://www.w3.org/2005/Atom"
 

@@ -14,8 +14,9 @@ from pathlib import Path
 from ..errors import UsageError
 from ..models import Paper
 from ..store import RECORD, Docs
-from ..store.jsonfile import JSONFileError, load_json
-from .record import EditionRecord, RecordFormatError, RecordPaper, Status
+from ..store.fingerprint import bytes_digest
+from ..store.jsonfile import JSONFileError, parse_json, read_bounded
+from .record import EditionRecord, RecordFormatError, RecordPaper, Status, record_text
 
 log = logging.getLogger(__name__)
 
@@ -36,14 +37,18 @@ class History:
 
     def __init__(self, records: Sequence[EditionRecord] | None = None, *,
                  docs_dir: Path | None = None, before: str | None = None,
-                 of: History | None = None, remaking: Collection[str] = ()) -> None:
+                 of: History | None = None, remaking: Collection[str] = (),
+                 files: dict[Path, bytes] | None = None) -> None:
         self._records = None if records is None else tuple(records)
-        self._docs_dir = docs_dir
+        self._docs_dir: Path | None = docs_dir or (of._docs_dir if of is not None else None)
         self._before, self._of = before, of
         # Editions this run makes again from the cache: their own missing record is no hole.
         self._remaking: frozenset[str] = frozenset(remaking) | (
             of._remaking if of is not None else frozenset())
-        # Each record file read once, whichever of this history and its pasts asks first.
+        # Each record file read once, whichever of this history and its pasts asks first:
+        # its bytes (what a step's fingerprint digests) and the record parsed from them.
+        self._files: dict[Path, bytes] = (of._files if of is not None
+                                          else files if files is not None else {})
         self._read: dict[Path, EditionRecord] = of._read if of is not None else {}
 
     @classmethod
@@ -55,7 +60,7 @@ class History:
     def check_complete(self) -> None:
         """RecordMissingError where an edition's pages are there but not its record (a
         listing, no record read: the run stops before it pays for anything or writes)."""
-        docs_dir = self._docs_dir or (self._of._docs_dir if self._of is not None else None)
+        docs_dir = self._docs_dir
         if docs_dir is not None:
             missing = [f for f in Docs(docs_dir).folders_without_record()
                        if f.name not in self._remaking]
@@ -65,15 +70,16 @@ class History:
     @property
     def records(self) -> tuple[EditionRecord, ...]:
         if self._records is None:
-            if self._of is not None and self._of._records is None and self._of._docs_dir:
+            if self._of is not None and self._of._records is None and self._docs_dir:
                 # Only the earlier editions' files are read (a rebuild of the latest reads none).
-                self._records = tuple(load_records(self._of._docs_dir, before=self._before,
-                                                   read=self._read, remaking=self._remaking))
+                self._records = tuple(load_records(self._docs_dir, before=self._before,
+                                                   read=self._read, remaking=self._remaking,
+                                                   files=self._files))
             elif self._of is not None:
                 self._records = tuple(earlier(self._of.records, self._before or ""))
             else:
                 self._records = tuple(load_records(self._docs_dir, read=self._read,
-                                                   remaking=self._remaking)
+                                                   remaking=self._remaking, files=self._files)
                                       ) if self._docs_dir else ()
         return self._records
 
@@ -91,14 +97,37 @@ class History:
         return self.records[0].edition if self.records else None
 
     def with_record(self, record: EditionRecord) -> History:
-        """This history with `record` published (in place of its edition's older record)."""
+        """This history with `record` published (in place of its edition's older record): as
+        the render wrote it, so its file need not be read again."""
         others = [r for r in self.records if r.edition != record.edition]
-        return History(tuple(sorted([*others, record], key=lambda r: r.edition, reverse=True)))
+        files = dict(self._files)
+        if self._docs_dir is not None and not record.not_rewritable:
+            files[Docs(self._docs_dir).record_path(record.edition)] = record_text(
+                record).encode()
+        return History(tuple(sorted([*others, record], key=lambda r: r.edition, reverse=True)),
+                       docs_dir=self._docs_dir, files=files)
+
+    def record_digests(self) -> dict[Path, bytes]:
+        """The digest of every record file of the workspace (`files` below), each read at
+        most once in a run: what a step's fingerprint takes instead of reading it again."""
+        if self._docs_dir is None:
+            return {}
+        found = {}
+        for path in Docs(self._docs_dir).record_paths():
+            raw = self._files.get(path)
+            if raw is None:
+                try:
+                    raw = self._files[path] = read_bounded(path, RECORD_MAX_BYTES)
+                except (FileNotFoundError, JSONFileError):
+                    continue  # the step reads it itself, and says what is wrong with it
+            found[path] = bytes_digest(raw)
+        return found
 
 
 def load_records(docs_dir: Path, before: str | None = None,
                  read: dict[Path, EditionRecord] | None = None,
-                 remaking: Collection[str] = ()) -> list[EditionRecord]:
+                 remaking: Collection[str] = (),
+                 files: dict[Path, bytes] | None = None) -> list[EditionRecord]:
     """Every published edition's record (only those before `before`, if given), newest first.
 
     A record this version cannot read, or one missing beside its pages, stops the run with a
@@ -117,18 +146,28 @@ def load_records(docs_dir: Path, before: str | None = None,
         if read is not None and path in read:
             records.append(read[path])
             continue
-        record = read_record(path)
+        record = read_record(path, files)
         if read is not None:
             read[path] = record
         records.append(record)
     return sorted(records, key=lambda r: r.edition, reverse=True)
 
 
-def read_record(path: Path) -> EditionRecord:
+def read_record(path: Path, files: dict[Path, bytes] | None = None) -> EditionRecord:
     """One edition's record file (`editions/<edition>/edition.json`), checked; a file this
-    version cannot read is named with what to do."""
+    version cannot read is named with what to do. `files`: the bytes of the files read so far
+    in this run, where they are kept (and where this one's are then kept)."""
     try:
-        data = load_json(path, max_bytes=RECORD_MAX_BYTES)
+        raw = files.get(path) if files is not None else None
+        if raw is None:
+            raw = read_bounded(path, RECORD_MAX_BYTES)
+            if files is not None:
+                files[path] = raw
+        data = parse_json(raw, str(path), max_bytes=RECORD_MAX_BYTES)
+    except FileNotFoundError:
+        raise RecordFormatError(f"{path} does not exist (restore it from git, or take the "
+                                f"edition off the site with `digest remove "
+                                f"{path.parent.name}`)") from None
     except JSONFileError as err:
         raise RecordFormatError(f"{err} (restore it from git, or take the edition off "
                                 f"the site with `digest remove {path.parent.name}`)") from err

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..chat_models import SynthesisResult
-from ..kinds import BUILTIN_KINDS, KindRegistry
+from ..kinds import KindRegistry
 from ..models import Bundle, FetchResult, Lookup, NumberedPaper, Triage
 from .facts import PaperFacts, RecordedFacts, TextFacts
 from .record import EditionRecord
@@ -29,7 +29,7 @@ class EditionInputs:
 
     @classmethod
     def of_stages(cls, fetch: FetchResult, bundle: Bundle, synthesis: SynthesisResult,
-                  bundle_note: str = "", kinds: KindRegistry = BUILTIN_KINDS
+                  bundle_note: str = "", *, kinds: KindRegistry
                   ) -> tuple[EditionInputs, TextFacts]:
         """The inputs of a build, and the facts of its papers' text (to be recorded)."""
         papers = tuple(replace(p, full_text=replace(p.full_text, text=""))

@@ -12,6 +12,7 @@ import html
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..kinds import CHANGES
 from ..text.safe_text import text_of
 from .names import name_citations
 from .overview import overview_text
@@ -133,7 +134,7 @@ class Comparison:
 def comparison(record: EditionRecord) -> Comparison | None:
     """The comparison as the leads show it; None where none was asked or it failed. Without
     evidence checks its first paragraph is shown, said to be unchecked."""
-    prompt = next((p for p in record.prompts if p.kind == "changes" and p.completion.ok), None)
+    prompt = next((p for p in record.prompts if p.kind == CHANGES and p.completion.ok), None)
     if prompt is None:
         return None
     checks = record.checks.get(prompt.name) if record.checks is not None else None

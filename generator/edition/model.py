@@ -11,24 +11,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..chat_models import Completion, PromptKind, PromptRequest
-from ..models import Candidate, FullText, Paper, Triage, best_first
-from .compare import Compared
-from .record import STATUS_LABELS, STATUS_SECTIONS, EditionRecord, Status
-from .values import (  # re-exported: the page model reads them as its own
+from ..evidence.checks import (
     STANDING_LABELS,
     STANDING_SHORT,
     VERDICT_LABELS,
     VERDICT_SHORT,
-    Brief,
     ClaimCheck,
     EvidenceFigure,
     FigureCheck,
-    Problem,
-    Theme,
     Verdict,
     standing_counts,
     verdict_counts,
 )
+from ..models import Candidate, FullText, Paper, Triage, best_first
+from .compare import Compared
+from .record import STATUS_LABELS, STATUS_SECTIONS, EditionRecord, Status
+from .values import Brief, Problem, Theme
 
 __all__ = ["STANDING_LABELS", "STANDING_SHORT", "VERDICT_LABELS", "VERDICT_SHORT", "Brief",
            "ClaimCheck", "EvidenceFigure", "FigureCheck", "Problem", "Theme", "Verdict",

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from ..evidence.checks import STANDING_MARKS, ClaimCheck
 from .history import by_paper
 from .record import STATUS_LABELS, EditionRecord, RecordPaper
-from .values import STANDING_MARKS, Brief, ClaimCheck, Revision
+from .values import Brief, Revision
 from .withdrawn import withdrawn_now
 
 

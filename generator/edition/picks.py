@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from ..evidence.checks import ClaimCheck
 from ..evidence.claims import FIGURE_RE
 from ..models import NumberedPaper, Triage
 from .facts import PaperFacts, TextFacts
-from .values import Brief, ClaimCheck, Pick
+from .values import Brief, Pick
 
 MAX_PICKS = 3
 

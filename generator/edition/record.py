@@ -13,28 +13,23 @@ the cache makes it whole.
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..chat_models import UNFIT_CHECK, Completion, PromptKind, PromptRequest
 from ..errors import DigestError
+from ..evidence.checks import ClaimCheck, EvidenceFigure, verdict_counts
 from ..fetch.withdrawals import notice_in
+from ..kinds import legacy_subject
 from ..models import FullText, Paper, Triage, base_of, paper_slug, valid_arxiv_id
 from ..store.codec import CodecError, from_data, to_data
-from ..text.safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, clean, cut
+from ..text.safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, clean, clean_data, cut
 from .names import cited_parts, flag_withdrawn, name_citations
 from .record_parts import BundleFigures, FeedStamps, FigureFact, PageCitations, RecordPage
 from .record_upgrade import RECORD_FORMAT, upgrade
-from .values import (
-    Brief,
-    ClaimCheck,
-    Continuity,
-    EvidenceFigure,
-    Pick,
-    Theme,
-    verdict_counts,
-)
+from .values import Brief, Continuity, Pick, Theme
 
 log = logging.getLogger(__name__)
 
@@ -374,6 +369,14 @@ class EditionRecord:
         for where in trimmed:
             log.warning("%s: %s holds text longer than a fetch keeps (or characters it "
                         "removes): published as a fetch would have it", source, where)
-        return replace(record, papers=bounded, unknown=tuple(unknown), trimmed=trimmed,
+        prompts = tuple(replace(p, subject=legacy_subject(p.kind, p.name, p.subject))
+                        for p in record.prompts)
+        return replace(record, papers=bounded, prompts=prompts, unknown=tuple(unknown),
+                       trimmed=trimmed,
                        kept={k: data[k] for k in unknown if k in data and "." not in k
                              and "[" not in k})
+
+
+def record_text(record: EditionRecord) -> str:
+    """The record as its file holds it (edition.json): what a render writes."""
+    return json.dumps(clean_data(record.to_json()), indent=2, ensure_ascii=False) + "\n"

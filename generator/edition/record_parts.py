@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..chat_models import PromptKind
-from .values import FigureCheck, Problem
+from ..evidence.checks import FigureCheck
+from .values import Problem
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..kinds import THINKING
 from ..models import Candidate, Paper
 from ..store.codec import to_data
 
@@ -27,7 +28,7 @@ def upgrade(data: dict[str, Any]) -> dict[str, Any]:
     prompts = []
     for c in data["completions"]:
         page = str(c["page"]).removesuffix(".md") if c.get("page") else None
-        title = c.get("page_title") or (_THINKING_TITLE if c["kind"] == "thinking"
+        title = c.get("page_title") or (_THINKING_TITLE if c["kind"] == THINKING
                                         else c["title"])
         completion = {k: c[k] for k in ("model", "usage", "latency_s", "ttft_s",
                                          "finish_reason", "error", "from_cache") if k in c}

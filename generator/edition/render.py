@@ -16,7 +16,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import jinja2
 
@@ -26,17 +26,15 @@ from ..marks import MarkLinks
 from ..models import paper_slug
 from ..store import Docs
 from ..store.cache import atomic_write_text
-from ..text.safe_text import clean_data, cut, excerpt, md_cell, md_text, page_title, plain, safe_url, tooltip
+from ..text.safe_text import cut, excerpt, md_cell, md_text, page_title, plain, safe_url, tooltip
 from .feed import atom_feed
 from .fold import fold_sections
 from .lead import comparison, without_subject
 from .model import VERDICT_LABELS, VERDICT_SHORT, Edition
 from .paper_homes import paper_homes
-from .record import EditionRecord
+from .question_record import QuestionRecord
+from .record import EditionRecord, record_text
 from .theme_pages import theme_pages, theme_slug
-
-if TYPE_CHECKING:
-    from ..ask.record import QuestionRecord
 
 log = logging.getLogger(__name__)
 
@@ -216,8 +214,7 @@ def render_edition(env: jinja2.Environment, edition: Edition, published: Sequenc
                                   questions).items():
         add(path, text)
     if not (why := edition.record.not_rewritable):
-        add(store.record(name),
-            json.dumps(clean_data(edition.record.to_json()), indent=2, ensure_ascii=False) + "\n")
+        add(store.record(name), record_text(edition.record))
     else:  # rewriting it would take from the record what it holds
         log.warning("%s is kept as it is and only its pages are made again: %s",
                     store.record(name), why)

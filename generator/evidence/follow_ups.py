@@ -13,11 +13,12 @@ from collections.abc import Mapping, Sequence
 
 from ..chat_models import Completion, PromptRequest
 from ..config import Config
+from ..kinds import EVIDENCE, JUDGE
 from ..models import Bundle
 from .claims import Claim, claims_of
 from .judge import Quoted, judge_request
 from .quotes import PaperText, check_claims
-from .requests import evidence_requests, parse_evidence_name
+from .requests import evidence_requests
 
 
 class FollowUps:
@@ -33,9 +34,9 @@ class FollowUps:
         self._lock = threading.Lock()
 
     def __call__(self, request: PromptRequest, completion: Completion) -> Sequence[PromptRequest]:
-        if request.kind == "evidence":
+        if request.kind == EVIDENCE:
             return self._judgements(request, completion)
-        if request.kind == "judge":
+        if request.kind == JUDGE:
             return []
         settings = self._config.evidence
         checks = evidence_requests(request, completion, settings, self._papers,
@@ -46,9 +47,7 @@ class FollowUps:
                                                          spec.shift)}
             with self._lock:
                 for check in checks:
-                    parsed = parse_evidence_name(check.name)
-                    numbers = parsed[1] if parsed else range(0)
-                    self._claims[check.name] = (request, tuple(by_number[n] for n in numbers
+                    self._claims[check.name] = (request, tuple(by_number[n] for n in check.claims
                                                                if n in by_number))
         return checks
 
@@ -59,8 +58,7 @@ class FollowUps:
         if asked is None or not completion.ok:
             return []
         parent, claims = asked
-        numbers = range(claims[0].number, claims[-1].number + 1) if claims else range(0)
-        checks = check_claims(claims, [(numbers, completion)], self._paper_texts())
+        checks = check_claims(claims, [(request.claims, completion)], self._paper_texts())
         found = [Quoted(claim.number, claim.sentence, check.quote)
                  for claim, check in zip(claims, checks, strict=True)
                  if check.verdict == "supported"]

@@ -17,21 +17,14 @@ the model's context. Claims go in the evidence check's batches.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from ..chat_models import Completion, Message, PromptRequest
 from ..config import EvidenceSettings
-from ..kinds import judge_max_tokens
-from ..synthesis.structured import (
-    JUDGE_SCHEMA,
-    InvalidAnswer,
-    parse_answer,
-    response_format,
-    schema_instruction,
-)
+from ..kinds import JUDGE
+from ..synthesis.structured import InvalidAnswer, parse_answer, response_format, schema_instruction
 from ..text.safe_text import clean, cut
 
 Verdict = Literal["supports", "partly", "does_not"]
@@ -55,7 +48,34 @@ Claims:
 
 {schema}"""
 
-_NAME_RE = re.compile(r"judge-(.+)-(\d+)-(\d+)")
+JUDGE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "claims": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "claim": {"type": "integer"},
+                    "verdict": {"type": "string", "enum": ["supports", "partly", "does_not"]},
+                    # Small models leave it empty: a verdict without a reason still counts.
+                    "reason": {"type": "string", "minLength": 0, "maxLength": 300},
+                },
+                "required": ["claim", "verdict", "reason"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    "required": ["claims"],
+    "additionalProperties": False,
+}
+
+
+def judge_max_tokens(claims: int) -> int:
+    """Room for a JSON entry per claim judged: its number, a verdict and a short reason."""
+    return claims * 60 + 50
+
+
 MAX_REASON_CHARS = 300
 
 
@@ -73,14 +93,6 @@ def judge_name(parent: str, claims: Sequence[Quoted]) -> str:
     return f"judge-{parent}-{claims[0].number}-{claims[-1].number}"
 
 
-def parse_judge_name(name: str) -> tuple[str, range] | None:
-    """(the answer's request name, the claim numbers judged) from a judgement's name."""
-    match = _NAME_RE.fullmatch(name)
-    if not match:
-        return None
-    return match.group(1), range(int(match.group(2)), int(match.group(3)) + 1)
-
-
 def judge_request(parent: PromptRequest, claims: Sequence[Quoted],
                   settings: EvidenceSettings) -> PromptRequest:
     """One request judging `claims` of the answer `parent` (their quotes found already)."""
@@ -90,7 +102,7 @@ def judge_request(parent: PromptRequest, claims: Sequence[Quoted],
         name=judge_name(parent.name, claims),
         title=f"Support of the quotes for {parent.title} "
               f"(claims {claims[0].number}\u2013{claims[-1].number})",
-        kind="judge",
+        kind=JUDGE,
         question="",
         messages=(Message("system", SYSTEM),
                   Message("user", TASK.format(claims=listed,
@@ -101,6 +113,8 @@ def judge_request(parent: PromptRequest, claims: Sequence[Quoted],
         extra_body_json=json.dumps({"response_format": response_format("judge", JUDGE_SCHEMA)},
                                    sort_keys=True),
         page_title=parent.page_title,
+        parent=parent.name,
+        claims=tuple(c.number for c in claims),
     )
 
 
@@ -122,3 +136,6 @@ def verdicts(completion: Completion) -> dict[int, tuple[Verdict, str]] | None:
                 found.setdefault(int(entry["claim"]),
                                  (known, cut(clean(str(entry["reason"])), MAX_REASON_CHARS)))
     return found
+
+
+# The second judgement of a found quote (judge.py).

@@ -23,9 +23,9 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..chat_models import UNFIT_CHECK, Completion
-from ..edition.model import ClaimCheck, Verdict
 from ..models import NumberedPaper
 from ..text.safe_text import clean, cut
+from .checks import ClaimCheck, Verdict
 from .claims import FIGURE_RE, Claim, figure_in
 
 MIN_WORDS = 4  # a whole quote shorter than this shows nothing
@@ -131,7 +131,7 @@ def quote_parts(quote: str) -> list[list[str]]:
     return [part for piece in _ELLIPSIS_RE.split(quote) if (part := words(piece))]
 
 
-def check_claims(claims: Sequence[Claim], batches: Sequence[tuple[range, Completion]],
+def check_claims(claims: Sequence[Claim], batches: Sequence[tuple[Collection[int], Completion]],
                  texts: Mapping[int, PaperText], alone: Collection[int] = ()
                  ) -> tuple[ClaimCheck, ...]:
     """A verdict for each claim from the evidence answers, each for a range of claims.

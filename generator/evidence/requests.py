@@ -13,11 +13,12 @@ import json
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import replace
+from typing import Any
 
 from ..chat_models import Completion, Message, PromptRequest
 from ..config import EvidenceSettings
-from ..kinds import BUILTIN_KINDS, KindRegistry, evidence_max_tokens
-from ..synthesis.structured import EVIDENCE_SCHEMA, response_format, schema_instruction
+from ..kinds import EVIDENCE, KindRegistry
+from ..synthesis.structured import response_format, schema_instruction
 from .claims import Claim, claims_of
 
 TASK = """Evidence check. Your answer above cites papers of the bundle. For each numbered claim \
@@ -33,7 +34,31 @@ Claims:
 {schema}"""
 
 
-_NAME_RE = re.compile(r"evidence-(.+)-(\d+)-(\d+)")
+EVIDENCE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "claims": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "claim": {"type": "integer"},
+                    "paper": {"type": "integer"},
+                    "quote": {"type": "string", "minLength": 0},  # "": no passage supports it
+                },
+                "required": ["claim", "paper", "quote"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    "required": ["claims"],
+    "additionalProperties": False,
+}
+
+
+def evidence_max_tokens(claims: int, max_quote_words: int) -> int:
+    """Room for a JSON entry per claim: its numbers and a quote (a word is about 1.5 tokens)."""
+    return claims * (2 * max_quote_words + 40) + 100
 
 
 def evidence_name(parent: str, batch: Sequence[Claim]) -> str:
@@ -41,16 +66,8 @@ def evidence_name(parent: str, batch: Sequence[Claim]) -> str:
     return f"evidence-{parent}-{batch[0].number}-{batch[-1].number}"
 
 
-def parse_evidence_name(name: str) -> tuple[str, range] | None:
-    """(the answer's request name, its claim numbers) from an evidence request's name."""
-    match = _NAME_RE.fullmatch(name)
-    if not match:
-        return None
-    return match.group(1), range(int(match.group(2)), int(match.group(3)) + 1)
-
-
 def evidence_requests(parent: PromptRequest, completion: Completion, settings: EvidenceSettings,
-                      papers: Collection[int], kinds: KindRegistry = BUILTIN_KINDS
+                      papers: Collection[int], kinds: KindRegistry
                       ) -> list[PromptRequest]:
     """The evidence requests for one answer; none if it has no citing sentence or failed."""
     spec = kinds[parent.kind]
@@ -72,7 +89,7 @@ def _request(parent: PromptRequest, completion: Completion, batch: Sequence[Clai
     return PromptRequest(
         name=evidence_name(parent.name, batch),
         title=f"Evidence for {parent.title} (claims {batch[0].number}–{batch[-1].number})",
-        kind="evidence",
+        kind=EVIDENCE,
         question="",
         messages=(*parent.messages, Message("assistant", completion.content),
                   Message("user", task)),
@@ -83,6 +100,8 @@ def _request(parent: PromptRequest, completion: Completion, batch: Sequence[Clai
                                                                        EVIDENCE_SCHEMA)},
                                    sort_keys=True),
         page_title=parent.page_title,
+        parent=parent.name,
+        claims=tuple(c.number for c in batch),
     )
 
 

@@ -13,7 +13,6 @@ import re
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -24,7 +23,7 @@ import urllib3
 
 from .. import __version__
 from ..errors import ArxivError
-from ..models import Paper, valid_arxiv_id
+from ..models import Paper, Window, valid_arxiv_id
 from ..store.cache import atomic_write_text
 from ..store.jsonfile import JSONFileError, load_json
 from ..text.safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, clean, cut
@@ -180,16 +179,6 @@ MAX_PAGE = 2000  # the most results arXiv's API returns a request
 _TOTAL_RE = re.compile(rb"<opensearch:totalResults[^>]*>\s*(\d+)\s*<")
 _FAILURES = (arxiv.HTTPError, arxiv.UnexpectedEmptyPageError, NotAnAtomFeed,
              requests.RequestException)
-
-
-@dataclass(frozen=True)
-class Window:
-    """The papers of a query's window, as far as arXiv listed them."""
-
-    papers: tuple[Paper, ...]
-    total: int | None  # as arXiv counted the window
-    capped: bool  # more papers than the limit
-    incomplete: str = ""  # why the listing stopped early ("": it did not)
 
 
 class ArxivSource:

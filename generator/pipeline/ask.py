@@ -18,16 +18,18 @@ from datetime import UTC, datetime
 from .. import __version__
 from ..ask.archive import ArchivePaper, fitted_bundle, gather
 from ..ask.index import ArchiveIndex, Hit, IndexUpdate
-from ..ask.record import QuestionPaper, QuestionRecord, question_slug
 from ..chat_models import PromptRequest, SynthesisResult
 from ..config import Config
 from ..edition.assemble import synthesis_pages
 from ..edition.facts import TextFacts
 from ..edition.history import History, read_record
+from ..edition.question_record import QuestionPaper, QuestionRecord, question_slug
 from ..edition.record import EditionRecord, RecordPrompt
 from ..errors import UsageError
-from ..kinds import evidence_max_tokens
+from ..evidence.requests import evidence_max_tokens
+from ..kinds import ASK
 from ..models import Bundle
+from ..prompts.builders import build_requests
 from ..store import Docs
 from ..store.cache import completion_key
 from ..synthesis.batch import Observer
@@ -90,7 +92,7 @@ def ask_stage(config: Config, services: Services, question: str, *, since: str =
                                  p.editions, p.paper.abs_url, p.withdrawn)
                    for n, p in enumerate(found, start=1))
     # An answer citing no paper had nothing to check: (), not None ("evidence is off").
-    answered = any(r.kind == "ask" and c.ok for r, c in pairs)
+    answered = any(r.kind == ASK and c.ok for r, c in pairs)
     ask_checks = (tuple((checks or {}).get("ask", ()))
                   if checks is not None or (config.evidence.enabled and answered) else None)
     # Linked once with the papers' text, so that the figures they state are written down.
@@ -102,7 +104,7 @@ def ask_stage(config: Config, services: Services, question: str, *, since: str =
     record = QuestionRecord(
         slug=question_slug(asked_at[:10], question), question=question, asked_at=asked_at,
         papers=listed,
-        prompts=tuple(RecordPrompt.of(r, c, "question" if r.kind == "ask" else None)
+        prompts=tuple(RecordPrompt.of(r, c, "question" if r.kind == ASK else None)
                       for r, c in pairs),
         checks=ask_checks,
         figures=facts.recorded(), editions_read=tuple(reversed(editions)), since=since,
@@ -149,7 +151,7 @@ def _answer(config: Config, services: Services, question: str, found: list[Archi
 
     def requests_for(budget: int | None) -> tuple[Bundle, list[PromptRequest]]:
         bundle = fitted_bundle(found, excerpt, budget)
-        return bundle, config.registry.build_requests(config, bundle, question=question)
+        return bundle, build_requests(config, bundle, question=question)
 
     context = config.llm.context_tokens or known.context_tokens
     bundle, requests = requests_for(_budget(config, context))

@@ -18,6 +18,7 @@ import requests
 from ..chat_models import Message, PromptRequest
 from ..config import Config
 from ..errors import ArxivError, LlmRequestError
+from ..kinds import THINKING
 from ..ports import ChatModel, PaperSearch, ServerFacts
 from ..store.cache import Cache
 from ..synthesis.bundle import build_bundle
@@ -227,7 +228,7 @@ def check_thinking(config: Config, chat: ChatModel) -> Check:
     import openai  # the client's own import; about a second, so only where a check needs it
 
     request = PromptRequest(
-        name="doctor", title="doctor", kind="thinking", question="",
+        name="doctor", title="doctor", kind=THINKING, question="",
         messages=(Message("user", "What is 17 + 25? Answer with the number only."),),
         max_tokens=256, temperature=0.0, thinking=True,
         extra_body_json=json.dumps(config.llm.thinking_extra_body, sort_keys=True),

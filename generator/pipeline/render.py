@@ -7,19 +7,18 @@ template change reaches them all) and `remove_edition` takes one off the site.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import shutil
 from collections.abc import Sequence
 
 from .. import __version__, store
 from ..ask.pages import write_questions
-from ..ask.record import load_questions
 from ..config import Config
 from ..edition.assemble import assemble
 from ..edition.facts import PaperFacts
 from ..edition.history import History
 from ..edition.inputs import EditionInputs
+from ..edition.question_record import load_questions
 from ..edition.record import EditionRecord
 from ..edition.render import (
     default_template_dir,
@@ -34,6 +33,7 @@ from ..errors import UsageError
 from ..kinds import KindRegistry
 from ..store import Docs
 from ..store.cache import Cache, atomic_write_text
+from ..store.fingerprint import Fingerprint
 from ..synthesis.bundle import build_bundle
 from ..synthesis.planning import load_plan
 from ..synthesis.record import load_synthesis
@@ -41,23 +41,21 @@ from ..synthesis.record import load_synthesis
 log = logging.getLogger(__name__)
 
 
-def render_inputs(config: Config, cache: Cache, edition: str) -> str:
+def render_inputs(config: Config, cache: Cache, edition: str, history: History) -> str:
     """A digest of everything a render of `edition` reads: the stages' records, the config,
-    the templates, every edition's record (its own included) and this version. Equal digests,
-    equal pages: a rebuild with nothing changed need not render to find that out."""
-    digest = hashlib.sha256(f"{__version__}\0{edition}\0".encode())
+    the templates, every edition's record (its own included, each as `history` read it) and
+    this version. Equal digests, equal pages: a rebuild with nothing changed need not render
+    to find that out."""
+    digest = Fingerprint(__version__, edition)
     templates = [config.workspace / "templates", default_template_dir()]
     files = [*cache.stage_records(edition), config.path,
              *(p for folder in templates if folder.is_dir()
                for p in sorted(folder.rglob("*")) if p.is_file()),
              *Docs(config.docs_dir).record_paths(),
              config.docs_dir / store.edition_overview(edition)]
+    known = history.record_digests()
     for path in files:
-        digest.update(str(path).encode() + b"\0")
-        try:
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
-        except FileNotFoundError:
-            digest.update(b"missing")
+        digest.add_file(path, known=known)
     return digest.hexdigest()
 
 
@@ -69,15 +67,16 @@ def render_stage(config: Config, cache: Cache, edition: str, *,
     With `only_if_changed`, nothing is rendered (None is returned) when nothing the render
     reads changed since it last ran."""
     env = make_environment(config.workspace)  # every override compiled: a broken one stops it
+    history = history or History.load(config.docs_dir, remaking=(edition,))
     if only_if_changed and not cache.is_removed(edition):
         try:
             last = cache.rendered_path(edition).read_text(encoding="utf-8").strip()
         except OSError:
             last = ""
-        if last == render_inputs(config, cache, edition):
+        if last == render_inputs(config, cache, edition, history):
             log.info("edition %s is rendered already: nothing it is made from changed", edition)
             return None
-    records = (history or History.load(config.docs_dir, remaking=(edition,))).records
+    records = history.records
     inputs, facts = edition_inputs(cache, edition, records, config.registry)
     assembled = assemble(edition, config.digest.title, inputs, facts, records,
                          kinds=config.registry)
@@ -86,7 +85,9 @@ def render_stage(config: Config, cache: Cache, edition: str, *,
                               load_questions(config.docs_dir))
     write_pages(config.docs_dir, rendered)
     cache.mark_removed(edition, False)  # rendering an edition on purpose publishes it again
-    atomic_write_text(cache.rendered_path(edition), render_inputs(config, cache, edition) + "\n")
+    written = history.with_record(assembled.record)  # as the render wrote it
+    atomic_write_text(cache.rendered_path(edition),
+                      render_inputs(config, cache, edition, written) + "\n")
     log.info("rendered %d page(s) for edition %s", len(rendered.pages), edition)
     return assembled.record
 
@@ -129,7 +130,7 @@ def edition_inputs(cache: Cache, edition: str, records: Sequence[EditionRecord],
         plan = load_plan(cache, edition, list(fetch.sources))
         bundle = build_bundle(list(fetch.sources), excerpt_cap=plan.excerpt_cap if plan else None)
         return EditionInputs.of_stages(fetch, bundle, synthesis, plan.summary() if plan else "",
-                                       kinds)
+                                       kinds=kinds)
     record = next((r for r in records if r.edition == edition), None)
     if record is not None and record.complete:
         return EditionInputs.of_record(record)

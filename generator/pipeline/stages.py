@@ -25,6 +25,7 @@ from ..fetch.papers import FetchSettings, OnText, run_fetch
 from ..fetch.withdrawals import look_up
 from ..marks import Marks, load_marks, new_mark
 from ..models import Bundle, FetchResult, Paper, Source, Triage
+from ..prompts.builders import build_requests
 from ..publish.site import build_site  # imports MkDocs only when a site is built
 from ..store.cache import Cache, completion_key
 from ..synthesis.batch import FollowUp, Observer, run_batch
@@ -152,7 +153,7 @@ def triage_stage(config: Config, services: Services, search: EditionQuery,
                           services.chat, services.cache, language=config.digest.language,
                           seen=search.skip, max_concurrency=config.llm.max_concurrency,
                           server_info=services.probe.server_info, examples=examples,
-                          marked=marked)
+                          marked=marked, kinds=config.registry)
 
 
 def triage_examples(marks: Marks, history: History, most: int, chars: int) -> list[Example]:
@@ -186,7 +187,7 @@ def prepare(config: Config, fetch: FetchResult, plan: BundlePlan | None = None,
     if not bundle.papers:
         return bundle, []  # nothing to synthesize: the edition says no papers matched
     def requests_for(b: Bundle) -> list[PromptRequest]:
-        built = config.registry.build_requests(config, b, history)
+        built = build_requests(config, b, history)
         if plan and plan.answer_cap:  # the context holds no more (the plan's note says so)
             return [replace(r, max_tokens=min(r.max_tokens, plan.answer_cap)) for r in built]
         return built

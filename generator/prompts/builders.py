@@ -12,20 +12,19 @@ import json
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..chat_models import Message, PromptKind, PromptRequest
+from ..config import Config
+from ..config.prompts import PromptSettings
+from ..edition.history import History
 from ..edition.names import name_citations
 from ..fetch.withdrawals import withdrawal_notice
+from ..kinds import ASK, BRIEF, CHANGES, DEEP_DIVE, RESEARCH_MAP, THEMES, THINKING
 from ..models import Bundle
 from ..synthesis.bundle import paper_section
-from ..synthesis.structured import BRIEF_SCHEMA, THEMES_SCHEMA, response_format, schema_instruction
+from ..synthesis.structured import response_format, schema_instruction
 from ..text.safe_text import cut
-
-if TYPE_CHECKING:  # the config's dataclasses hold the registry of kinds, which imports this
-    from ..config import Config
-    from ..config.prompts import PromptSettings
-    from ..edition.history import History
 
 _SEPARATOR = "\n\n---\n\n"
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
@@ -79,9 +78,23 @@ class RequestContext:
             subject=subject)
 
 
+def build_requests(config: Config, bundle: Bundle, history: History | None = None,
+                   question: str = "") -> list[PromptRequest]:
+    """Every request of an edition over `bundle`, kind by kind in the order of the config's
+    registry; `history`: the editions published before this one, for kinds that read them.
+    With a `question` (`digest ask`, over an archive bundle), the requests of the kinds that
+    answer questions instead."""
+    registry = config.registry
+    context = RequestContext(config, bundle, registry.reserved_stems(), history,
+                             question=question)
+    return [request for spec in registry.values()
+            if spec.requests and spec.asks == bool(question)
+            for request in spec.requests(context)]
+
+
 def research_map(ctx: RequestContext) -> list[PromptRequest]:
     rm = ctx.config.prompts.research_map
-    return [ctx.make("research-map", rm.title, "research_map", rm.instruction,
+    return [ctx.make("research-map", rm.title, RESEARCH_MAP, rm.instruction,
                      f"Task: {rm.instruction}", rm.max_tokens, rm.temperature)]
 
 
@@ -95,7 +108,7 @@ def themes(ctx: RequestContext) -> list[PromptRequest]:
         task += ("\n\nEarlier editions of this digest named these themes: "
                  + "; ".join(earlier) + ". Where a theme of these papers is one of them, use "
                  "its name exactly as written; give a new theme a new name.")
-    return [ctx.make("themes", "Theme map", "themes", tm.instruction, task,
+    return [ctx.make("themes", "Theme map", THEMES, tm.instruction, task,
                      tm.max_tokens, tm.temperature, schema=THEMES_SCHEMA)]
 
 
@@ -125,7 +138,7 @@ def deep_dives(ctx: RequestContext) -> list[PromptRequest]:
         task = (f"Deep-dive question ({dive.label}): {dive.question}\n\n"
                 "Answer this question specifically, naming the papers you draw on by number "
                 "and title.")
-        requests.append(ctx.make(name, dive.label, "deep_dive", dive.question, task,
+        requests.append(ctx.make(name, dive.label, DEEP_DIVE, dive.question, task,
                                  dive.max_tokens, dive.temperature))
     return requests
 
@@ -134,9 +147,9 @@ def thinking(ctx: RequestContext) -> list[PromptRequest]:
     th = ctx.config.prompts.thinking
     task = f"Hard question: {th.question}"
     return [
-        ctx.make("thinking-off", f"{th.title}: without thinking", "thinking", th.question, task,
+        ctx.make("thinking-off", f"{th.title}: without thinking", THINKING, th.question, task,
                  th.max_tokens, th.temperature, page_title=th.title),
-        ctx.make("thinking-on", f"{th.title}: with thinking", "thinking", th.question, task,
+        ctx.make("thinking-on", f"{th.title}: with thinking", THINKING, th.question, task,
                  th.thinking_max_tokens, th.thinking_temperature, thinking=True,
                  page_title=th.title),
     ]
@@ -147,7 +160,7 @@ def briefs(ctx: RequestContext) -> list[PromptRequest]:
     if not settings.enabled:
         return []
     # The schema's name stays "paper_brief": it is part of every cached brief's request.
-    return [ctx.make(f"brief-{item.number}", f"Brief of Paper {item.number}", "brief",
+    return [ctx.make(f"brief-{item.number}", f"Brief of Paper {item.number}", BRIEF,
                      settings.instruction, f"Task: {settings.instruction}", settings.max_tokens,
                      settings.temperature, schema=BRIEF_SCHEMA, schema_name="paper_brief",
                      context=paper_section(item), subject=item.number)
@@ -170,7 +183,7 @@ def changes(ctx: RequestContext) -> list[PromptRequest]:
         return []
     previous = ctx.history.records[0]
     research_map = next((p.completion.content for p in previous.prompts
-                         if p.kind == "research_map" and p.completion.ok), "")
+                         if p.kind == RESEARCH_MAP and p.completion.ok), "")
     if not previous.complete or not research_map:
         return []
     named = cut(name_citations(research_map, previous.names), MAX_PREVIOUS_MAP_CHARS)
@@ -190,7 +203,7 @@ def changes(ctx: RequestContext) -> list[PromptRequest]:
             "Revised papers of this edition:\n" + ("\n".join(revised) or "- none") + "\n\n"
             "Claims of the previous edition, each with its id:\n"
             + ("\n".join(claims) or "- none"))
-    return [ctx.make("since-last-edition", f"What changed since {previous.edition}", "changes",
+    return [ctx.make("since-last-edition", f"What changed since {previous.edition}", CHANGES,
                      settings.instruction, task, settings.max_tokens, settings.temperature)]
 
 
@@ -200,5 +213,45 @@ def ask(ctx: RequestContext) -> list[PromptRequest]:
     settings = ctx.config.ask
     question = " ".join(ctx.question.split())
     task = f"Task: {settings.instruction}\n\nThe reader's question: {question}"
-    return [ctx.make("ask", f"Question: {cut(question, 120)}", "ask", question, task,
+    return [ctx.make("ask", f"Question: {cut(question, 120)}", ASK, question, task,
                      settings.max_tokens, settings.temperature, page_title=cut(question, 120))]
+
+
+BRIEF_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "maxLength": 40,
+                 "description": "the short name the paper itself uses for its system, method "
+                                "or benchmark (e.g. PagedAttention); empty if it has none"},
+        "tldr": {"type": "string", "description": "one sentence: what the paper shows"},
+        "problem": {"type": "string"},
+        "method": {"type": "string"},
+        "result": {"type": "string", "description": "the headline result with its figures"},
+        "limitations": {"type": "string"},
+    },
+    "required": ["tldr", "problem", "method", "result", "limitations"],
+    "additionalProperties": False,
+}
+
+
+THEMES_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "themes": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "description": {"type": "string"},
+                    "papers": {"type": "array", "items": {"type": "integer"}},
+                },
+                "required": ["name", "description", "papers"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    "required": ["themes"],
+    "additionalProperties": False,
+}

@@ -7,29 +7,29 @@ builds: it is how a changed theme override or plugin reaches the site.
 
 from __future__ import annotations
 
-import hashlib
+from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 
 import yaml
 
 from .. import __version__
+from ..store.fingerprint import Fingerprint
 
 SITE_MARKER = ".digest-site"  # left in every site `digest site` builds
 _PACKAGES = ("mkdocs", "mkdocs-material", "pymdown-extensions")
 
 
-def fingerprint(docs_dir: Path, config_file: Path, site_name: str) -> str:
+def fingerprint(docs_dir: Path, config_file: Path, site_name: str,
+                known: Mapping[Path, bytes] | None = None) -> str:
     """A digest of everything a site build reads: the Markdown, mkdocs.yml and every file it
-    names (the theme's custom_dir, hooks, an INHERIT base), versions."""
-    digest = hashlib.sha256()
-    for part in (__version__, site_name, *(_version(p) for p in _PACKAGES)):
-        digest.update(part.encode() + b"\0")
+    names (the theme's custom_dir, hooks, an INHERIT base), versions. `known`: the digests of
+    files the run has read already (the editions' records), which are not read again."""
+    digest = Fingerprint(__version__, site_name, *(_version(p) for p in _PACKAGES))
     inputs = [(docs_dir, p) for p in docs_dir.rglob("*") if p.is_file()]
     inputs += [(config_file.parent, p) for p in config_inputs(config_file)]
     for root, path in sorted(inputs, key=lambda item: (str(item[0]), str(item[1]))):
-        digest.update(_relative(path, root).encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
+        digest.add_file(path, _relative(path, root), known)
     return digest.hexdigest()
 
 

@@ -20,8 +20,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .. import store
-from ..ask.record import INDEX_PAGE, QuestionRecord, load_questions
 from ..edition.history import History
+from ..edition.question_record import INDEX_PAGE, QuestionRecord, load_questions
 from ..errors import SiteBuildError, UnsafeSiteError
 from ..text.safe_text import cut
 from .freshness import SITE_MARKER, fingerprint, is_current, marker_text
@@ -105,15 +105,15 @@ def build_site(
     built from these very inputs. Returns whether a site was built.
     """
     config_file = mkdocs_yml if mkdocs_yml.is_file() else fallback_yml
-    digest = fingerprint(docs_dir, config_file, f"{site_name}\n{site_url}")
+    history = history or History.load(docs_dir)
+    digest = fingerprint(docs_dir, config_file, f"{site_name}\n{site_url}",
+                         history.record_digests())
     if only_if_changed and is_current(site_dir, digest):
         log.info("the site in %s is up to date: nothing it is built from changed", site_dir)
         return False
     from mkdocs.commands.build import build as mkdocs_build
     from mkdocs.config import load_config
     from mkdocs.exceptions import MkDocsException
-
-    history = history or History.load(docs_dir)
 
     site_dir.parent.mkdir(parents=True, exist_ok=True)
     check_replaceable(site_dir)

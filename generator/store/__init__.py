@@ -70,6 +70,9 @@ class Docs:
     def __init__(self, root: Path) -> None:
         self.root = root
 
+    def record_path(self, edition: str) -> Path:
+        return self.edition_folder(edition) / RECORD
+
     def record_paths(self) -> list[Path]:
         return sorted((self.root / EDITIONS).glob(f"*/{RECORD}"))
 

@@ -66,20 +66,29 @@ def load_json(path: Path, *, max_depth: int = MAX_DEPTH, max_bytes: int = MAX_BY
     """The file's data; `missing` (if given) where it does not exist, else JSONFileError, as
     for a file that cannot be read or parsed."""
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise JSONFileError(f"{path} is larger than {max_bytes // (1024 * 1024)} MB; "
-                                "it is not a file this version wrote")
-        raw = path.read_bytes()
+        raw = read_bounded(path, max_bytes)
     except FileNotFoundError:
         if missing is not ...:
             return missing
         raise JSONFileError(f"{path} does not exist") from None
+    return parse_json(raw, str(path), max_depth=max_depth, max_bytes=max_bytes)
+
+
+def read_bounded(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
+    """A JSON file's bytes, read once; JSONFileError where it is too large or unreadable
+    (FileNotFoundError where it does not exist: the caller says what that means)."""
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise JSONFileError(f"{path} is larger than {max_bytes // (1024 * 1024)} MB; "
+                                "it is not a file this version wrote")
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise
     except IsADirectoryError:
         raise JSONFileError(f"{path} is a folder, not a JSON file") from None
     except OSError as err:
         raise JSONFileError(f"{path} cannot be read ({err.strerror or err})") from err
-    return parse_json(raw, str(path), max_depth=max_depth, max_bytes=max_bytes)
 
 
 _STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"', re.DOTALL)

@@ -16,13 +16,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from ..chat_models import UNFIT_CHECK, Completion, PromptRequest, SynthesisResult
-from ..kinds import BUILTIN_KINDS, KindRegistry
-from ..ports import ChatModel
+from ..kinds import KindRegistry
+from ..ports import ChatModel, StreamEvents
 from ..store.cache import Cache, completion_key
 from .cuts import SUSPECT_CUT
 from .dispatch import GATE_TIMEOUT_S, AdaptiveWidth, Dispatcher, concurrency, dispatch_plan
 from .json_answers import StructuredFormats
-from .llm_client import StreamEvents
 from .one_request import Shrink, complete_one, renamed
 
 log = logging.getLogger(__name__)
@@ -79,7 +78,7 @@ def run_batch(
     follow_up: FollowUp | None = None,
     formats: StructuredFormats | None = None,
     width: AdaptiveWidth | None = None,
-    kinds: KindRegistry = BUILTIN_KINDS,
+    kinds: KindRegistry,
 ) -> SynthesisResult:
     """Answer every request, from the cache where possible, and then their follow-ups.
 

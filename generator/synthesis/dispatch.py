@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..chat_models import PromptRequest
-from ..kinds import BUILTIN_KINDS, KindRegistry
+from ..kinds import KindRegistry
 
 # How long followers wait for the leader's first token before they go anyway. A server that
 # matches prefixes when it schedules (SGLang) still serves them from the cache; one that does
@@ -43,7 +43,7 @@ class DispatchPlan:
 
 
 def dispatch_plan(requests: Sequence[PromptRequest], todo: Sequence[int],
-                  kinds: KindRegistry = BUILTIN_KINDS) -> DispatchPlan:
+                  kinds: KindRegistry) -> DispatchPlan:
     """Deterministic: the same requests always give the same plan."""
     shared = sorted((i for i in todo if kinds.shares_bundle(requests[i])),
                     key=lambda i: (not requests[i].thinking, -requests[i].max_tokens, i))

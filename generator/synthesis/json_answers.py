@@ -17,9 +17,8 @@ from typing import Any
 
 from ..chat_models import Completion, Message, PromptRequest
 from ..errors import LlmRequestError
-from ..ports import ChatModel
+from ..ports import ChatModel, StreamEvents
 from .cuts import json_cut, suspect_message
-from .llm_client import StreamEvents
 from .server_errors import format_refusal
 from .structured import PARSED, InvalidAnswer, parse_answer
 

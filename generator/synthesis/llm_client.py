@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # imported when a request is made: `import openai` alone take
 
 from ..chat_models import Completion, PromptRequest, Usage
 from ..errors import LlmRequestError, ServerNotAnsweringError, ServerUnavailableError
+from ..ports import StreamEvents
 from ..text.safe_text import clean
 from ..text.urls import redact_secrets, redact_url
 from .cuts import no_answer
@@ -316,16 +317,6 @@ class ChatClient:
 
 class IncompleteAnswerError(LlmRequestError):
     """The server ended the answer without saying why: it is asked again, never cached."""
-
-
-class StreamEvents:
-    """Callbacks from a streamed completion; the defaults do nothing."""
-
-    def first_token(self) -> None:
-        """The prompt's prefill is done (its prefix is now in the server's cache)."""
-
-    def progress(self, pieces: int) -> None:
-        """`pieces` chunks of text have arrived so far."""
 
 
 @dataclass(frozen=True)

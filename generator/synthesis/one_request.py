@@ -13,14 +13,12 @@ from dataclasses import replace
 
 from ..chat_models import UNFIT_CHECK, Completion, PromptRequest
 from ..errors import LlmRequestError
-from ..evidence.requests import standalone_check
-from ..kinds import BUILTIN_KINDS, KindRegistry
-from ..ports import ChatModel
+from ..kinds import KindRegistry
+from ..ports import ChatModel, StreamEvents
 from ..store.cache import Cache, completion_key
 from ..text.urls import redact_text
 from .cuts import CUT, looks_cut, suspect_message
 from .json_answers import StructuredFormats, ask_for_json
-from .llm_client import StreamEvents
 from .planning import Refusal, refusal_from_error
 
 log = logging.getLogger(__name__)
@@ -34,7 +32,7 @@ MAX_CUTS = 3
 def complete_one(client: ChatModel, cache: Cache, request: PromptRequest, key: str,
                  events: StreamEvents, shrink: Shrink | None, shrunk: int = 0, *,
                  formats: StructuredFormats | None = None, retry: bool = True,
-                 cuts: bool | None = None, kinds: KindRegistry = BUILTIN_KINDS
+                 cuts: bool | None, kinds: KindRegistry
                  ) -> tuple[Completion, PromptRequest]:
     """One request, and the request as last sent: if the server refuses it for its length,
     again with shorter excerpts (each cut sized by the server's own count, each smaller than
@@ -43,7 +41,8 @@ def complete_one(client: ChatModel, cache: Cache, request: PromptRequest, key: s
     `cuts`: None, answers are taken as the server says they ended; False, a prose answer that
     stops mid-sentence far below its budget comes back as a sign of overload (to be sent again,
     fewer at a time); True (it was), it is kept, marked as cut, and not cached (cuts.py)."""
-    schema = kinds[request.kind].schema
+    spec = kinds[request.kind]
+    schema = spec.schema
     try:
         if schema is not None:
             completion = ask_for_json(client, request, events, formats or StructuredFormats(),
@@ -53,12 +52,12 @@ def complete_one(client: ChatModel, cache: Cache, request: PromptRequest, key: s
     except LlmRequestError as err:
         refusal = refusal_from_error(err.detail or str(err)) if err.status == 400 else None
         # A follow-up (an evidence check) is not rebuilt from the plan: it is not cut.
-        cuttable = refusal and shrink and shrunk < MAX_CUTS and request.kind != "evidence"
+        cuttable = refusal and shrink and shrunk < MAX_CUTS and not spec.follows
         smaller = shrink(request, refusal) if cuttable and refusal and shrink else None
-        if smaller is None and refusal and request.kind == "evidence" and shrunk < MAX_CUTS:
+        if smaller is None and refusal and spec.alone and shrunk < MAX_CUTS:
             # A check continues its answer's conversation; where that does not fit, the same
             # check is made in a conversation of its own: the cited papers' text, the claims.
-            smaller = standalone_check(request, refusal.context)
+            smaller = spec.alone(request, refusal.context)
             if smaller is not None:
                 log.info("%s: its answer's conversation does not fit a %d-token context; "
                          "checked in a smaller one", request.name, refusal.context)
@@ -68,7 +67,7 @@ def complete_one(client: ChatModel, cache: Cache, request: PromptRequest, key: s
                     return renamed(cached, request.name), smaller
                 return complete_one(client, cache, smaller, key, events, shrink, shrunk + 1,
                                     formats=formats, retry=retry, cuts=cuts, kinds=kinds)
-        if smaller is None and refusal and request.kind == "evidence":
+        if smaller is None and refusal and spec.alone:
             # Where not even the cited papers' text and the claims fit, its claims are shown
             # as not checked: not a failed build.
             log.warning("%s: %s", request.name, UNFIT_CHECK)

@@ -7,9 +7,11 @@ the requests are stored without their messages (the bundle is not stored twice).
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from ..chat_models import Completion, PromptRequest, SynthesisResult
+from ..kinds import EVIDENCE, JUDGE, legacy_subject
 from ..store.cache import Cache, read_json, write_json
 
 log = logging.getLogger(__name__)
@@ -50,6 +52,7 @@ def synthesis_to_dict(result: SynthesisResult) -> dict[str, Any]:
                 "page_title": r.page_title,
                 "subject": r.subject,
                 "prompt_hash": r.prompt_hash,
+                **({"parent": r.parent, "claims": list(r.claims)} if r.parent else {}),
                 "completion": c.to_dict() | {"from_cache": c.from_cache},
             }
             for r, c in result.pairs()
@@ -57,16 +60,34 @@ def synthesis_to_dict(result: SynthesisResult) -> dict[str, Any]:
     }
 
 
+# A follow-up as a cache written before 0.9 names it: `evidence-<answer>-<first>-<last>` or
+# `judge-<answer>-<first>-<last>`, its claims a range. Read here once, into typed fields.
+_LEGACY_FOLLOW_UP_RE = re.compile(r"(?:evidence|judge)-(.+)-(\d+)-(\d+)")
+
+
+def _follows(item: dict[str, Any]) -> tuple[str, tuple[int, ...]]:
+    """(the answer it follows up, the claims it covers) of a recorded request."""
+    if "parent" in item:
+        return str(item["parent"]), tuple(int(n) for n in item.get("claims", ()))
+    legacy = (_LEGACY_FOLLOW_UP_RE.fullmatch(item["name"])
+              if item["kind"] in (EVIDENCE, JUDGE) else None)
+    if legacy is None:
+        return "", ()
+    return legacy.group(1), tuple(range(int(legacy.group(2)), int(legacy.group(3)) + 1))
+
+
 def synthesis_from_dict(data: dict[str, Any]) -> SynthesisResult:
     requests: list[PromptRequest] = []
     completions: list[Completion] = []
     for item in data["prompts"]:
+        parent, claims = _follows(item)
         requests.append(PromptRequest(
             name=item["name"], title=item["title"], kind=item["kind"], question=item["question"],
             messages=(), max_tokens=item["max_tokens"],
             temperature=item["temperature"], thinking=item["thinking"],
-            page_title=item.get("page_title", ""), subject=item.get("subject"),
-            sent_hash=item.get("prompt_hash", ""),
+            page_title=item.get("page_title", ""),
+            subject=legacy_subject(item["kind"], item["name"], item.get("subject")),
+            sent_hash=item.get("prompt_hash", ""), parent=parent, claims=claims,
         ))
         completion = item["completion"]
         completions.append(Completion.from_dict(completion, from_cache=completion.get("from_cache", False)))

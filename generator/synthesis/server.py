@@ -15,6 +15,8 @@ from urllib.parse import urlparse
 
 import requests
 
+from ..ports import ServedModel
+
 log = logging.getLogger(__name__)
 
 # SGLang's reasoning parsers for the model families we know; others get none suggested.
@@ -107,12 +109,6 @@ TOKENIZERS = (
     Tokenizer("llama-cpp-python", "/extras/tokenize/count", False, "input"),
     Tokenizer("llama.cpp", "/tokenize", False, "content", (("add_special", False),)),
 )
-
-
-@dataclass(frozen=True)
-class ServedModel:
-    id: str
-    max_model_len: int | None
 
 
 class ServerProbe:

@@ -22,12 +22,12 @@ from typing import Any
 from ..chat_models import Message, PromptRequest
 from ..config import TriageSettings
 from ..errors import TriageError
-from ..fetch.arxiv_source import Window
-from ..models import Candidate, Paper, Triage, best_first
+from ..kinds import TRIAGE, KindRegistry
+from ..models import Candidate, Paper, Triage, Window, best_first
 from ..ports import ChatModel
 from ..store.cache import Cache
 from .batch import Observer, run_batch
-from .structured import TRIAGE_SCHEMA, response_format, schema_instruction
+from .structured import response_format, schema_instruction
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ def paper_text(paper: Paper) -> str:
 def triage_request(index: int, paper: Paper, settings: TriageSettings,
                    language: str, examples: Sequence[Example] = ()) -> PromptRequest:
     return PromptRequest(
-        name=f"triage-{index + 1}", title=f"Triage of {paper.arxiv_id}", kind="triage",
+        name=f"triage-{index + 1}", title=f"Triage of {paper.arxiv_id}", kind=TRIAGE,
         question=settings.interests.strip(),
         messages=(Message("system", system_message(settings, language, examples)),
                   Message("user", paper_text(paper))),
@@ -118,7 +118,7 @@ def run_triage(window: Window, query: str, max_candidates: int, settings: Triage
                max_concurrency: int = 0,
                server_info: Callable[[], dict[str, Any] | None] | None = None,
                observer: Observer | None = None, examples: Sequence[Example] = (),
-               marked: tuple[str, ...] = ()) -> Triage:
+               marked: tuple[str, ...] = (), kinds: KindRegistry) -> Triage:
     """Judge every paper of the window; the answers come from the cache where it has them
     (`server_info` is asked only when some are not: a rebuild talks to no server)."""
     judged: list[Candidate] = []
@@ -136,7 +136,7 @@ def run_triage(window: Window, query: str, max_candidates: int, settings: Triage
         prefix = len(system_message(settings, language, examples)) // 4
         result = run_batch([r for _, r in todo], client, cache, bundle_chars=0,
                                bundle_tokens=prefix, max_concurrency=max_concurrency,
-                               server_info=server_info, observer=observer)
+                               server_info=server_info, observer=observer, kinds=kinds)
         for (index, _), completion in zip(todo, result.completions, strict=True):
             paper = window.papers[index]
             if not completion.ok:
@@ -169,3 +169,16 @@ def window_of(triage: Triage) -> Window:
     """The window a recorded triage judged (to judge it again without asking arXiv)."""
     return Window(tuple(c.paper for c in triage.candidates), triage.total, triage.capped,
                   triage.incomplete)
+
+
+TRIAGE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "score": {"type": "integer", "minimum": 0, "maximum": 10},
+        "reason": {"type": "string", "minLength": 1, "maxLength": 300,
+                   "description": "at most 30 words: what matched, or why nothing did"},
+        "interests": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["score", "reason", "interests"],
+    "additionalProperties": False,
+}

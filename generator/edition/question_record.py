@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..edition.record import RecordFormatError, RecordPrompt
-from ..edition.record_parts import FigureFact
-from ..edition.values import ClaimCheck, verdict_counts
+from ..evidence.checks import ClaimCheck, verdict_counts
 from ..models import FullText, NumberedPaper, Paper, paper_slug
 from ..store.codec import CodecError, from_data, to_data
 from ..store.jsonfile import JSONFileError, load_json
 from ..text.safe_text import clean_data
+from .record import RecordFormatError, RecordPrompt
+from .record_parts import FigureFact
 
 log = logging.getLogger(__name__)
 
