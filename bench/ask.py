@@ -49,7 +49,7 @@ from generator.edition.values import Brief  # noqa: E402
 from generator.evidence.checks import ClaimCheck  # noqa: E402
 from generator.models import paper_slug  # noqa: E402
 from generator.pipeline.ask import ask_stage  # noqa: E402
-from generator.pipeline.services import BASE_URL_ENV, make_services  # noqa: E402
+from generator.pipeline.services import BASE_URL_ENV, make_services, workspace_cache  # noqa: E402
 from generator.prompts.kinds import BUILTIN_KINDS  # noqa: E402
 
 TOPICS = ("attention kernels", "KV-cache paging", "quantized weights", "continuous batching",
@@ -190,7 +190,7 @@ def one_question_cost(docs: Path, scale: float) -> None:
     server = ServerProcess(model, "deepseek-ai/DeepSeek-V4-Flash").start()
     try:
         config = load_config(workspace / "config.toml", registry=BUILTIN_KINDS)
-        services = make_services(config, {BASE_URL_ENV: server.base_url})
+        services = make_services(config, {BASE_URL_ENV: server.base_url}, workspace_cache(config))
         services.chat.served_models()  # type: ignore[attr-defined]  # warm the client
         server.reset()
         started = time.perf_counter()

@@ -9,7 +9,7 @@ what a reader downloads.
 
 With --first-visit: makes a workspace with `digest init` and builds editions 1, 2, … of 20
 recorded papers each as bench/record_size.py does (answers from the SGLang-shaped double), the
-site only at each count in --editions (as `digest site` builds it: pipeline.site_stage), with
+site only at each count in --editions (as `digest site` builds it: site_stage), with
 site_url set to the local server's address as the publishing workflow sets DIGEST_SITE_URL (so
 sitemap.xml lists every page, as on a published site). At each count the home page is loaded in
 Chromium over http from 127.0.0.1, in a fresh browser context, until the network is idle, and
@@ -43,6 +43,10 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from generator.pipeline.fetch import fetch_stage  # noqa: E402
+from generator.pipeline.render import render_stage  # noqa: E402
+from generator.pipeline.site import site_stage  # noqa: E402
+from generator.pipeline.synthesize import synthesize_stage  # noqa: E402
 from generator.prompts.kinds import BUILTIN_KINDS  # noqa: E402
 from generator.publish.site import LAZY_SEARCH  # noqa: E402
 
@@ -143,7 +147,6 @@ def first_visit(browser: Any, server: _Server, url: str, *, lazy: bool) -> Visit
 
 def first_visits(counts: list[int]) -> None:
     from bench.scale import fixture_papers
-    from generator import pipeline
     from generator.cli import init
     from generator.config import SITE_URL_ENV, load_config
     from tests.browser import launch_chromium
@@ -178,12 +181,12 @@ def first_visits(counts: list[int]) -> None:
             shelf: dict[str, bytes | str] = {
                 str(p.pdf_url): pdfs[i % len(pdfs)].read_bytes() for i, p in enumerate(papers)}
             run = services(config.cache_dir, papers, shelf, MockModel())
-            pipeline.fetch_stage(config, run, name)
-            pipeline.synthesize_stage(config, run, name)
-            pipeline.render_stage(config, run.cache, name)
+            fetch_stage(config, run, name)
+            synthesize_stage(config, run, name)
+            render_stage(config, run.cache, name)
             if e + 1 not in counts:
                 continue
-            site = pipeline.site_stage(config)  # what `digest site` runs
+            site = site_stage(config)  # what `digest site` runs
             before = first_visit(browser, server, url, lazy=False)
             last = after = first_visit(browser, server, url, lazy=True)
             pages = sum(1 for _ in site.rglob("*.html"))

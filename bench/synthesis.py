@@ -44,7 +44,7 @@ from generator.fetch.arxiv_source import ArxivSource, RateLimiter, RecordingSess
 from generator.fetch.pdf_text import extract_text  # noqa: E402
 from generator.kinds import EVIDENCE, JUDGE  # noqa: E402
 from generator.models import Bundle, FullText, Source  # noqa: E402
-from generator.pipeline.stages import follow_ups  # noqa: E402
+from generator.pipeline.synthesize import follow_ups  # noqa: E402
 from generator.prompts.builders import build_requests  # noqa: E402
 from generator.prompts.kinds import BUILTIN_KINDS  # noqa: E402
 from generator.store.cache import Cache  # noqa: E402

@@ -27,6 +27,7 @@ from bench.scale import fixture_papers  # noqa: E402
 from generator import pipeline  # noqa: E402
 from generator.cli import init  # noqa: E402
 from generator.config import load_config  # noqa: E402
+from generator.pipeline.site import site_stage  # noqa: E402
 from generator.prompts.kinds import BUILTIN_KINDS  # noqa: E402
 from tests.browser import launch_chromium  # noqa: E402
 from tests.conftest import FIXTURES  # noqa: E402
@@ -54,7 +55,7 @@ def build_site(workspace: Path, editions: int = 1) -> Path:
         shelf: dict[str, bytes | str] = {
             str(p.pdf_url): pdfs[i % len(pdfs)].read_bytes() for i, p in enumerate(papers)}
         pipeline.run(config, services(config.cache_dir, papers, shelf, MockModel()), name)
-    return pipeline.site_stage(config)
+    return site_stage(config)
 
 
 def main() -> None:

@@ -88,23 +88,6 @@ class Usage:
                 and self.reasoning_tokens > self.completion_tokens:  # type: ignore[operator]
             object.__setattr__(self, "reasoning_tokens", None)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "cached_tokens": self.cached_tokens,
-            "reasoning_tokens": self.reasoning_tokens,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Usage:
-        return cls(
-            prompt_tokens=data.get("prompt_tokens"),
-            completion_tokens=data.get("completion_tokens"),
-            cached_tokens=data.get("cached_tokens"),
-            reasoning_tokens=data.get("reasoning_tokens"),
-        )
-
 
 MAX_TOKENS = 100_000_000  # more than any model's context and answer: beyond it, not a count
 
@@ -141,7 +124,7 @@ class Completion:
     from_cache: bool = False
     reasoning_leaked: bool = False  # the reasoning came inside the answer as <think> text
     # The failure was a sign of overload (LlmRequestError.overload): a run's, not recorded.
-    overloaded: bool = field(default=False, compare=False)
+    overloaded: bool = field(default=False, compare=False, metadata={"codec": False})
 
     @property
     def ok(self) -> bool:
@@ -155,36 +138,6 @@ class Completion:
     def cut(self) -> bool:
         """Kept although it stops mid-sentence: a stream cut behind a proxy (synthesis/cuts.py)."""
         return self.finish_reason == "cut"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "model": self.model,
-            "content": self.content,
-            "reasoning": self.reasoning,
-            "finish_reason": self.finish_reason,
-            "usage": self.usage.to_dict(),
-            "latency_s": self.latency_s,
-            "ttft_s": self.ttft_s,
-            "error": self.error,
-            "reasoning_leaked": self.reasoning_leaked,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any], *, from_cache: bool = False) -> Completion:
-        return cls(
-            name=data["name"],
-            model=data["model"],
-            content=data.get("content", ""),
-            reasoning=data.get("reasoning", ""),
-            finish_reason=data.get("finish_reason", ""),
-            usage=Usage.from_dict(data.get("usage", {})),
-            latency_s=data.get("latency_s", 0.0),
-            ttft_s=data.get("ttft_s"),
-            error=data.get("error", ""),
-            from_cache=from_cache,
-            reasoning_leaked=data.get("reasoning_leaked", False),
-        )
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from .errors import InvalidPaperId
 
@@ -92,37 +92,6 @@ class Paper:
             names.append("et al.")
         return ", ".join(names)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "arxiv_id": self.arxiv_id,
-            "title": self.title,
-            "authors": list(self.authors),
-            "published": self.published,
-            "updated": self.updated,
-            "abstract": self.abstract,
-            "categories": list(self.categories),
-            "abs_url": self.abs_url,
-            "pdf_url": self.pdf_url,
-            "comment": self.comment,
-            "code": list(self.code),
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Paper:
-        return cls(
-            arxiv_id=data["arxiv_id"],
-            title=data["title"],
-            authors=tuple(data["authors"]),
-            published=data["published"],
-            updated=data["updated"],
-            abstract=data["abstract"],
-            categories=tuple(data["categories"]),
-            abs_url=data["abs_url"],
-            pdf_url=data.get("pdf_url"),
-            comment=data.get("comment", ""),
-            code=tuple(data.get("code", ())),
-        )
-
 
 @dataclass(frozen=True)
 class Window:
@@ -144,25 +113,6 @@ class FullText:
     total_pages: int = 0
     reason: str = ""  # for "missing": what went wrong, shown on the paper's page
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "text": self.text,
-            "pages": self.pages,
-            "total_pages": self.total_pages,
-            "reason": self.reason,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> FullText:
-        return cls(
-            status=data["status"],
-            text=data.get("text", ""),
-            pages=data.get("pages", 0),
-            total_pages=data.get("total_pages", 0),
-            reason=data.get("reason", ""),
-        )
-
 
 @dataclass(frozen=True)
 class Source:
@@ -170,13 +120,6 @@ class Source:
 
     paper: Paper
     full_text: FullText
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"paper": self.paper.to_dict(), "full_text": self.full_text.to_dict()}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Source:
-        return cls(Paper.from_dict(data["paper"]), FullText.from_dict(data["full_text"]))
 
 
 TriageStatus = Literal["selected", "below_cut", "excluded", "unscored"]
@@ -191,15 +134,6 @@ class Candidate:
     score: int | None = None  # 0-10; None: excluded or unscored
     reason: str = ""  # the model's reason; the matching phrase; or why it went unscored
     interests: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"paper": self.paper.to_dict(), "status": self.status, "score": self.score,
-                "reason": self.reason, "interests": list(self.interests)}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Candidate:
-        return cls(Paper.from_dict(data["paper"]), data["status"], data.get("score"),
-                   data.get("reason", ""), tuple(data.get("interests", ())))
 
 
 def best_first(candidates: Sequence[Candidate]) -> list[int]:
@@ -231,21 +165,6 @@ class Triage:
         return [self.candidates[i].paper for i in best_first(self.candidates)
                 if self.candidates[i].status == "selected"]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"query": self.query, "max_candidates": self.max_candidates,
-                "candidates": [c.to_dict() for c in self.candidates], "total": self.total,
-                "capped": self.capped, "incomplete": self.incomplete,
-                "interests": self.interests, "marks": self.marks, "marked": list(self.marked),
-                "shown": list(self.shown)}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Triage:
-        return cls(data["query"], data["max_candidates"],
-                   tuple(Candidate.from_dict(c) for c in data["candidates"]), data.get("total"),
-                   data.get("capped", False), data.get("incomplete", ""),
-                   str(data.get("interests", "")), int(data.get("marks", 0)),
-                   tuple(data.get("marked", ())), tuple(data.get("shown", ())))
-
 
 @dataclass(frozen=True)
 class Withdrawal:
@@ -256,10 +175,6 @@ class Withdrawal:
     title: str
     notice: str  # arXiv's withdrawal notice, as its abstract or comment gives it
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"base_id": self.base_id, "arxiv_id": self.arxiv_id, "title": self.title,
-                "notice": self.notice}
-
 
 @dataclass(frozen=True)
 class Lookup:
@@ -269,16 +184,6 @@ class Lookup:
     ids: tuple[str, ...] = ()  # base ids, sorted
     withdrawn: tuple[Withdrawal, ...] = ()
     error: str = ""  # why the lookup is incomplete ("" when every id was answered)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"ids": list(self.ids), "withdrawn": [w.to_dict() for w in self.withdrawn],
-                "error": self.error}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Lookup:
-        return cls(tuple(data.get("ids", ())),
-                   tuple(Withdrawal(**w) for w in data.get("withdrawn", ())),
-                   data.get("error", ""))
 
 
 @dataclass(frozen=True)
@@ -292,29 +197,6 @@ class FetchResult:
     skipped: tuple[str, ...] = ()  # ids left out because an earlier edition published them
     triage: Triage | None = None  # with [triage] interests: the window the sources came from
     lookup: Lookup | None = None  # earlier papers looked up for withdrawals (continuity)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "query": self.query,
-            "max_papers": self.max_papers,
-            "fetched_at": self.fetched_at,
-            "sources": [s.to_dict() for s in self.sources],
-            "skipped": list(self.skipped),
-            **({"triage": self.triage.to_dict()} if self.triage else {}),
-            **({"lookup": self.lookup.to_dict()} if self.lookup else {}),
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> FetchResult:
-        return cls(
-            query=data["query"],
-            max_papers=data["max_papers"],
-            fetched_at=data["fetched_at"],
-            sources=tuple(Source.from_dict(s) for s in data["sources"]),
-            skipped=tuple(data.get("skipped", ())),
-            triage=Triage.from_dict(data["triage"]) if data.get("triage") else None,
-            lookup=Lookup.from_dict(data["lookup"]) if data.get("lookup") else None,
-        )
 
 
 @dataclass(frozen=True)

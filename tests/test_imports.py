@@ -33,11 +33,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("store",),
     ("kinds", "ports"),
     ("models", "chat_models"),
-    ("errors",),
+    ("errors", "deadline"),
     ("text",),
     ("generator",),  # the package itself: its version
 )
-FOUNDATIONS = {"__main__", "kinds", "ports", "models", "chat_models", "errors"}
+FOUNDATIONS = {"__main__", "kinds", "ports", "models", "chat_models", "errors", "deadline"}
 
 
 def _module(path: Path) -> str:

@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from generator import pipeline
 from generator.chat_models import Completion, Message, PromptRequest
 from generator.config import Config, EvidenceSettings, load_config
 from generator.edition.citations import CitationLinker
@@ -31,8 +30,11 @@ from generator.evidence.judge import (
     judge_request,
     verdicts,
 )
-from generator.pipeline import stages
+from generator.pipeline import synthesize as stages
+from generator.pipeline.fetch import fetch_stage
+from generator.pipeline.render import render_stage
 from generator.pipeline.services import Services
+from generator.pipeline.synthesize import synthesize_stage
 from generator.prompts.kinds import BUILTIN_KINDS
 from generator.store.codec import from_data, to_data
 from generator.text.safe_text import md_model
@@ -197,9 +199,9 @@ def judging(verdict: str | None) -> Any:
 
 def built(config: Config, model: MockModel) -> tuple[EditionRecord, str]:
     run = doubles(config, model)
-    pipeline.fetch_stage(config, run, EDITION)
-    pipeline.synthesize_stage(config, run, EDITION)
-    pipeline.render_stage(config, run.cache, EDITION)
+    fetch_stage(config, run, EDITION)
+    synthesize_stage(config, run, EDITION)
+    render_stage(config, run.cache, EDITION)
     folder = config.docs_dir / "editions" / EDITION
     record = EditionRecord.from_json(json.loads((folder / "edition.json").read_text()), "t")
     return record, (folder / "research-map.md").read_text()

@@ -16,12 +16,14 @@ from typing import Any
 
 import pytest
 
-from generator import pipeline
 from generator.chat_models import PromptRequest
 from generator.config import Config, EmailSettings, load_config
 from generator.edition.history import History
 from generator.errors import ConfigError
 from generator.kinds import KindRegistry, KindSpec
+from generator.pipeline.fetch import fetch_stage
+from generator.pipeline.render import render_stage
+from generator.pipeline.synthesize import synthesize_stage
 from generator.prompts.builders import RequestContext, build_requests
 from generator.prompts.kinds import BUILTIN_KINDS
 from generator.publish.newsletter import newsletter
@@ -134,9 +136,9 @@ def test_a_new_kind_is_configured_asked_rendered_and_evidence_checked(
     model = MockModel(answers)
     run = services(config.cache_dir, list(PAPERS), {str(p.pdf_url): pdf for p in PAPERS}, model)
 
-    pipeline.fetch_stage(config, run, EDITION)
-    pipeline.synthesize_stage(config, run, EDITION)
-    pipeline.render_stage(config, run.cache, EDITION)
+    fetch_stage(config, run, EDITION)
+    synthesize_stage(config, run, EDITION)
+    render_stage(config, run.cache, EDITION)
 
     asked = {r.name: r for r in model.asked}
     assert asked["counterpoint"].max_tokens == 700

@@ -22,8 +22,13 @@ from generator.config import Config, load_config
 from generator.edition.record import EditionRecord
 from generator.evidence import claims
 from generator.models import FetchResult
+from generator.pipeline.fetch import fetch_stage
+from generator.pipeline.render import render_stage
 from generator.pipeline.services import Services
+from generator.pipeline.synthesize import synthesize_stage
 from generator.prompts.kinds import BUILTIN_KINDS as KINDS
+from generator.store import cache as cache_module
+from generator.store.codec import from_data
 from generator.synthesis import bundle, structured
 from generator.synthesis.record import load_synthesis
 from tests.conftest import FIXTURES
@@ -53,7 +58,7 @@ def doubles(config: Config, model: MockModel | None = None,
 
 def test_fetch_takes_the_newest_papers_and_the_first_ones_full_text(config: Config) -> None:
     run = doubles(config)
-    fetch = pipeline.fetch_stage(config, run, EDITION)
+    fetch = fetch_stage(config, run, EDITION)
     assert [s.paper.arxiv_id for s in fetch.sources] == [p.arxiv_id for p in PAPERS]
     assert [s.full_text.status for s in fetch.sources] == ["ok", "ok", "not_requested"]
     assert all(0 < len(s.full_text.text) <= 4000 for s in fetch.sources[:2])
@@ -62,7 +67,7 @@ def test_fetch_takes_the_newest_papers_and_the_first_ones_full_text(config: Conf
 
 def test_a_broken_pdf_costs_only_its_own_full_text(config: Config) -> None:
     run = doubles(config, pdfs={"2611.00001v1": b"%PDF-1.4 not really"})
-    fetch = pipeline.fetch_stage(config, run, EDITION)
+    fetch = fetch_stage(config, run, EDITION)
     broken, fine = fetch.sources[0].full_text, fetch.sources[1].full_text
     assert broken.status == "missing" and broken.reason
     assert fine.status == "ok"
@@ -70,9 +75,9 @@ def test_a_broken_pdf_costs_only_its_own_full_text(config: Config) -> None:
 
 def test_a_fetched_edition_is_neither_searched_nor_downloaded_again(config: Config) -> None:
     first = doubles(config)
-    pipeline.fetch_stage(config, first, EDITION)
+    fetch_stage(config, first, EDITION)
     again = doubles(config)
-    fetch = pipeline.fetch_stage(config, again, EDITION)
+    fetch = fetch_stage(config, again, EDITION)
     assert isinstance(again.arxiv, ScriptedArxiv) and again.arxiv.queries == []
     assert isinstance(again.downloader, PdfShelf) and again.downloader.asked == []
     assert [s.full_text.status for s in fetch.sources] == ["ok", "ok", "not_requested"]
@@ -81,15 +86,15 @@ def test_a_fetched_edition_is_neither_searched_nor_downloaded_again(config: Conf
 def test_synthesis_answers_every_default_prompt_and_a_rerun_asks_nothing(config: Config) -> None:
     model = MockModel()
     run = doubles(config, model)
-    pipeline.fetch_stage(config, run, EDITION)
-    result = pipeline.synthesize_stage(config, run, EDITION)
+    fetch_stage(config, run, EDITION)
+    result = synthesize_stage(config, run, EDITION)
     names = model.names()
     assert {"research-map", "themes", "thinking-off", "thinking-on", "brief-1", "brief-3"} \
         <= set(names)
     assert any(n.startswith("evidence-") for n in names)  # evidence is on by default
     assert all(c.ok for c in result.completions)
     again = MockModel()
-    rerun = pipeline.synthesize_stage(config, doubles(config, again), EDITION)
+    rerun = synthesize_stage(config, doubles(config, again), EDITION)
     assert again.asked == []
     assert all(c.from_cache for c in rerun.completions)
 
@@ -102,21 +107,21 @@ def test_a_failed_prompt_is_not_cached_and_a_rerun_asks_only_for_it(config: Conf
         return default_responder(body)
 
     run = doubles(config, MockModel(no_deep_dives))
-    pipeline.fetch_stage(config, run, EDITION)
-    result = pipeline.synthesize_stage(config, run, EDITION)
+    fetch_stage(config, run, EDITION)
+    result = synthesize_stage(config, run, EDITION)
     failed = [c.name for c in result.completions if not c.ok]
     assert failed == ["memory-management"]
     again = MockModel()
-    pipeline.synthesize_stage(config, doubles(config, again), EDITION)
+    synthesize_stage(config, doubles(config, again), EDITION)
     assert again.names()[0] == "memory-management"
     assert not [n for n in again.names() if not n.startswith(("memory-management", "evidence-"))]
 
 
 def test_render_writes_the_edition_from_the_stage_outputs(config: Config) -> None:
     run = doubles(config)
-    pipeline.fetch_stage(config, run, EDITION)
-    pipeline.synthesize_stage(config, run, EDITION)
-    pipeline.render_stage(config, run.cache, EDITION)
+    fetch_stage(config, run, EDITION)
+    synthesize_stage(config, run, EDITION)
+    render_stage(config, run.cache, EDITION)
     edition = config.docs_dir / "editions" / EDITION
     assert {"index.md", "research-map.md", "thinking.md", "run-report.md",
             "edition.json"} <= {p.name for p in edition.iterdir()}
@@ -156,9 +161,9 @@ def test_a_build_opens_each_earlier_record_once(config: Config) -> None:
     global _records_read
     first = doubles(config)
     for edition in ("2026-11-18", "2026-11-25"):
-        pipeline.fetch_stage(config, first, edition)
-        pipeline.synthesize_stage(config, first, edition)
-        pipeline.render_stage(config, first.cache, edition)
+        fetch_stage(config, first, edition)
+        synthesize_stage(config, first, edition)
+        render_stage(config, first.cache, edition)
     _records_read = []
     try:
         report = pipeline.run(config, doubles(config), EDITION)  # fetch, synthesis, render, site
@@ -212,8 +217,8 @@ def test_a_json_answer_cut_at_max_tokens_says_so(config: Config) -> None:
         return answer
 
     run = doubles(config, MockModel(cut_briefs))
-    pipeline.fetch_stage(config, run, EDITION)
-    result = pipeline.synthesize_stage(config, run, EDITION)
+    fetch_stage(config, run, EDITION)
+    result = synthesize_stage(config, run, EDITION)
     errors = {c.name: c.error for c in result.completions if not c.ok}
     assert set(errors) == {"brief-1", "brief-2", "brief-3"}
     assert "cut at max_tokens (800)" in errors["brief-1"]
@@ -224,13 +229,13 @@ def test_a_build_parses_each_thing_once(config: Config, monkeypatch: pytest.Monk
     """The fetch record, the bundle, each answer's claims and each structured answer: made
     once in a build, however many stages ask (the memos' misses are the real work done)."""
     reads: list[str] = []
-    read = FetchResult.from_dict.__func__  # type: ignore[attr-defined]
 
-    def counted(cls: type[FetchResult], data: dict[str, Any]) -> FetchResult:
-        reads.append(data["query"])
-        return read(cls, data)  # type: ignore[no-any-return]
+    def counted(kind: type[Any], data: Any, *args: Any, **kwargs: Any) -> Any:
+        if kind is FetchResult:
+            reads.append(data["query"])
+        return from_data(kind, data, *args, **kwargs)
 
-    monkeypatch.setattr(FetchResult, "from_dict", classmethod(counted))
+    monkeypatch.setattr(cache_module, "from_data", counted)
     memos = (bundle._bundle, claims._claims)
     for memo in memos:
         memo.cache_clear()

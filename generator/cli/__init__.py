@@ -17,10 +17,13 @@ import click
 from .. import __version__, pipeline
 from ..edition.history import History
 from ..errors import UsageError
-from ..pipeline.services import make_services
+from ..pipeline.fetch import fetch_stage
+from ..pipeline.render import remove_edition, render_all, render_flagged, render_stage
+from ..pipeline.services import make_services, workspace_cache
+from ..pipeline.site import site_stage, skeleton_dir
+from ..pipeline.synthesize import synthesize_stage
 from ..publish.deploy import deploy_site
 from ..publish.site import zip_site
-from ..store.cache import Cache
 from .ask import ask
 from .common import (
     config_option,
@@ -67,7 +70,7 @@ def init(directory: Path) -> None:
     """
     with user_errors():
         directory.mkdir(parents=True, exist_ok=True)
-        skeleton = pipeline.skeleton_dir()
+        skeleton = skeleton_dir()
         for name in ("config.toml", "mkdocs.yml"):
             target = directory / name
             if target.exists():
@@ -99,13 +102,14 @@ def build(config_path: str, edition: str | None, refresh: bool, wait_s: float,
     """
     with user_errors():
         config = read_config(config_path)
+        cache = workspace_cache(config)
         name = edition_name(edition)
-        services = make_services(config, os.environ)
+        services = make_services(config, os.environ, cache)
         click.echo(f"Building edition {name} of {config.digest.title!r}", err=True)
         wait_for(services, wait_s)
         progress = Progress()
         try:
-            with workspace_lock(config):
+            with workspace_lock(cache):
                 report = pipeline.run(config, services, name, refresh=refresh,
                                       observer=progress, on_text=progress.text)
         finally:
@@ -140,10 +144,11 @@ def fetch(config_path: str, edition: str | None, refresh: bool) -> None:
     """
     with user_errors():
         config = read_config(config_path)
+        cache = workspace_cache(config)
         name = edition_name(edition)
-        services = make_services(config, os.environ)
-        with workspace_lock(config):
-            result = pipeline.fetch_stage(config, services, name, refresh=refresh,
+        services = make_services(config, os.environ, cache)
+        with workspace_lock(cache):
+            result = fetch_stage(config, services, name, refresh=refresh,
                                           on_text=Progress().text)
         for source in result.sources:
             status = source.full_text.status
@@ -166,13 +171,14 @@ def synthesize(config_path: str, edition: str | None, wait_s: float) -> None:
     """
     with user_errors():
         config = read_config(config_path)
+        cache = workspace_cache(config)
         name = edition_name(edition)
-        services = make_services(config, os.environ)
+        services = make_services(config, os.environ, cache)
         wait_for(services, wait_s)
         progress = Progress()
-        with workspace_lock(config):
+        with workspace_lock(cache):
             try:
-                result = pipeline.synthesize_stage(config, services, name, observer=progress)
+                result = synthesize_stage(config, services, name, observer=progress)
             finally:
                 progress.close()
         from ..synthesis.batch import failed as counts_as_failed
@@ -202,18 +208,18 @@ def render(config_path: str, edition: str | None, every: bool) -> None:
     """
     with user_errors():
         config = read_config(config_path)
-        cache = Cache(config.cache_dir)
-        with workspace_lock(config):
+        cache = workspace_cache(config)
+        with workspace_lock(cache):
             if every:
-                done, skipped = pipeline.render_all(config, cache)
+                done, skipped = render_all(config, cache)
                 click.echo(f"Rendered {len(done)} edition(s) into {config.docs_dir}.")
                 if skipped:
                     click.echo(f"Kept as they are (no records in the cache): {', '.join(skipped)}")
                 return
             name = edition_name(edition)
-            record = pipeline.render_stage(config, cache, name)
+            record = render_stage(config, cache, name)
             assert record is not None  # rendered whatever the fingerprint says
-            pipeline.render_flagged(config, cache, record, History.load(config.docs_dir))
+            render_flagged(config, cache, record, History.load(config.docs_dir))
         click.echo(f"Pages of edition {name} written to {config.docs_dir}.")
 
 
@@ -232,8 +238,9 @@ def site(config_path: str, make_zip: bool) -> None:
     """
     with user_errors():
         config = read_config(config_path)
-        with workspace_lock(config):
-            site_dir = pipeline.site_stage(config)
+        cache = workspace_cache(config)
+        with workspace_lock(cache):
+            site_dir = site_stage(config)
             click.echo(f"Site: {site_dir}")
             if make_zip:
                 click.echo(f"Archive: {zip_site(site_dir)}")
@@ -259,9 +266,10 @@ def deploy(config_path: str, message: str | None, force: bool, remote: str | Non
     """
     with user_errors():
         config = read_config(config_path)
-        with workspace_lock(config):  # never push a site that a build is replacing
+        cache = workspace_cache(config)
+        with workspace_lock(cache):  # never push a site that a build is replacing
             pushed_to = deploy_site(config.mkdocs_yml, config.site_dir,
-                                    fallback_yml=pipeline.skeleton_dir() / "mkdocs.yml",
+                                    fallback_yml=skeleton_dir() / "mkdocs.yml",
                                     message=message, force=force, remote=remote)
         click.echo(f"Deployed {config.site_dir} to the gh-pages branch of {pushed_to}.")
 
@@ -285,7 +293,7 @@ def serve(config_path: str, dev_addr: str | None) -> None:
         click.echo(f"Serving {config.docs_dir} at http://{address}/ (live reload; Ctrl-C to stop)",
                    err=True)
         serve_site(config.mkdocs_yml, config.docs_dir, config.digest.title,
-                   fallback_yml=pipeline.skeleton_dir() / "mkdocs.yml", dev_addr=address)
+                   fallback_yml=skeleton_dir() / "mkdocs.yml", dev_addr=address)
 
 
 @cli.command()
@@ -304,13 +312,13 @@ def remove(config_path: str, edition: str) -> None:
     """
     with user_errors():
         config = read_config(config_path)
-        cache = Cache(config.cache_dir)
-        with workspace_lock(config):
-            skipped = pipeline.remove_edition(config, cache, pipeline.check_edition(edition))
+        cache = workspace_cache(config)
+        with workspace_lock(cache):
+            skipped = remove_edition(config, cache, pipeline.check_edition(edition))
             if skipped:
                 click.echo(f"Kept as they are (no records in the cache): {', '.join(skipped)}",
                            err=True)
-            site_dir = pipeline.site_stage(config)
+            site_dir = site_stage(config)
         click.echo(f"Removed edition {edition}. Site: {site_dir}")
 
 
@@ -340,8 +348,9 @@ def send(config_path: str, edition: str | None, dry_run: bool, resend: bool,
 
     with user_errors():
         config = read_config(config_path)
-        with workspace_lock(config):  # two sends at once would both read "not yet sent"
-            result = send_stage(config, edition, os.environ, dry_run=dry_run, resend=resend,
+        cache = workspace_cache(config)
+        with workspace_lock(cache):  # two sends at once would both read "not yet sent"
+            result = send_stage(config, cache, edition, os.environ, dry_run=dry_run, resend=resend,
                                 resend_held=resend_held)
         if result.eml is not None:
             click.echo(f"Edition {result.edition}: {result.subject!r} ({result.size:,} bytes) "

@@ -15,7 +15,7 @@ import click
 from ..ask.pages import publish_question, terminal_answer
 from ..edition.question_record import QuestionRecord
 from ..pipeline.ask import Asked, ask_stage
-from ..pipeline.services import make_services
+from ..pipeline.services import make_services, workspace_cache
 from .common import (
     config_option,
     read_config,
@@ -57,9 +57,10 @@ def ask(config_path: str, question: str, since: str, until: str, papers: int | N
     """
     with user_errors():
         config = read_config(config_path)
-        services = make_services(config, os.environ)
+        cache = workspace_cache(config)
+        services = make_services(config, os.environ, cache)
         progress = Progress()
-        with workspace_lock(config):
+        with workspace_lock(cache):
             try:
                 wait_for(services, wait_s)
                 asked = ask_stage(config, services, question, since=since, until=until,

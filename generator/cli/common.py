@@ -72,9 +72,9 @@ def read_config(path: str) -> Config:
     return load_config(path, os.environ, registry=BUILTIN_KINDS)
 
 
-def workspace_lock(config: Config) -> contextlib.AbstractContextManager[None]:
-    """The one lock of a workspace: every command that writes into it holds it."""
-    return Cache(config.cache_dir).lock()
+def workspace_lock(cache: Cache) -> contextlib.AbstractContextManager[None]:
+    """The one lock of a workspace (in its cache): every command that writes into it holds it."""
+    return cache.lock()
 
 
 def edition_name(edition: str | None) -> str:

@@ -22,6 +22,7 @@ from ..edition.history import History
 from ..errors import LockedError, UsageError
 from ..marks import FORMAT, KINDS, close_read, load_marks, new_mark, pull, save_marks
 from ..marks.github import DEFAULT_API, GitHubIssues
+from ..pipeline.services import workspace_cache
 from .common import config_option, read_config, user_errors, verbose_option, workspace_lock
 
 LOCK_WAIT_S = 120.0
@@ -132,10 +133,11 @@ def held(config: Config, wait_s: float) -> Iterator[None]:
     """The workspace lock, waited for up to `wait_s` seconds (said once, with its holder)."""
     deadline = time.monotonic() + wait_s
     told = False
+    cache = workspace_cache(config)
     with contextlib.ExitStack() as stack:
         while True:
             try:
-                stack.enter_context(workspace_lock(config))
+                stack.enter_context(workspace_lock(cache))
                 break
             except LockedError as err:
                 holder = _holder(config)

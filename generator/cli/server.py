@@ -8,8 +8,7 @@ import sys
 
 import click
 
-from ..pipeline.services import llm_base_url, make_services
-from ..store.cache import Cache
+from ..pipeline.services import llm_base_url, make_services, workspace_cache
 from .common import config_option, read_config, user_errors, verbose_option
 
 _MARKS = {"ok": ("ok", "green"), "warning": ("warning", "yellow"), "problem": ("problem", "red"),
@@ -35,7 +34,8 @@ def doctor(config_path: str) -> None:
 
     with user_errors():
         config = read_config(config_path)
-        services = make_services(config, os.environ)
+        cache = workspace_cache(config)
+        services = make_services(config, os.environ, cache)
         checks = run_doctor(config, services.probe, services.chat, services.arxiv, services.cache)
         for check in checks:
             label, color = _MARKS[check.verdict]
@@ -66,7 +66,7 @@ def server_command(config_path: str) -> None:
 
     with user_errors():
         config = read_config(config_path)
-        cache = Cache(config.cache_dir)
+        cache = workspace_cache(config)
         base_url = llm_base_url(config, os.environ)
         size = bundle_size(config, cache)
         click.echo(f"# context length sized for {size.source} ({size.tokens:,} tokens)", err=True)

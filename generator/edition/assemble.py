@@ -38,8 +38,6 @@ from .model import (
     Edition,
     EditionPaper,
     EvidenceSpend,
-    FigureCheck,
-    Problem,
     RunFigures,
     SynthesisPage,
     ThinkingSummary,
@@ -282,8 +280,7 @@ def _evidence_spend(pairs: list[tuple[PromptRequest, Completion]], kind: str = "
 def _frozen(result: PageCitations) -> Citations:
     return Citations(
         cited=dict(sorted(result.cited.items())),
-        problems=tuple(Problem(p.text, p.number, p.reason) for p in result.problems),
-        figures=tuple(FigureCheck(f.paper, f.figure, f.found, f.sentence) for f in result.figures))
+        problems=tuple(result.problems), figures=tuple(result.figures))
 
 
 def _thinking(pair: Sequence[Answer], papers: Collection[int],

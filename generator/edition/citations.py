@@ -17,9 +17,8 @@ import html
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from ..evidence.checks import STANDING_MARKS, ClaimCheck
+from ..evidence.checks import STANDING_MARKS, ClaimCheck, FigureCheck
 from ..evidence.claims import CITE_RE as _CITE_RE
 from ..evidence.claims import FIGURE_RE as _FIGURE_RE
 from ..evidence.claims import NUMBER_RE as _NUMBER_RE
@@ -31,6 +30,7 @@ from ..text.safe_text import escape_markdown, tooltip
 from .facts import PaperFacts, TextFacts
 from .names import name_citations
 from .prose import one_paper_once
+from .values import Problem
 
 # A name right after a citation: "(FlashDecoding)", ', "A Title"' or ": *A Title*".
 _NAME_RE = re.compile(r"""\s*(?:\(([^()\n]{2,150})\)"""
@@ -43,21 +43,6 @@ _STOP = {"a", "an", "the", "of", "for", "and", "in", "on", "to", "with", "via", 
 
 
 @dataclass
-class FigureCheck:
-    paper: int
-    figure: str
-    found: bool
-    sentence: str
-
-
-@dataclass
-class Problem:
-    text: str
-    number: int
-    reason: str
-
-
-@dataclass
 class PageCitations:
     """What one synthesis page cites, as found while linking it."""
 
@@ -66,16 +51,6 @@ class PageCitations:
     contexts: dict[int, list[str]] = field(default_factory=dict)  # paper number -> sentences
     problems: list[Problem] = field(default_factory=list)
     figures: list[FigureCheck] = field(default_factory=list)
-
-    def to_dict(self, papers: dict[int, NumberedPaper]) -> dict[str, Any]:
-        return {
-            "resolved": [{"number": n, "arxiv_id": papers[n].paper.arxiv_id, "count": c}
-                         for n, c in sorted(self.cited.items())],
-            "unresolved": [{"text": p.text, "number": p.number, "reason": p.reason}
-                           for p in self.problems],
-            "figures": [{"paper": f.paper, "figure": f.figure, "found": f.found,
-                         "sentence": f.sentence} for f in self.figures],
-        }
 
 
 def _words(text: str) -> list[str]:

@@ -61,6 +61,15 @@ def evidence_max_tokens(claims: int, max_quote_words: int) -> int:
     return claims * (2 * max_quote_words + 40) + 100
 
 
+def check_tokens(settings: EvidenceSettings) -> int:
+    """What an evidence check adds to the conversation of the answer it checks: its claims
+    (about 120 tokens each) and its answer (0 where evidence is off)."""
+    if not settings.enabled:
+        return 0
+    claims = settings.claims_per_request
+    return claims * 120 + evidence_max_tokens(claims, settings.max_quote_words)
+
+
 def evidence_name(parent: str, batch: Sequence[Claim]) -> str:
     """`evidence-<answer>-<first claim>-<last claim>`: the name says what the request checks."""
     return f"evidence-{parent}-{batch[0].number}-{batch[-1].number}"

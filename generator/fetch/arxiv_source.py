@@ -338,10 +338,11 @@ def _kind_of(body: bytes) -> str:
     return "an empty answer" if not body.strip() else "something else"
 
 
-def connection_reason(err: requests.RequestException | urllib3.exceptions.HTTPError) -> str:
+def connection_reason(err: requests.RequestException | urllib3.exceptions.HTTPError | OSError
+                      ) -> str:
     """What went wrong with a connection, in a few words (never the error's own text)."""
     if isinstance(err, requests.Timeout | urllib3.exceptions.TimeoutError):
         return "the connection timed out"
-    if isinstance(err, requests.ConnectionError | urllib3.exceptions.ProtocolError):
+    if isinstance(err, requests.ConnectionError | urllib3.exceptions.ProtocolError | OSError):
         return "the connection failed"
     return type(err).__name__

@@ -4,7 +4,7 @@ Only what `digest feedback pull` needs: the open issues whose title carries the 
 (the search API, newest first, so that a repository's other issues never hide them), closing
 one, and a comment on it. The API is at `GITHUB_API_URL` (Actions sets it; default
 https://api.github.com), the token is `GITHUB_TOKEN`'s, sent in a header and never shown.
-Each exchange has a deadline for the whole of it (`http_deadline`), each answer is bounded and
+Each exchange has a deadline for the whole of it (`generator.deadline`), each answer is bounded and
 read defensively (`github_answers`), and a refusal is one sentence in our words that names
 the repository and what to change; GitHub's own text goes to the log only, redacted first.
 """
@@ -22,6 +22,7 @@ import requests
 import urllib3
 from requests.structures import CaseInsensitiveDict
 
+from ..deadline import DeadlineAdapter, Watch, Watchdog
 from ..text.urls import redact_text, redact_url, register_secret
 from .github_answers import (
     MAX_ANSWER_BYTES,
@@ -35,7 +36,6 @@ from .github_answers import (
     search_page,
     unreadable,
 )
-from .http_deadline import Deadline, DeadlineAdapter
 
 __all__ = ["DEFAULT_API", "Found", "GitHubAnswerError", "GitHubError", "GitHubIssues",
            "GitHubUnavailable", "Issue", "valid_repo"]
@@ -92,6 +92,7 @@ class GitHubIssues:
         self._origin = (parts.scheme, parts.netloc)
         session.mount(f"{parts.scheme}://{parts.netloc}", DeadlineAdapter())
         self._timeout, self._deadline = timeout_s, deadline_s
+        self._watchdog = Watchdog()  # cuts an exchange that outlasts its deadline
         self._per_page, self._max_pages = per_page, max_pages
         self._headers = {"Accept": "application/vnd.github+json",
                          "X-GitHub-Api-Version": "2022-11-28",
@@ -149,9 +150,8 @@ class GitHubIssues:
 
     def _call(self, method: str, url: str, doing: str, *, missing: tuple[int, ...] = (404,),
               **kwargs: Any) -> _Answer:
-        deadline = Deadline(self._deadline)
-        try:
-            with deadline.running():
+        with self._watchdog.exchange(self._deadline) as deadline:
+            try:
                 response = self._session.request(
                     method, url, headers=self._headers, stream=True, allow_redirects=False,
                     timeout=(min(self._timeout, self._deadline), self._timeout), **kwargs)
@@ -159,12 +159,13 @@ class GitHubIssues:
                     body = self._body(response, url, deadline, doing,
                                       MAX_ANSWER_BYTES if response.status_code < 400
                                       else 64 * 1024)
-        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as err:
-            if deadline.expired():
-                raise self._overdue(doing) from err
-            raise GitHubUnavailable(f"could not reach GitHub's API at {redact_url(self._api)} "
-                                    f"to {doing} {self._repo}: {type(err).__name__}; check "
-                                    "GITHUB_API_URL and the network") from err
+            except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as err:
+                if deadline.expired():
+                    raise self._overdue(doing) from err
+                raise GitHubUnavailable(f"could not reach GitHub's API at "
+                                        f"{redact_url(self._api)} to {doing} {self._repo}: "
+                                        f"{type(err).__name__}; check GITHUB_API_URL and the "
+                                        "network") from err
         answer = _Answer(response.status_code, response.headers, body)
         if answer.status < 300:
             return answer
@@ -174,7 +175,7 @@ class GitHubIssues:
                  redact_url(url), redact_text(text)[:LOGGED_CHARS])
         raise self._refusal(answer, text, doing, missing)
 
-    def _body(self, response: requests.Response, url: str, deadline: Deadline, doing: str,
+    def _body(self, response: requests.Response, url: str, deadline: Watch, doing: str,
               most: int) -> bytes:
         chunks: list[bytes] = []
         size = 0

@@ -1,8 +1,10 @@
-"""The digest pipeline: triage → fetch → synthesize → render → site, reading top to bottom.
+"""The conductor: triage → fetch → synthesize → render → site, reading top to bottom.
 
-This module only conducts: the stages are in `stages.py` (and, below them, one package per
-stage); `run` calls them in order with the run's one history of earlier editions. External
-services are built once, in `services.make_services`, the only place that reads the environment.
+Every function that takes the config, the services and the run's history lives in this package,
+one module per stage (fetch.py, synthesize.py, render.py, site.py, send.py, ask.py, doctor.py);
+the packages below it are workers that never see the services. `run` calls the stages in order
+with the run's one history of earlier editions. External services are built once, in
+`services.make_services`, the only place that reads the environment.
 """
 
 from __future__ import annotations
@@ -18,22 +20,11 @@ from ..edition.render import make_environment
 from ..errors import UsageError
 from ..fetch.papers import OnText
 from ..synthesis.batch import Observer, failed
-from .render import remove_edition, render_all, render_flagged, render_stage
-from .services import Services
-from .stages import (
-    all_cached,
-    fetch_stage,
-    launch_advice_on_failure,
-    query_for,
-    site_stage,
-    skeleton_dir,
-    synthesize_stage,
-    triage_stage,
-)
-
-# What the CLI reaches through `pipeline`: the stages one at a time, and the whole run.
-__all__ = ["BuildReport", "check_edition", "fetch_stage", "remove_edition", "render_all",
-           "render_flagged", "render_stage", "run", "site_stage", "skeleton_dir", "synthesize_stage", "today"]
+from .fetch import fetch_stage, query_for, triage_stage
+from .render import render_flagged, render_stage
+from .services import Services, launch_advice_on_failure
+from .site import site_stage
+from .synthesize import all_cached, synthesize_stage
 
 
 @dataclass(frozen=True)

@@ -26,17 +26,16 @@ from ..edition.history import History, read_record
 from ..edition.question_record import QuestionPaper, QuestionRecord, question_slug
 from ..edition.record import EditionRecord, RecordPrompt
 from ..errors import UsageError
-from ..evidence.requests import evidence_max_tokens
+from ..evidence.requests import check_tokens
 from ..kinds import ASK
 from ..models import Bundle
 from ..prompts.builders import build_requests
 from ..store import Docs
-from ..store.cache import completion_key
 from ..synthesis.batch import Observer
-from ..synthesis.capabilities import load_capabilities, save_capabilities, without_requests
+from ..synthesis.capabilities import load_capabilities, save_capabilities
 from ..synthesis.planning import DEFAULT_CHARS_PER_TOKEN, ESTIMATE_SAFETY, PROMPT_OVERHEAD_TOKENS
 from .services import Services
-from .stages import answer_all
+from .synthesize import answer_all, answered, learn_server
 
 log = logging.getLogger(__name__)
 
@@ -155,9 +154,8 @@ def _answer(config: Config, services: Services, question: str, found: list[Archi
 
     context = config.llm.context_tokens or known.context_tokens
     bundle, requests = requests_for(_budget(config, context))
-    if context is None and not _cached(services, requests):
-        known = without_requests(services.probe, config.llm.model, config.llm.context_tokens,
-                                 known, services.probe.server_info())
+    if context is None and not answered(services, requests):
+        known = learn_server(config, services, known)
         if known.context_tokens:
             save_capabilities(cache, chat.base_url, chat.model, known)
             bundle, requests = requests_for(_budget(config, known.context_tokens))
@@ -170,14 +168,7 @@ def _budget(config: Config, context: int | None) -> int | None:
     longest evidence check and the prompt's own text stay free."""
     if not context:
         return None
-    e = config.evidence
-    check = (e.claims_per_request * 120 + evidence_max_tokens(e.claims_per_request,
-                                                              e.max_quote_words)
-             if e.enabled else 0)
-    free = context - config.ask.max_tokens - check - PROMPT_OVERHEAD_TOKENS
+    free = (context - config.ask.max_tokens - check_tokens(config.evidence)
+            - PROMPT_OVERHEAD_TOKENS)
     return max(0, int(free * DEFAULT_CHARS_PER_TOKEN * ESTIMATE_SAFETY))
 
-
-def _cached(services: Services, requests: list[PromptRequest]) -> bool:
-    return all(services.cache.get_completion(completion_key(services.chat.model, r)) is not None
-               for r in requests)

@@ -30,7 +30,7 @@ class SendResult:
     size: int  # bytes of the whole message
 
 
-def send_stage(config: Config, edition: str | None, environ: Mapping[str, str], *,
+def send_stage(config: Config, cache: Cache, edition: str | None, environ: Mapping[str, str], *,
                dry_run: bool = False, resend: bool = False,
                resend_held: bool = False) -> SendResult:
     settings = config.email
@@ -49,7 +49,6 @@ def send_stage(config: Config, edition: str | None, environ: Mapping[str, str], 
     problems = live_in_fragment(letter.html, allowed=OWN_MARKUP)
     if problems:  # never, by construction: the same check as every page of the site
         raise UsageError(f"the newsletter's HTML would carry live markup: {problems[0]}")
-    cache = Cache(config.cache_dir)
     if dry_run:
         message = as_message(letter, settings, (recipients(settings.to) or
                                                 ["reader@example.invalid"])[0])

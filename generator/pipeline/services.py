@@ -6,12 +6,13 @@ clients and nowhere else.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
 from ..config import Config
-from ..errors import ServerUnavailableError
+from ..errors import ServerNotAnsweringError, ServerUnavailableError
 from ..fetch.arxiv_source import ArxivSource, RateLimiter, RecordingSession
 from ..fetch.pdf_download import PdfDownloader
 from ..ports import ChatModel, PaperSearch, PdfSource, ServerFacts
@@ -42,11 +43,17 @@ def llm_base_url(config: Config, environ: Mapping[str, str]) -> str:
     return environ.get(BASE_URL_ENV) or config.llm.base_url
 
 
-def make_services(config: Config, environ: Mapping[str, str]) -> Services:
+def workspace_cache(config: Config) -> Cache:
+    """The workspace's cache: the one handle a command makes, and passes to whatever needs it
+    (the services, the lock, the render, the mail's delivery record)."""
+    return Cache(config.cache_dir)
+
+
+def make_services(config: Config, environ: Mapping[str, str], cache: Cache) -> Services:
     """Build the clients for a run. The API key comes from the environment and goes nowhere else."""
     session = RecordingSession(timeout=config.arxiv.timeout_seconds)
     # Kept in the workspace, so that one command after another keeps arXiv's spacing too.
-    limiter = RateLimiter(config.arxiv.delay_seconds, Cache(config.cache_dir).rate_limit_path,
+    limiter = RateLimiter(config.arxiv.delay_seconds, cache.rate_limit_path,
                           key=urlparse(config.arxiv.api_url).hostname or "arxiv")
     api_key = environ.get(config.llm.api_key_env, "")
     if api_key:
@@ -67,7 +74,7 @@ def make_services(config: Config, environ: Mapping[str, str]) -> Services:
             stall=config.llm.stall_seconds,
         ),
         probe=ServerProbe(session, base_url, api_key),
-        cache=Cache(config.cache_dir),
+        cache=cache,
     )
 
 
@@ -78,3 +85,15 @@ def wait_for_server(services: Services, timeout: float,
         raise ServerUnavailableError(
             f"the LLM server at {services.chat.base_url} was not ready after {timeout:g} s; "
             "check its log, or wait longer with a larger --wait-for-server")
+
+
+@contextlib.contextmanager
+def launch_advice_on_failure(config: Config, services: Services) -> Iterator[None]:
+    """When nothing answers at the server's URL, say how to start one that fits this config."""
+    try:
+        yield
+    except ServerNotAnsweringError as err:
+        from .doctor import launch_advice  # only now: it is not free to import
+
+        raise ServerNotAnsweringError(
+            f"{err}\n{launch_advice(config, services.cache, services.chat.base_url)}") from err

@@ -18,7 +18,7 @@ from ..edition.record import EditionRecord
 from ..edition.theme_pages import merge_themes
 from ..edition.values import Brief, Theme
 from ..evidence.judge import JUDGE_SCHEMA, judge_max_tokens
-from ..evidence.requests import EVIDENCE_SCHEMA, evidence_max_tokens, standalone_check
+from ..evidence.requests import EVIDENCE_SCHEMA, check_tokens, standalone_check
 from ..kinds import (
     ASK,
     BRIEF,
@@ -43,9 +43,7 @@ def _evidence_budget(c: Config) -> list[int]:
     """An evidence prompt carries the answer and its claims, then asks for the quotes."""
     if not c.evidence.enabled:
         return []
-    claims = c.evidence.claims_per_request
-    return [max(c.registry.prose_budget(c)) + claims * 120 + evidence_max_tokens(
-        claims, c.evidence.max_quote_words)]
+    return [max(c.registry.prose_budget(c)) + check_tokens(c.evidence)]
 
 
 def _judge_budget(c: Config) -> list[int]:

@@ -16,12 +16,14 @@ import logging
 import os
 import tempfile
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..chat_models import Completion, PromptRequest
 from ..errors import LockedError
 from ..models import FetchResult, FullText, paper_slug
+from .codec import CodecError, from_data, to_data
 from .jsonfile import JSONFileError, load_json
 
 log = logging.getLogger(__name__)
@@ -131,10 +133,14 @@ class Cache:
 
     def get_text(self, arxiv_id: str, max_chars: int) -> FullText | None:
         data = read_json(self._text_path(arxiv_id, max_chars))
-        return FullText.from_dict(data) if isinstance(data, dict) else None
+        try:
+            return from_data(FullText, data) if isinstance(data, dict) else None
+        except CodecError as err:
+            log.warning("ignoring a malformed cached text of %s: %s", arxiv_id, err)
+            return None
 
     def put_text(self, arxiv_id: str, max_chars: int, text: FullText) -> None:
-        write_json(self._text_path(arxiv_id, max_chars), text.to_dict())
+        write_json(self._text_path(arxiv_id, max_chars), to_data(text))
 
     def _completion_path(self, key: str) -> Path:
         return self.root / "completions" / key[:2] / f"{key}.json"
@@ -144,8 +150,8 @@ class Cache:
         if not isinstance(data, dict):
             return None
         try:
-            completion = Completion.from_dict(data, from_cache=True)
-        except (KeyError, TypeError) as err:
+            completion = replace(from_data(Completion, data), from_cache=True)
+        except CodecError as err:
             log.warning("ignoring malformed cached completion %s: %s", key, err)
             return None
         # An answer with no text (kept by a version that took a cut for one) is asked again.
@@ -155,7 +161,7 @@ class Cache:
         if not completion.ok:
             raise ValueError("failed completions are never cached: a rerun must retry them")
         # One sync for a whole batch (`sync`), not one per answer.
-        write_json(self._completion_path(key), completion.to_dict(), durable=False)
+        write_json(self._completion_path(key), to_data(completion), durable=False)
 
     def sync(self) -> None:
         """Flush what the batch wrote to disk (one call, where each answer once cost one)."""
@@ -178,13 +184,17 @@ class Cache:
         data = read_json(path)
         if not isinstance(data, dict):
             return None
-        result = FetchResult.from_dict(data)
+        try:
+            result = from_data(FetchResult, data)
+        except CodecError as err:
+            log.warning("ignoring a malformed fetch record of %s: %s", edition, err)
+            return None
         self._fetched[edition] = (stamp, result)
         return result
 
     def put_fetch(self, edition: str, result: FetchResult) -> None:
         path = self._fetch_path(edition)
-        write_json(path, result.to_dict())
+        write_json(path, to_data(result))
         stat = path.stat()
         self._fetched[edition] = ((stat.st_size, stat.st_mtime_ns), result)
 
@@ -207,7 +217,7 @@ class Cache:
         return [self._fetch_path(edition), self.plan_path(edition), self.synthesis_path(edition)]
 
     def rendered_path(self, edition: str) -> Path:
-        """The fingerprint of what the edition's last render read (see pipeline.render_stage)."""
+        """The fingerprint of what the edition's last render read (see pipeline.render.render_inputs)."""
         return self.root / "editions" / edition / "rendered.txt"
 
     @property

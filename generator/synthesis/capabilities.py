@@ -14,13 +14,14 @@ import hashlib
 import json
 import logging
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..chat_models import Completion, Message, PromptRequest
 from ..errors import LlmRequestError
 from ..ports import ChatModel, ServerFacts
 from ..store.cache import Cache, read_json, write_json
+from ..store.codec import CodecError, from_data, to_data
 from ..text.urls import redact_url
 from .json_answers import StructuredFormats, format_refused, with_format
 from .server import TOKENIZERS
@@ -58,14 +59,6 @@ class Capabilities:
         if self.limits:
             return "SGLang"  # /server_info with its limits: SGLang's own endpoint
         return SERVER_NAMES.get(self.tokenizer or "", "")
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Capabilities:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
 
     def lines(self) -> list[tuple[str, str]]:
         """(what, found) for each capability, in words, for `digest doctor`."""
@@ -108,8 +101,9 @@ def load_capabilities(cache: Cache, base_url: str, model: str) -> Capabilities:
     if not isinstance(entry, dict):
         return Capabilities()
     try:
-        return Capabilities.from_dict(entry.get("found", {}))
-    except TypeError:
+        # A newer version's findings are read for what this one knows of them.
+        return from_data(Capabilities, entry.get("found", {}), unknown=[])
+    except CodecError:
         return Capabilities()
 
 
@@ -118,7 +112,7 @@ def save_capabilities(cache: Cache, base_url: str, model: str, found: Capabiliti
     data = read_json(cache.servers_path)
     data = data if isinstance(data, dict) else {}
     data[_key(base_url, model)] = {"url": redact_url(base_url), "model": model,
-                                   "found": found.to_dict()}
+                                   "found": to_data(found)}
     write_json(cache.servers_path, data)
 
 

@@ -18,12 +18,12 @@ if TYPE_CHECKING:  # imported when a request is made: `import openai` alone take
     import openai
 
 from ..chat_models import Completion, PromptRequest, Usage
+from ..deadline import STALLED, Watch, Watchdog
 from ..errors import LlmRequestError, ServerNotAnsweringError, ServerUnavailableError
 from ..ports import StreamEvents
 from ..text.safe_text import clean
 from ..text.urls import redact_secrets, redact_url
 from .cuts import no_answer
-from .deadline import STALLED, Watch, Watchdog
 from .planning import context_from_error
 from .server_errors import body_text, context_full, describe, detail
 
@@ -258,7 +258,8 @@ class ChatClient:
         content: list[str] = []
         reasoning: list[str] = []
         finish, model, usage, ttft, pieces, begun, cut = "", "", Usage(), None, 0, False, False
-        watch = self._watchdog.watch(stream.response, self._timeout, self._stall, opened)
+        watch = self._watchdog.watch(self._timeout, stall_s=self._stall, started=opened,
+                                     response=stream.response)
         try:
             for chunk in stream:
                 model = chunk.model or model

@@ -100,5 +100,4 @@ def renamed(completion: Completion, name: str) -> Completion:
     another page name (a renamed deep dive)."""
     if completion.name == name:
         return completion
-    data = completion.to_dict() | {"name": name}
-    return Completion.from_dict(data, from_cache=True)
+    return replace(completion, name=name, from_cache=True)

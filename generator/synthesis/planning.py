@@ -13,11 +13,11 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from ..chat_models import PromptRequest
 from ..models import Bundle, Source
 from ..store.cache import Cache, read_json, write_json
+from ..store.codec import CodecError, from_data, to_data
 from .bundle import build_bundle, fair_excerpt_cap
 
 log = logging.getLogger(__name__)
@@ -73,21 +73,6 @@ class BundlePlan:
     # Where the context cannot hold the bundle without excerpts and the longest conversation:
     # every answer's max_tokens is cut to this (the edition says so). None: budgets as set.
     answer_cap: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"full_tokens": self.full_tokens, "context_tokens": self.context_tokens,
-                "excerpt_cap": self.excerpt_cap, "overrides": self.overrides, "note": self.note,
-                "chars_per_token": self.chars_per_token, "basis": self.basis,
-                "answer_cap": self.answer_cap}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> BundlePlan:
-        ratio = data.get("chars_per_token")
-        return cls(full_tokens=data["full_tokens"], context_tokens=data.get("context_tokens"),
-                   excerpt_cap=data.get("excerpt_cap"), overrides=dict(data.get("overrides", {})),
-                   note=data.get("note", ""), basis=str(data.get("basis", "")),
-                   answer_cap=data.get("answer_cap"),
-                   chars_per_token=float(ratio) if isinstance(ratio, (int, float)) else None)
 
     def summary(self) -> str:
         """What the edition says about how its bundle was cut."""
@@ -202,8 +187,8 @@ def load_plan(cache: Cache, edition: str, sources: list[Source],
     if not isinstance(data, dict):
         return None
     try:
-        plan = BundlePlan.from_dict(data)
-    except (KeyError, TypeError):
+        plan = from_data(BundlePlan, data)
+    except CodecError:
         return None
     if basis is not None and plan.basis and plan.basis != basis:
         return None
@@ -211,7 +196,7 @@ def load_plan(cache: Cache, edition: str, sources: list[Source],
 
 
 def save_plan(cache: Cache, edition: str, plan: BundlePlan) -> None:
-    write_json(cache.plan_path(edition), plan.to_dict())
+    write_json(cache.plan_path(edition), to_data(plan))
 
 
 def bundles_for(sources: list[Source], plan: BundlePlan | None) -> tuple[Bundle, dict[int | None, Bundle]]:

@@ -13,6 +13,7 @@ from typing import Any
 from ..chat_models import Completion, PromptRequest, SynthesisResult
 from ..kinds import EVIDENCE, JUDGE, legacy_subject
 from ..store.cache import Cache, read_json, write_json
+from ..store.codec import CodecError, from_data, to_data
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +29,7 @@ def load_synthesis(cache: Cache, edition: str) -> SynthesisResult | None:
         return None
     try:
         return synthesis_from_dict(data)
-    except (KeyError, TypeError, ValueError) as err:
+    except (KeyError, TypeError, ValueError, CodecError) as err:
         log.warning("ignoring malformed synthesis record for %s: %s", edition, err)
         return None
 
@@ -53,7 +54,7 @@ def synthesis_to_dict(result: SynthesisResult) -> dict[str, Any]:
                 "subject": r.subject,
                 "prompt_hash": r.prompt_hash,
                 **({"parent": r.parent, "claims": list(r.claims)} if r.parent else {}),
-                "completion": c.to_dict() | {"from_cache": c.from_cache},
+                "completion": to_data(c),
             }
             for r, c in result.pairs()
         ],
@@ -89,8 +90,7 @@ def synthesis_from_dict(data: dict[str, Any]) -> SynthesisResult:
             subject=legacy_subject(item["kind"], item["name"], item.get("subject")),
             sent_hash=item.get("prompt_hash", ""), parent=parent, claims=claims,
         ))
-        completion = item["completion"]
-        completions.append(Completion.from_dict(completion, from_cache=completion.get("from_cache", False)))
+        completions.append(from_data(Completion, item["completion"], "completion"))
     return SynthesisResult(
         model=data["model"],
         requests=tuple(requests),
