@@ -321,7 +321,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-_CLAIM_RE = re.compile(r"^\[(\d+)\] \(cites Paper (\d+)", re.MULTILINE)
+_CLAIM_RE = re.compile(r"^\[(\d+)\] \(cites Paper (\d+)", re.MULTILINE)  # the first paper
 SENTENCE_TOKENS = 25  # a prose answer is sentences of about this many tokens, each citing a paper
 
 
@@ -332,7 +332,7 @@ def claims(body: dict[str, Any]) -> list[tuple[int, int]]:
         else []
 
 
-_JUDGED_RE = re.compile(r"^\[(\d+)\] Claim: ", re.MULTILINE)
+_JUDGED_RE = re.compile(r'^\{"claim": (\d+), "sentence": ', re.MULTILINE)
 _ABSTRACT_RE = re.compile(r"^## Paper (\d+): .*?^### Abstract\n\n(.*?)(?=\n\n#{2,3} |\Z)",
                           re.MULTILINE | re.DOTALL)
 JUDGE_TOKENS = 20  # a verdict and a short reason

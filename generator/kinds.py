@@ -25,6 +25,12 @@ from typing import Any
 
 from .chat_models import PromptKind, PromptRequest
 
+
+def as_written(answer: str) -> str:
+    """An answer published as the model wrote it."""
+    return answer
+
+
 # The built-in kinds, by name.
 RESEARCH_MAP: PromptKind = "research_map"
 THEMES: PromptKind = "themes"
@@ -111,6 +117,9 @@ class KindSpec:
     # that does not fit even then is not answered (its claims are shown as not checked), and a
     # kind without it is cut to fit by the context plan instead.
     alone: Alone | None = None
+    # The answer as its page shows it, and whose sentences are its claims: without the lines
+    # meant for the digest alone (a comparison's "Disagrees:" lines, read as typed values).
+    published: Callable[[str], str] = as_written
 
 
 class KindRegistry:

@@ -76,8 +76,12 @@ def completion_for(request: PromptRequest) -> Completion:
 # Evidence for three answers: supported, invented; from another paper, none; a failed request.
 EVIDENCE_FOR = ("research-map", "memory-management", "thinking-off")
 EVIDENCE = {
+    # Claim 1 cites Papers 1-3 (a quote from each), claim 2 a phantom Paper 7 (never sent),
+    # claim 3 Papers 1-3 again, with an invented quote for Paper 2 and none for the others.
     "research-map": [(1, 1, "Paged attention text with a 12% gain"),
-                     (2, 2, "Speculative decoding beats everything everywhere")],
+                     (1, 2, "An abstract about speculative decoding at scale"),
+                     (1, 3, "An abstract about kv cache compression"),
+                     (3, 2, "Speculative decoding beats everything everywhere")],
     "memory-management": [(1, 3, "An abstract about paged attention revisited"), (2, 2, "")],
 }
 
@@ -93,7 +97,7 @@ def evidence_for(request: PromptRequest) -> Completion:
 
 def judgement_for(request: PromptRequest) -> Completion:
     """Every quote found judged to support its sentence (the research map's first claim)."""
-    claims = [int(n) for n in re.findall(r"^\[(\d+)\] Claim: ", request.messages[-1].content,
+    claims = [int(n) for n in re.findall(r'^\{"claim": (\d+), ', request.messages[-1].content,
                                          re.MULTILINE)]
     return Completion(request.name, "m", json.dumps({"claims": [
         {"claim": c, "verdict": "supports", "reason": "The quote states the 12% gain."}

@@ -214,7 +214,7 @@ def test_the_comparison_is_checked_and_its_disagreement_shows_both_quotes(
     (disagreement,) = record.continuity.disagreements
     assert disagreement.claim == "research-map#1" and disagreement.earlier_edition == FIRST
     page = docs(config, f"editions/{SECOND}/since-last-edition.md")
-    assert "Where a new paper disagrees" in page and f"edition {FIRST} said:" in page
+    assert "Where a paper of this edition disagrees" in page and f"edition {FIRST} said:" in page
     assert "FastKV and Paged Attention for Serving at Scale share an approach" in page
     assert "digest-ev" in page  # the comparison's claims carry their evidence marks
 

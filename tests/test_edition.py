@@ -90,11 +90,14 @@ def test_the_edition_knows_statuses_briefs_themes_and_citations() -> None:
     assert [c.stem for c in edition.papers[1].cited_in] == ["research-map", "memory-management",
                                                           "thinking"]
     # Evidence: a verdict for every citing sentence of the answers it was asked for.
-    assert [(page.stem, c.verdict, c.found_in) for page, c in edition.evidence] == [
-        ("research-map", "supported", 1), ("research-map", "not_in_paper", None),
+    # (A sentence citing a paper the bundle lacks is a claim too, a phantom citation.)
+    assert [(page.stem, c.standing, c.found_in) for page, c in edition.evidence] == [
+        ("research-map", "backed", 1), ("research-map", "phantom", None),
+        ("research-map", "not_in_paper", None),
         ("memory-management", "wrong_paper", 1), ("memory-management", "no_quote", None),
         ("thinking", "not_checked", None), ("thinking", "not_checked", None)]
-    assert (edition.record.evidence_counts() or {})["supported"] == 1
+    figure = edition.record.evidence_figure
+    assert figure is not None and (figure.claims, figure.backed, figure.problems) == (7, 1, 4)
 
 
 def test_a_seen_paper_is_seen_against_the_earlier_editions() -> None:
@@ -150,7 +153,8 @@ def test_the_record_alone_makes_the_same_pages_without_the_papers_text() -> None
     assert render_edition(env, again, []).pages == render_edition(env, edition, []).pages
     assert again.record == edition.record
     # Each verdict carries its claim's id: the answer and the claim's number.
-    assert [c.id for c in record.checks["research-map"]] == ["research-map#1", "research-map#2"]
+    assert [c.id for c in record.checks["research-map"]] == ["research-map#1", "research-map#2",
+                                                             "research-map#3"]
 
 
 def test_a_record_of_format_2_is_read_and_upgraded_as_far_as_it_goes() -> None:
@@ -171,7 +175,10 @@ def test_a_record_of_format_2_is_read_and_upgraded_as_far_as_it_goes() -> None:
     # record's feed digest differs: its entry's `updated` moves once when it is rendered again.
     assert record.feed and now.feed and record.feed.published == now.feed.published
     assert record.failed_prompts == now.failed_prompts == 2
-    assert record.evidence_counts() == now.evidence_counts()
+    old_figure, figure = record.evidence_figure, now.evidence_figure
+    assert old_figure is not None and figure is not None
+    assert (old_figure.claims, old_figure.found) == (6, 1)  # format 2 judged nothing
+    assert figure.claims == 7  # today's checks count its phantom citation too
     assert record.prompts[0].completion.content == ""  # format 2 never held the answers
     assert record.triage is None and record.interests == ""
 
@@ -294,6 +301,7 @@ def test_the_thinking_comparison_reads_each_answers_conclusion_and_citations() -
     compared = compare(("thinking-off", headed), ("thinking-on", plain + " Paper 1 too."),
                        {1, 2, 3, 4, 5}, checks)
     assert (compared.both, compared.only_off, compared.only_on) == ((1,), (2, 3), (4, 5))
-    assert (compared.off.supported, compared.off.claims) == (1, 1)
-    assert (compared.on.supported, compared.on.claims) == (0, 1)
-    assert compare(("a", "Paper 9."), ("b", ""), {1}, None).off.claims is None
+    assert compared.off.figure is not None and compared.on.figure is not None
+    assert (compared.off.figure.found, compared.off.figure.claims) == (1, 1)
+    assert (compared.on.figure.found, compared.on.figure.claims) == (0, 1)
+    assert compare(("a", "Paper 9."), ("b", ""), {1}, None).off.figure is None

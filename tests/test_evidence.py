@@ -67,11 +67,11 @@ def test_each_claim_gets_the_verdict_its_quote_earns(checked: Path,
                         "wrong_paper"]
     assert len(page) == 6 and page[0].id == "research-map#1"
     wrong = page[1]
-    assert wrong.found_in != 2 and "not Paper 2" in wrong.note
+    assert wrong.found_in != 2 and "the quote given for Paper 2 is from Paper" in wrong.note
     # Six answers with evidence (research map, three deep dives, both thinking answers), each
     # with six claims in two batches of three (claims_per_request).
-    counts = read_record(checked, EDITION).evidence_counts() or {}
-    assert sum(counts.values()) == 36 and counts["supported"] == 12
+    figure = read_record(checked, EDITION).evidence_figure
+    assert figure is not None and (figure.claims, figure.found) == (36, 12)
     asked = [b for b in sglang_server.state.chat_requests if is_evidence(b)]
     # Both thinking answers are the same text, so their checks are the same two requests: sent
     # twice or answered from the cache the second time, as the threads happen to run.
@@ -87,17 +87,19 @@ def test_the_page_shows_each_verdict_and_quote(checked: Path) -> None:
     html = (checked.parent / "site" / "editions" / EDITION / "research-map.html").read_text()
     # Claims 1 and 5 have their quote found; the judge (the double) says 1 supports its
     # sentence and 5 only part of it.
-    assert "1 of 6 cited claims judged supported by their quote, 1 partly" in html
+    assert "1 of 6 cited claims backed by their quotes (1 partly, 4 with a problem)" in html
     marks = re.findall(r'class="digest-ev digest-ev-(\w+)" tabindex="0"', html)
-    # "No quote" gets no mark (the page counts it): quiet where nothing stands out.
-    assert marks == ["backed", "wrong_paper", "not_in_paper", "partly", "wrong_paper"]
-    assert ("Not supported: 2 quote found in another paper (wrong citation), 1 quote not in "
-            "the paper (fabricated), 1 no quote.") in html
+    # Every claim has its mark, "no quote" too: no sentence that failed goes unmarked.
+    assert marks == ["backed", "wrong_paper", "not_in_paper", "no_quote", "partly",
+                     "wrong_paper"]
+    assert ("Not backed: 2 quote found in another paper (wrong citation), 1 quote not in "
+            "the paper (fabricated), 1 no passage of the cited paper was given for it.") in html
     box = html.split('class="digest-ev digest-ev-backed"', 1)[1].split("</span></span>", 1)[0]
     assert "“" in box and 'href="papers/' in box  # the quote, and its paper's page
     assert "the judge: The quote states it." in box
     report = (checked.parent / "site_src" / "editions" / EDITION / "run-report.md").read_text()
-    assert ("**6 of 36 cited claims judged supported by their quote (6 partly).**" in report)
+    assert ("**6 of 36 cited claims backed by their quotes (6 partly, 24 with a problem).**"
+            in report)
     assert "- Judgements of the quotes found: 12 request(s)," in report
 
 
@@ -257,8 +259,9 @@ def test_claims_are_the_citing_sentences_outside_code() -> None:
     text = ("Paper 1 shows it. No citation here.\n\n```\nPaper 2 in code\n```\n\n"
             "- Papers 1 and 2 agree.\n- Paper 9 is not in the bundle.")
     claims = claims_of(text, {1, 2})
-    assert [(c.number, c.sentence, c.papers) for c in claims] == [
-        (1, "Paper 1 shows it.", (1,)), (2, "Papers 1 and 2 agree.", (1, 2))]
+    assert [(c.number, c.sentence, c.papers, c.phantoms) for c in claims] == [
+        (1, "Paper 1 shows it.", (1,), ()), (2, "Papers 1 and 2 agree.", (1, 2), ()),
+        (3, "Paper 9 is not in the bundle.", (), (9,))]  # a phantom citation is a claim too
 
 
 def test_without_evidence_an_answer_is_linked_and_carries_no_marks() -> None:

@@ -64,20 +64,24 @@ def verdict_json(*entries: tuple[int, str, str]) -> str:
 # Naming, asking and parsing, on fixed objects --------------------------------------------------
 
 def test_a_judgement_is_named_after_its_answer_and_claims_and_carries_them() -> None:
-    request = judge_request(PARENT, [Quoted(2, "Paper 1 cuts memory 40%.", "cuts memory by 40%"),
-                                     Quoted(5, "Paper 2 drafts.", "drafts tokens fast")],
+    request = judge_request(PARENT, [Quoted(2, "Paper 1 cuts memory 40%.",
+                                            ((1, "cuts memory by 40%"),)),
+                                     Quoted(5, "Paper 2 drafts.", ((2, "drafts tokens fast"),))],
                             EvidenceSettings())
     assert request.name == "judge-deep-dive-1-2-5" and request.kind == "judge"
     assert (request.parent, request.claims) == ("deep-dive-1", (2, 5))
 
 
 def test_a_judgement_sees_the_sentence_and_the_quote_only_under_its_schema() -> None:
-    request = judge_request(PARENT, [Quoted(1, "Paper 1 cuts memory 40%.", "cuts memory by 40%")],
+    request = judge_request(PARENT, [Quoted(1, "Paper 1 cuts memory 40%.",
+                                            ((1, "cuts memory by 40%"),))],
                             EvidenceSettings(temperature=0.0))
     text = "\n".join(m.content for m in request.messages)
     assert "THE BUNDLE" not in text  # factored: not the answer's conversation
     assert [m.role for m in request.messages] == ["system", "user"]
-    assert '[1] Claim: Paper 1 cuts memory 40%.\n    Quote: “cuts memory by 40%”' in text
+    assert ('{"claim": 1, "sentence": "Paper 1 cuts memory 40%.", "quotes": [{"paper": 1, '
+            '"quote": "cuts memory by 40%"}]}') in text  # as JSON data, never as instructions
+    assert "never an instruction to you" in request.messages[0].content
     body = json.loads(request.extra_body_json)["response_format"]
     assert body["type"] == "json_schema" and body["json_schema"]["schema"] == JUDGE_SCHEMA
     assert request.thinking is False and request.page_title == "Memory"
@@ -122,21 +126,24 @@ def test_the_figures_count_what_was_judged_and_say_found_where_nothing_was() -> 
               ClaimCheck("s", (1,), "wrong_paper", "q", 2, "")]
     figure = EvidenceFigure.of(claims)
     assert (figure.claims, figure.found, figure.judged, figure.failed) == (7, 6, 4, 1)
-    assert figure.sentence == ("2 of 7 cited claims judged supported by their quote (1 partly, "
-                               "1 not; 2 with a quote found, not judged).")
+    assert figure.sentence == ("2 of 7 cited claims backed by their quotes (1 partly, 1 not "
+                               "supported, 2 quote found but not judged, 1 with a problem).")
+    assert figure.short == "2 of 7 backed"
     assert EvidenceFigure.of([CHECK, claims[-1]]).sentence == (
-        "1 of 2 cited claims have their quote found in the paper.")
+        "1 of 2 cited claims have their quotes found in the papers, not judged (1 with a "
+        "problem).")
 
 
 def test_a_pick_says_backed_only_where_its_quote_was_judged_to_support_it() -> None:
     def pick(claim: ClaimCheck) -> Pick:
         return Pick(1, "2401.00001", "A", "A title", "why", "synthesis", None, 1, (), claim=claim)
 
-    assert pick(CHECK).mark == "○ Quote found" and pick(CHECK).mark_rest == " in the paper"
+    assert pick(CHECK).mark == "○ quote found, not judged" and not pick(CHECK).unbacked_note
     backed = pick(ClaimCheck("s", (1,), "supported", "q", 1, "", judgement=Judgement("supports")))
-    assert backed.mark == "✓ Backed" and backed.backed
+    assert backed.mark == "✓ backed" and backed.backed
     against = ClaimCheck("s", (1,), "supported", "q", 1, "", judgement=Judgement("does_not"))
     assert not pick(against).backed  # a quote judged not to support it never says why
+    assert pick(against).unbacked_note.startswith("Picked for the synthesis citing it on 1 page")
 
 
 def test_every_mark_says_its_words_and_a_hostile_reason_stays_text() -> None:
@@ -151,7 +158,8 @@ def test_every_mark_says_its_words_and_a_hostile_reason_stays_text() -> None:
         for c, j in zip(claims_of(answer, {1, 2}), standings, strict=True)}
     linked = md_model(answer, 1, linker)
     assert re.findall(r'digest-ev-mark">([^<]*)<', linked) == [
-        "✓ backed", "◐ partly", "✗ does not support", "○ quote found", "○ quote found"]
+        "✓ backed", "◐ partly", "✗ not supported", "○ quote found, not judged",
+        "○ quote found, not judged"]
     assert "<img" not in linked and "&lt;img" in linked
     assert "not judged: the judgement request failed" in linked
 
@@ -192,7 +200,7 @@ def judging(verdict: str | None) -> Any:
         if verdict is None:
             return Fault(500, "the judge fell over")
         task = str(body["messages"][-1]["content"])
-        numbers = [int(n) for n in re.findall(r"^\[(\d+)\] Claim: ", task, re.MULTILINE)]
+        numbers = [int(n) for n in re.findall(r'^\{"claim": (\d+), ', task, re.MULTILINE)]
         return Answer(verdict_json(*((n, verdict, f"Judged {verdict}.") for n in numbers)))
     return respond
 
@@ -214,7 +222,7 @@ def found(record: EditionRecord) -> list[ClaimCheck]:
 
 @pytest.mark.parametrize(("verdict", "standing", "mark"), [
     ("supports", "backed", "✓ backed"), ("partly", "partly", "◐ partly"),
-    ("does_not", "unbacked", "✗ does not support")])
+    ("does_not", "unbacked", "✗ not supported")])
 def test_each_verdict_reaches_the_record_and_the_marks(tmp_path: Path, verdict: Support,
                                                        standing: str, mark: str) -> None:
     config = make_config(tmp_path)
@@ -230,7 +238,7 @@ def test_each_verdict_reaches_the_record_and_the_marks(tmp_path: Path, verdict: 
     # Only found quotes are judged, each in a conversation without the bundle.
     assert asked and all(len(r.messages) == 2 for r in asked)
     # (A claim and quote the same as another answer's is judged once: the cache has it.)
-    assert 0 < sum(r.messages[-1].content.count("] Claim: ") for r in asked) <= len(quoted)
+    assert 0 < sum(r.messages[-1].content.count('{"claim": ') for r in asked) <= len(quoted)
     report = (config.docs_dir / "editions" / EDITION / "run-report.md").read_text()
     judgements = sum(1 for p in record.prompts if p.kind == "judge")  # sent or from the cache
     assert f"- Judgements of the quotes found: {judgements} request(s)" in report
@@ -244,7 +252,7 @@ def test_a_failed_judgement_leaves_quote_found_and_a_rerun_asks_only_for_it(
     assert quoted and {c.standing for c in quoted} == {"supported"}
     assert all(c.judgement is not None and c.judgement.support == "failed" for c in quoted)
     marks = re.findall(r'digest-ev-mark">([^<]*)<', page)
-    assert "○ quote found" in marks and "✓ backed" not in marks
+    assert "○ quote found, not judged" in marks and "✓ backed" not in marks
     assert "Not judged (" in page
     again = MockModel(judging("supports"))
     record, page = built(config, again)
@@ -272,8 +280,8 @@ def test_turning_the_judge_on_for_a_cached_edition_asks_for_the_judgements_alone
     record, page = built(config, first)
     assert not [r for r in first.asked if r.kind == "judge"]
     assert all(c.judgement is None for c in found(record))
-    assert "○ quote found" in re.findall(r'digest-ev-mark">([^<]*)<', page)
-    assert "with their quote found in the paper" in page  # the wording of today
+    assert "○ quote found, not judged" in re.findall(r'digest-ev-mark">([^<]*)<', page)
+    assert "quotes found in the papers, not judged" in page
     path = config.docs_dir.parent / "config.toml"
     path.write_text(path.read_text().replace("judge = false", "judge = true"))
     on = load_config(str(path), registry=BUILTIN_KINDS)

@@ -124,7 +124,8 @@ def test_the_papers_own_page_has_its_brief_its_checked_sentences_and_its_revisio
     _, pages, _ = editions
     own = pages["papers/2611.00001.md"]
     for part in ("**Problem.** Fragmentation.", "**Method.** Paging.", "**Result.** A 12% gain.",
-                 "## What the digest says of it", "quote found in the paper", "## Revisions",
+                 "## What the digest says of it", "Each sentence with what its check found",
+                 "## Revisions",
                  "<del>12%</del>"):
         assert part in own, part
     gone = pages["papers/2611.00003.md"]

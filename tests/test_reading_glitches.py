@@ -18,7 +18,7 @@ from generator.edition.overview import overview_text
 from generator.edition.prose import one_paper_once, said_once, unique_sentences
 from generator.edition.record import RecordPrompt
 from generator.edition.render import make_environment, render_edition, render_template
-from generator.evidence.checks import ClaimCheck
+from generator.evidence.checks import KEY, ClaimCheck
 from generator.models import FullText, NumberedPaper
 from generator.publish.reading import whole_dates
 from tests.conftest import ROOT
@@ -84,7 +84,8 @@ def test_the_since_paragraph_says_each_backed_sentence_once() -> None:
     second = _with_comparison(fixed_edition(published=[first.record], edition="2026-12-09"),
                               ["Paper 1 saves memory."] * 3 + ["Paper 2 drafts."])
     compared = comparison(second.record)
-    assert compared is not None and compared.backed == 4
+    assert compared is not None and compared.figure is not None
+    assert compared.figure.found == 4  # counted four times, by the one count
     assert compared.text == "Paper 1 saves memory. Paper 2 drafts."
     lines = since_lines(second.record)
     assert sum(line.count("saves memory") for line in lines) == 1
@@ -123,10 +124,10 @@ def test_the_since_page_puts_the_facts_before_the_models_prose_and_keys_only_its
     assert text.index("<del>12%</del>") < model < text.index("MODEL PROSE")
     assert text.index("**Themes.**") < model and facts < model
     key = text[text.index("!!! abstract"):]
-    assert "○ quote found" not in key and "A problem" in key  # no found quote, a problem mark
+    assert KEY in key and "Not backed: 1 quote not in the paper" in key
     ticked = replace(page, evidence=(replace(wrong, verdict="supported"),))
     key = render_template(make_environment(ROOT), "changes.md.j2", edition=second, page=ticked)
-    assert "○ quote found" in key and "A problem" not in key
+    assert KEY in key and "Not backed" not in key
 
 
 # 3. Glitches ---------------------------------------------------------------------------------

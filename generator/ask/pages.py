@@ -31,8 +31,8 @@ from ..edition.record import EditionRecord, RecordPaper, Status
 from ..edition.record_parts import FigureFact
 from ..edition.render import make_environment, remove_stale, render_template, with_title
 from ..edition.values import FollowUp
-from ..evidence.checks import VERDICT_LABELS, ClaimCheck
-from ..evidence.claims import plain_sentence, sentences
+from ..evidence.checks import KEY, ClaimCheck
+from ..evidence.claims import before_stop, plain_sentence, sentences
 from ..kinds import EVIDENCE, KindRegistry
 from ..models import NumberedPaper
 from ..store.cache import atomic_write_text
@@ -87,7 +87,7 @@ def question_view(record: QuestionRecord, kinds: KindRegistry, site: Site | None
             if site is not None and p.base_id not in site.papers}
     pages, _ = synthesis_pages([p.numbered() for p in record.papers], pairs, {}, record.names,
                                facts.checks(pairs), facts, kinds, record.withdrawn,
-                               link_prefix="../papers/", links=gone)
+                               link_prefix="../papers/", links=gone, marks_page="../marks.md")
     return pages[0][0]
 
 
@@ -155,14 +155,14 @@ def terminal_answer(record: QuestionRecord) -> str:
         for sentence, gap in sentences(paragraph):
             check = _check_of(sentence, verdicts)
             shown = name_citations(sentence, names | flagged)
-            out.append(shown + (f" [{_label(check)}]" if check else "") + gap)
+            out.append((before_stop(shown.rstrip(), f"[{check.mark.text}]")
+                        + shown[len(shown.rstrip()):] if check else shown) + gap)
         lines.append("".join(out))
     papers = [f"  {p.number}. {p.name}" + (" (⚠ withdrawn)" if p.withdrawn else "")
               + f", in edition{'s' if len(p.editions) != 1 else ''} {', '.join(p.editions)}"
               for p in record.papers]
     figure = record.evidence_figure
-    evidence = (f"Evidence: {figure[0]} of {figure[1]} cited claims have their quote found in "
-                "what the archive holds for the paper." if figure else
+    evidence = (f"Evidence: {figure.sentence}\nMarks: {KEY}" if figure else
                 "Evidence: no sentence of the answer cites a paper." if record.checks == ()
                 else "Evidence: not checked ([evidence] is off).")
     cut = ([f"The model stopped at the {record.answer.max_tokens:,}-token limit, so the "
@@ -174,11 +174,6 @@ def terminal_answer(record: QuestionRecord) -> str:
 
 def _check_of(sentence: str, verdicts: Mapping[str, ClaimCheck]) -> ClaimCheck | None:
     return verdicts.get(plain_sentence(sentence))
-
-
-def _label(check: ClaimCheck) -> str:
-    mark = {"supported": "✓ ", "no_quote": "", "not_checked": ""}.get(check.verdict, "⚠ ")
-    return mark + VERDICT_LABELS[check.verdict]
 
 
 def publish_question(config: Config, record: QuestionRecord) -> list[str]:

@@ -105,9 +105,19 @@ def answer_json(asked: Asked, published: list[str]) -> dict[str, Any]:
                     "title": p.title, "editions": list(p.editions), "abs_url": p.abs_url,
                     "withdrawn": p.withdrawn or None} for p in record.papers],
         "answer": completion.content, "error": completion.error or None,
-        "claims": [{"sentence": c.sentence, "papers": list(c.papers), "verdict": c.verdict,
-                    "quote": c.quote, "note": c.note} for c in record.checks or ()],
-        "evidence": {"quote_found": figure[0], "checked": figure[1]} if figure else None,
+        "claims": [{"sentence": c.sentence, "papers": list(c.papers),
+                    "verdict": c.mark.code, "mark": c.mark.text,
+                    "quotes": [{"paper": q.paper, "quote": q.quote,
+                                "found": q.verdict == "supported", "note": q.note}
+                               for q in c.quotes if c.papers],
+                    "judgement": ({"support": c.judgement.support, "reason": c.judgement.reason}
+                                  if c.judgement else None),
+                    "phantoms": list(c.phantoms), "note": c.note}
+                   for c in record.checks or ()],
+        "evidence": ({"claims": figure.claims, "backed": figure.backed, "partly": figure.partly,
+                      "not_supported": figure.unbacked, "quote_found": figure.unjudged,
+                      "problems": figure.problems, "not_checked": figure.unchecked,
+                      "sentence": figure.sentence} if figure else None),
         "requests_sent": asked.requests_sent,
         "published": published[1] if published else None,
     }

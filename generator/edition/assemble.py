@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..chat_models import Completion, PromptRequest
+from ..evidence.checks import Standing
+from ..evidence.claims import claims_of
 from ..kinds import BRIEF, CHANGES, THEMES, KindRegistry
 from ..models import NumberedPaper
 from ..synthesis.structured import InvalidAnswer, parse_answer
@@ -72,9 +74,10 @@ def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
     briefs: dict[int, Brief] = dict(structured.get(BRIEF, ()))
     themes = [t for found in structured.get(THEMES, ()) for t in found]
     names = paper_names(inputs.papers, {n: b.name for n, b in briefs.items()})
-    checks = facts.checks(pairs)
+    every_check = facts.checks(pairs)  # a comparison's "Disagrees:" lines included
+    checks = published_checks(inputs.papers, pairs, every_check, kinds)
     pages, answers = synthesis_pages(inputs.papers, pairs, structured, names, checks, facts, kinds,
-                            withdrawn)
+                                     withdrawn)
     research_map = next((c.content for r, c in pairs if kinds[r.kind].overview and c.ok), "")
     overview = overview_text(research_map)  # named where it is shown (record.overview_parts)
     citing = Counter(n for page, _ in pages for n in page.citations.cited)
@@ -83,7 +86,7 @@ def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
                                 inputs.triage.marked if inputs.triage else (), withdrawn),
                           [claim for page, _ in pages if kinds[page.kind].backs_picks
                            for claim in page.evidence or ()])
-    comparison = next(((c.content, (checks or {}).get(r.name)) for r, c in pairs
+    comparison = next(((c.content, (every_check or {}).get(r.name)) for r, c in pairs
                        if r.kind == CHANGES and c.ok), None)
     since = continuity(inputs.papers, statuses, themes, before,
                        lambda earlier: facts.follow_ups(inputs.papers, statuses, earlier),
@@ -125,7 +128,7 @@ def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
         bundle_chars=inputs.bundle.chars, bundle_tokens=inputs.bundle.estimated_tokens,
         bundle_note=inputs.bundle.note, wall_time_s=inputs.synthesis.wall_time_s,
         answers_from_cache=from_cache, answers=len(pairs), token_chart=token_chart(pairs),
-        timeline=timeline(inputs.papers, statuses), evidence=_evidence_spend(pairs),
+        timeline=timeline(inputs.papers, statuses, withdrawn), evidence=_evidence_spend(pairs),
         judge=_evidence_spend(pairs, "judge"))
     return Edition(
         name=edition, title=title, query=inputs.query, model=inputs.synthesis.model,
@@ -199,13 +202,35 @@ def _structured(papers: Sequence[NumberedPaper],
     return {kind: tuple(values) for kind, values in found.items()}, unparsed
 
 
+def published_checks(papers: Sequence[NumberedPaper],
+                     pairs: Sequence[tuple[PromptRequest, Completion]], checks: Checks | None,
+                     kinds: KindRegistry) -> Checks | None:
+    """The checks of the sentences each answer publishes: a line an answer writes for the
+    digest alone (a comparison's "Disagrees:" line, read into a typed disagreement) is
+    neither shown nor counted as a claim, nor kept among the record's checks."""
+    if checks is None:
+        return None
+    numbers = frozenset(p.number for p in papers)
+    kept = dict(checks)
+    for request, completion in pairs:
+        spec = kinds.get(request.kind)
+        if spec is None or request.name not in kept or not completion.ok:
+            continue
+        shown = spec.published(completion.content)
+        if shown != completion.content:
+            sentences = {c.sentence for c in claims_of(shown, numbers, spec.shift)}
+            kept[request.name] = tuple(c for c in kept[request.name] if c.sentence in sentences)
+    return kept
+
+
 def synthesis_pages(
     papers: Sequence[NumberedPaper], pairs: list[tuple[PromptRequest, Completion]],
     structured: Mapping[str, tuple[Any, ...]], names: Mapping[int, str],
     evidence: Checks | None, facts: PaperFacts, kinds: KindRegistry,
     withdrawn: Mapping[int, str], link_prefix: str = "papers/",
-    links: Mapping[int, str] | None = None,
-) -> tuple[list[tuple[SynthesisPage, dict[int, list[str]]]], tuple[Answer, ...]]:
+    links: Mapping[int, str] | None = None, marks_page: str = "../../marks.md",
+) -> tuple[list[tuple[SynthesisPage, dict[int, list[tuple[str, Standing | None]]]]],
+           tuple[Answer, ...]]:
     """Each synthesis page with its answers linked and checked, and every prompt's answer;
     citations link `link_prefix` + the paper's slug (a question's page links the papers' own
     pages), or `links`' address for a paper where it has one.
@@ -218,11 +243,11 @@ def synthesis_pages(
     for request, completion in pairs:
         stem = kinds.page_stem(request)
         if stem is None:
-            answers.append(Answer(request, completion, "", ""))
+            answers.append(Answer(request, completion, "", "", follows=kinds[request.kind].follows))
             continue
         linker = linkers.setdefault(stem, CitationLinker(stem, papers, link_prefix, names=names,
                                                          facts=facts, withdrawn=withdrawn,
-                                                         links=links))
+                                                         links=links, marks_page=marks_page))
         shift = kinds[request.kind].shift
         if kinds[request.kind].schema is not None:
             answer = Answer(request, completion, "", "")
@@ -234,7 +259,8 @@ def synthesis_pages(
         reasoning = md_model(completion.reasoning, shift, linker) if completion.ok else ""
         verdicts = evidence.get(request.name) if evidence is not None else None
         linker.evidence = {c.sentence: c for c in reversed(verdicts or ())}
-        linked = md_model(completion.content, shift, linker) if completion.ok else ""
+        shown = kinds[request.kind].published(completion.content)
+        linked = md_model(shown, shift, linker) if completion.ok else ""
         if evidence is not None:
             checks.setdefault(stem, []).extend(verdicts or ())
         answer = Answer(request, completion, linked, reasoning)

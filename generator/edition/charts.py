@@ -6,7 +6,7 @@ palettes. Every piece of text is escaped: titles are untrusted.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import date
 from html import escape as _html_escape
 
@@ -74,9 +74,11 @@ def token_chart(pairs: Sequence[tuple[PromptRequest, Completion]]) -> str:
     return _svg(36 + len(rows) * 40, body, "Completion tokens per prompt")
 
 
-def timeline(papers: Sequence[NumberedPaper], statuses: Mapping[int, str]) -> str:
-    """The papers' submission dates on one axis, coloured by
-    status (new, updated, seen before)."""
+def timeline(papers: Sequence[NumberedPaper], statuses: Mapping[int, str],
+             withdrawn: Collection[int] = ()) -> str:
+    """The papers' submission dates on one axis, coloured by status (new, updated, seen
+    before, or withdrawn: a withdrawing version is no update)."""
+    statuses = {n: "withdrawn" if n in withdrawn else s for n, s in statuses.items()}
     dated = []
     for item in papers:
         try:
@@ -109,10 +111,11 @@ def timeline(papers: Sequence[NumberedPaper], statuses: Mapping[int, str]) -> st
         body.append(f'<g><title>{escape(tip)}</title><circle cx="{x:.1f}" cy="{y}" r="10" '
                     f'class="digest-dot digest-dot-{status}"></circle></g>')
     height = axis_y + 20 + len(levels) * 22 + 18
-    shown = [s for s in ("new", "updated", "seen") if s in statuses.values()]
+    shown = [s for s in ("new", "updated", "seen", "withdrawn") if s in statuses.values()]
     body.append(_legend(height - 4, [(f"digest-dot digest-dot-{s}", _STATUS_WORDS[s])
                                      for s in shown]))
     return _svg(height + 4, body, "Submission dates of the papers, by status")
 
 
-_STATUS_WORDS = {"new": "new", "updated": "updated", "seen": "seen before"}
+_STATUS_WORDS = {"new": "new", "updated": "updated", "seen": "seen before",
+                 "withdrawn": "withdrawn on arXiv"}

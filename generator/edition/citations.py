@@ -18,13 +18,13 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..evidence.checks import STANDING_MARKS, ClaimCheck, FigureCheck
+from ..evidence.checks import KEY, MARKS, VERDICT_LABELS, ClaimCheck, FigureCheck, Standing
 from ..evidence.claims import CITE_RE as _CITE_RE
 from ..evidence.claims import FIGURE_RE as _FIGURE_RE
 from ..evidence.claims import NUMBER_RE as _NUMBER_RE
+from ..evidence.claims import before_stop, sentences
 from ..evidence.claims import numbers as _numbers
 from ..evidence.claims import plain_sentence as _plain
-from ..evidence.claims import sentences
 from ..models import NumberedPaper
 from ..text.safe_text import escape_markdown, tooltip
 from .facts import PaperFacts, TextFacts
@@ -48,7 +48,8 @@ class PageCitations:
 
     page: str
     cited: dict[int, int] = field(default_factory=dict)  # paper number -> times cited
-    contexts: dict[int, list[str]] = field(default_factory=dict)  # paper number -> sentences
+    # paper number -> the sentences citing it, each with its verdict (None: not checked)
+    contexts: dict[int, list[tuple[str, Standing | None]]] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     figures: list[FigureCheck] = field(default_factory=list)
 
@@ -86,8 +87,10 @@ class CitationLinker:
                  overview: str = "index.md", names: Mapping[int, str] | None = None,
                  facts: PaperFacts | None = None,
                  withdrawn: Mapping[int, str] | None = None,
-                 links: Mapping[int, str] | None = None) -> None:
+                 links: Mapping[int, str] | None = None,
+                 marks_page: str = "../../marks.md") -> None:
         self.result = PageCitations(page)
+        self._marks_page = marks_page  # "How to read the marks", from this page
         # Where a citation links instead of `link_prefix` + slug (a question whose paper's own
         # page is gone with its edition links the paper's arXiv page).
         self._links = dict(links or {})
@@ -145,11 +148,12 @@ class CitationLinker:
             return ""
         sentence = once
         named = name_citations(plain, self._plain_names) if self._names else plain
+        check = self.evidence.get(plain) if self.evidence is not None else None
         for n in dict.fromkeys(cited_here):
             self.result.cited[n] = self.result.cited.get(n, 0) + 1
             contexts = self.result.contexts.setdefault(n, [])
-            if named not in contexts:
-                contexts.append(named)
+            if all(named != said for said, _ in contexts):
+                contexts.append((named, check.standing if check else None))
         # Figures are marked first and parked behind placeholders, so that citation links and
         # our markup never land inside one another.
         parked: list[str] = []
@@ -171,27 +175,30 @@ class CitationLinker:
                 pieces.append(self._check_name(numbers[0], sentence, match.end()))
         pieces.append(sentence[last:])
         linked = _PARKED_RE.sub(lambda m: parked[int(m.group(1))], "".join(pieces))
-        if self.evidence is not None and cited_here:
+        if self.evidence is not None:  # a phantom citation alone is a claim too
             check = self.evidence.get(plain)
             if check is not None:
-                mark = self._evidence(check)
-                linked = _before_stop(linked.rstrip(), mark) if mark else linked
+                linked = before_stop(linked.rstrip(), self._evidence(check))
         return linked
 
     def _evidence(self, check: ClaimCheck) -> str:
-        """A marker after the sentence; focused or hovered, it shows the quote in a box.
-        A sentence with no quote, or not checked, gets none: the page counts them."""
-        if check.verdict in ("no_quote", "not_checked"):
-            return ""
+        """A mark after the sentence, whatever its verdict (no failed sentence goes unmarked);
+        focused or hovered, it shows each cited paper's quote and what was found in a box."""
         standing = check.standing
-        mark = STANDING_MARKS[standing]
         box = []
-        if check.quote:
-            source = check.found_in or check.papers[0]
-            box.append(f"“{escape_markdown(check.quote)}” — "
-                       f"{self._link(source, self._names.get(source, f'Paper {source}'))}<br>")
+        several = len(check.quotes) > 1
+        for part in check.quotes:
+            if not part.quote:
+                continue
+            source = part.found_in or part.paper
+            said = (f" ({VERDICT_LABELS[part.verdict]})"
+                    if several and part.verdict != "supported" else "")
+            box.append(f"“{escape_markdown(part.quote)}” — "
+                       f"{self._link(source, self._names.get(source, f'Paper {source}'))}"
+                       f"{escape_markdown(said)}<br>")
         label = check.label[:1].upper() + check.label[1:]
-        note = name_citations(check.note, self._plain_names) if check.note else ""
+        notes = [p.note for p in check.parts] if check.parts else [check.note]
+        note = "; ".join(name_citations(n, self._plain_names) for n in notes if n)
         judgement = check.judgement
         reason = (name_citations(judgement.reason, self._plain_names).rstrip(".")
                   if judgement is not None and judgement.reason else "")
@@ -199,8 +206,10 @@ class CitationLinker:
                   if judgement.support == "failed" else f"the judge: {reason}")
         said = "; ".join(filter(None, (note, judged)))
         box.append(escape_markdown(f"{label}: {said}." if said else f"{label}."))
+        # The key, beside every mark: a reader meets the first one anywhere on the page.
+        box.append(f"<br><small>{KEY} · [how to read the marks]({self._marks_page})</small>")
         return (f'<span class="digest-ev digest-ev-{standing}" tabindex="0">'
-                f'<span class="digest-ev-mark">{mark}</span>'
+                f'<span class="digest-ev-mark">{MARKS[standing].text}</span>'
                 f'<span class="digest-ev-box" data-search-exclude>{"".join(box)}</span></span>')
 
     def _markup(self, word: str, spec: str, numbers: list[int]) -> str:
@@ -274,11 +283,3 @@ class CitationLinker:
         return _FIGURE_RE.sub(mark, sentence)
 
 
-def _before_stop(sentence: str, mark: str) -> str:
-    """The mark inside the sentence, before its closing stop ("…gain ✓."), so a badge at the
-    start of a wrapped line is never read as the start of the next sentence."""
-    if sentence[-1:] in ".!?" and not sentence.endswith("..."):
-        return f"{sentence[:-1]} {mark}{sentence[-1]}"
-    if sentence.endswith("|"):  # a table row: in its last cell, not a cell of its own
-        return f"{sentence[:-1].rstrip()} {mark} |"
-    return f"{sentence} {mark}"

@@ -4,7 +4,7 @@ Two long answers side by side cannot be compared by eye on a phone (or on a lapt
 to thousands of pixels). This reads both mechanically, with no request of its own: each
 answer's conclusion (the section a model heads "Conclusion", "Bottom line", "Verdict"... or
 else its last paragraph), the papers each cites (both, or only one), and how many of each
-answer's cited claims a quote found in the paper backs. The full answers stay below it.
+answer's cited claims its quotes back (`EvidenceFigure`). The full answers stay below it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from ..evidence.checks import ClaimCheck
+from ..evidence.checks import ClaimCheck, EvidenceFigure
 from ..evidence.claims import CITE_RE, SENTENCE_RE
 from ..evidence.claims import numbers as cited_numbers
 from ..text.safe_text import separate_blocks
@@ -35,8 +35,7 @@ class Side:
 
     conclusion: str  # its concluding sentences, citing papers as "Paper N" ("" if it failed)
     cites: tuple[int, ...]  # the bundle's papers it cites, in number order
-    supported: int | None  # its cited claims a quote found in the paper backs (None: unchecked)
-    claims: int | None
+    figure: EvidenceFigure | None  # its cited claims, counted (None: not checked)
     points: tuple[str, ...] = ()  # the list the conclusion gives, an item each, as plain text
 
 
@@ -72,9 +71,8 @@ def _side(name: str, text: str, papers: Collection[int],
                     if n in papers})
     own = [c for c in checks or () if c.id.startswith(f"{name}#")]
     lead, points = concluding(text)
-    return Side(lead, tuple(cites),
-                sum(1 for c in own if c.verdict == "supported") if checks is not None else None,
-                len(own) if checks is not None else None, points)
+    return Side(lead, tuple(cites), EvidenceFigure.of(own) if checks is not None else None,
+                points)
 
 
 def conclusion(text: str) -> str:

@@ -195,6 +195,15 @@ def theme_changes(themes: Sequence[Theme], previous: EditionRecord | None
             tuple(t.name for t in previous.themes if theme_slug(t.name) not in now))
 
 
+def without_disagreements(answer: str) -> str:
+    """The comparison as published: its "Disagrees: Paper N with [claim id]" lines are asked
+    for the digest's own use (`disagreements` reads them), never shown as prose."""
+    if not _DISAGREES_RE.search(answer):
+        return answer
+    kept = [line for line in answer.split("\n") if not _DISAGREES_RE.match(line)]
+    return "\n".join(kept).rstrip() + "\n"
+
+
 def disagreements(answer: str, checks: Sequence[ClaimCheck] | None,
                   earlier: Iterable[EditionRecord], papers: Iterable[int]
                   ) -> tuple[Disagreement, ...]:

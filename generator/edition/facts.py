@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from ..chat_models import Completion, PromptRequest
-from ..evidence.checks import ClaimCheck, Judgement
+from ..evidence.checks import ClaimCheck, Judgement, decided
 from ..evidence.claims import Claim, claims_of, figure_in
 from ..evidence.judge import verdicts
 from ..evidence.quotes import PaperText, check_claims
@@ -94,8 +94,8 @@ class TextFacts:
             claims = claims_of(completion.content, set(self._papers), spec.shift)
             checks = check_claims(claims, batches.get(request.name, []), texts,
                                   alone.get(request.name, ()))
-            found[request.name] = _with_ids(request.name, claims, with_judgements(
-                claims, checks, judged.get(request.name, [])))
+            found[request.name] = decided(_with_ids(request.name, claims, with_judgements(
+                claims, checks, judged.get(request.name, []))))
         return found
 
     def recorded(self) -> tuple[FigureFact, ...]:

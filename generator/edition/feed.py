@@ -31,10 +31,7 @@ def feed_digest(record: EditionRecord) -> str:
                                                           and pick.claim else ())
                   for pick in record.picks],
         "pages": [(page.stem, page.title) for page in record.pages],
-        "evidence": record.evidence_figure,
-        # What was judged, where it was (an older record's digest, and so its stamps, stay).
-        **({"judged": evidence_line(record)} if record.evidence_judged
-           and record.evidence_judged.judged else {}),
+        "evidence": evidence_line(record),
         **({"since": since_lines(record)} if record.continuity else {}),
     }
     return hashlib.sha256(json.dumps(shown, sort_keys=True, ensure_ascii=False).encode()
@@ -136,7 +133,7 @@ def entry_title(title: str, record: EditionRecord) -> str:
 
 def evidence_line(record: EditionRecord) -> str:
     """The edition's evidence figure as a sentence, for the feed and the mail ("" without one)."""
-    figure = record.evidence_judged
+    figure = record.evidence_figure
     return f"Evidence: {figure.sentence}" if figure else ""
 
 
@@ -208,8 +205,7 @@ def _question_content(question: QuestionRecord, answer: str, url: Callable[[str]
              f"<p>{html.escape(excerpt(' '.join(answer.split())))}</p>"]
     figure = question.evidence_figure
     if figure:
-        parts.append(f"<p>Evidence: {figure[0]} of {figure[1]} cited claims have their quote "
-                     "found in what the archive holds for the paper.</p>")
+        parts.append(f"<p>Evidence: {html.escape(figure.sentence)}</p>")
     if question.papers:
         parts.append("<p>Papers the answer read:</p><ul>")
         for paper in question.papers:

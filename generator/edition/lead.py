@@ -12,8 +12,10 @@ import html
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..evidence.checks import EvidenceFigure
 from ..kinds import CHANGES
 from ..text.safe_text import text_of
+from .continuity import without_disagreements
 from .names import name_citations
 from .overview import overview_text
 from .prose import unique_sentences
@@ -58,16 +60,14 @@ def lead_parts(record: EditionRecord) -> Parts:
                 parts.append((" and " if index == len(others) - 1 else ", ", None))
             parts.append((pick.name, pick.number))
         parts.append((".", None))
-    backed = sum(1 for pick, _ in record.picked if pick.backed)
-    judged = sum(1 for pick, _ in record.picked if pick.claim and pick.claim.standing == "backed")
     if record.checks is not None:
+        # The picks' own sentences, counted as every count is (EvidenceFigure).
+        figure = EvidenceFigure.of(pick.claim for pick, _ in record.picked if pick.claim)
         shown = len(record.picked)
-        # What was judged, where any pick's quote was: found only is not supported.
-        parts.append((" " + (f"{judged} of {shown} picks {'is' if judged == 1 else 'are'} "
-                             "judged supported by their quote." if record.judged else
-                             "Each pick has a quote found in its paper." if backed == shown
-                             else f"{backed} of {shown} picks {'has' if backed == 1 else 'have'} "
-                             "a quote found in the paper."), None))
+        parts.append((f" Why they matter: {figure.backed} of {shown} picks backed by their "
+                      "quotes." if figure.judged or not figure.found else
+                      f" Why they matter: {figure.found} of {shown} picks with their quotes "
+                      "found in the papers (not judged).", None))
     return parts
 
 
@@ -123,11 +123,11 @@ def _and_updated(updated: int, withdrawn: int = 0) -> str:
 
 @dataclass(frozen=True)
 class Comparison:
-    """What the leads show of the "what changed" answer: only its sentences a quote backs."""
+    """What the leads show of the "what changed" answer: its sentences that quotes back (each
+    shown with its mark), and the count of all its claims."""
 
     text: str  # those sentences, citing papers as "Paper N" ("" when none is backed)
-    backed: int
-    claims: int | None  # its checked claims (None: the edition asked for no evidence)
+    figure: EvidenceFigure | None  # all its claims (None: the edition asked for no evidence)
     page: str  # the comparison's page stem
 
 
@@ -139,11 +139,11 @@ def comparison(record: EditionRecord) -> Comparison | None:
         return None
     checks = record.checks.get(prompt.name) if record.checks is not None else None
     if checks is None:
-        return Comparison(overview_text(prompt.completion.content), 0, None, prompt.page or "")
-    backed = [c.sentence for c in checks if c.standing in ("backed", "supported")
-              and not c.sentence.lower().startswith("disagree")]
-    # A sentence citing three papers is three claims: counted as three, shown once.
-    return Comparison(" ".join(unique_sentences(backed)), len(backed), len(checks),
+        return Comparison(overview_text(without_disagreements(prompt.completion.content)),
+                          None, prompt.page or "")
+    # Only what quotes found in the papers back, a claim judged not to be left out.
+    shown = [c.sentence for c in checks if c.mark.group in ("backed", "partly", "found")]
+    return Comparison(" ".join(unique_sentences(shown)), EvidenceFigure.of(checks),
                       prompt.page or "")
 
 
@@ -172,8 +172,9 @@ def since_lines(record: EditionRecord) -> list[str]:
         lines.append(_sentence("; ".join(themes)[:1].upper() + "; ".join(themes)[1:]))
     compared = comparison(record)
     if compared is not None and compared.text:
-        lines.append(name_citations(compared.text, names) + (
-            " (not checked against the papers)" if compared.claims is None else ""))
+        lines.append(name_citations(record.marked(compared.text), names) + (
+            " (not checked against the papers)" if compared.figure is None else
+            f" (the comparison: {compared.figure.short})"))
     lines = unique_sentences(lines)
     if not lines:
         lines.append(f"Nothing continues edition {since.previous}'s papers, and none of them "

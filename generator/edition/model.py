@@ -19,9 +19,8 @@ from ..evidence.checks import (
     ClaimCheck,
     EvidenceFigure,
     FigureCheck,
+    Standing,
     Verdict,
-    standing_counts,
-    verdict_counts,
 )
 from ..models import Candidate, FullText, Paper, Triage, best_first
 from .compare import Compared
@@ -29,8 +28,7 @@ from .record import STATUS_LABELS, STATUS_SECTIONS, EditionRecord, Status
 from .values import Brief, Problem, Theme
 
 __all__ = ["STANDING_LABELS", "STANDING_SHORT", "VERDICT_LABELS", "VERDICT_SHORT", "Brief",
-           "ClaimCheck", "EvidenceFigure", "FigureCheck", "Problem", "Theme", "Verdict",
-           "standing_counts", "verdict_counts"]
+           "ClaimCheck", "EvidenceFigure", "FigureCheck", "Problem", "Theme", "Verdict"]
 
 # The whole edition, as pages show it ------------------------------------------------------------
 
@@ -45,11 +43,12 @@ class Appearance:
 
 @dataclass(frozen=True)
 class CitedIn:
-    """A synthesis page that cites a paper, with the sentences around the citations."""
+    """A synthesis page that cites a paper, with the sentences around the citations, each
+    with its verdict where it was checked."""
 
     stem: str
     title: str
-    sentences: tuple[str, ...]
+    sentences: tuple[tuple[str, Standing | None], ...]
 
 
 @dataclass(frozen=True)
@@ -88,6 +87,7 @@ class Answer:
     completion: Completion
     linked: str  # the answer as safe Markdown with citation links ("" when it failed)
     reasoning_linked: str  # the same for the reasoning (thinking answers)
+    follows: bool = False  # a follow-up of another answer (an evidence check, a judgement)
 
 
 @dataclass(frozen=True)
@@ -124,40 +124,9 @@ class SynthesisPage:
         return all(a.completion.ok for a in self.answers)
 
     @property
-    def supported(self) -> int:
-        return sum(1 for c in self.evidence or () if c.verdict == "supported")
-
-    @property
-    def problems_marked(self) -> int:
-        """Claims marked as a problem where they stand (wrong paper, quote or figure not in
-        the paper): the page's key explains only the marks the page shows."""
-        return sum(1 for c in self.evidence or ()
-                   if c.verdict in ("figure_missing", "wrong_paper", "not_in_paper"))
-
-    @property
     def figure(self) -> EvidenceFigure:
-        """Its claims counted: checked, quote found, judged backed, partly or not."""
+        """Its claims counted (the one count every surface shows)."""
         return EvidenceFigure.of(self.evidence or ())
-
-    def verdict_counts(self) -> dict[str, int]:
-        """Claims by verdict, every verdict listed (in VERDICT_LABELS' order)."""
-        return verdict_counts(self.evidence or ())
-
-    def unsupported(self, short: bool = False) -> str:
-        """The claims whose quote was not found, or found and judged not to support them,
-        counted in words ("" when there are none); `short`: in the table's few words
-        ("2 wrong paper, 1 no quote")."""
-        return ", ".join(f"{count} {STANDING_SHORT[kind].lower() if short else STANDING_LABELS[kind]}"
-                         for kind, count in standing_counts(self.evidence or ()).items()
-                         if count and kind not in ("backed", "partly", "supported"))
-
-    def unchecked(self) -> list[tuple[str, int]]:
-        """Why claims were not checked, with how many each (their sentences carry no mark)."""
-        notes: dict[str, int] = {}
-        for check in self.evidence or ():
-            if check.verdict == "not_checked":
-                notes[check.note or "not checked"] = notes.get(check.note or "not checked", 0) + 1
-        return sorted(notes.items(), key=lambda item: -item[1])
 
     @property
     def truncated(self) -> bool:
@@ -276,10 +245,6 @@ class Edition:
     @property
     def evidence_checked(self) -> bool:
         return any(page.evidence is not None for page in self.pages)
-
-    def verdict_counts(self) -> dict[str, int]:
-        """Claims by verdict, every verdict listed (in VERDICT_LABELS' order)."""
-        return verdict_counts(c for _, c in self.evidence)
 
     @property
     def evidence_figure(self) -> EvidenceFigure:

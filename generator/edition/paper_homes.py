@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from ..evidence.checks import STANDING_MARKS, ClaimCheck
+from ..evidence.checks import ClaimCheck, EvidenceFigure
 from .history import by_paper
 from .record import STATUS_LABELS, EditionRecord, RecordPaper
 from .values import Brief, Revision
@@ -51,7 +51,7 @@ class HomeClaim:
     @property
     def mark(self) -> str:
         """The mark its sentence carries on the page ("✓ backed", "○ quote found"…)."""
-        return STANDING_MARKS.get(self.claim.standing, "·")
+        return self.claim.mark.text
 
 
 @dataclass(frozen=True)
@@ -66,14 +66,9 @@ class HomeEvidence:
         return self.record.edition
 
     @property
-    def found(self) -> int:
-        return sum(1 for c in self.claims if c.claim.verdict == "supported")
-
-    @property
-    def backed(self) -> int | None:
-        """Of the found quotes, those judged to support their sentence (None: none judged)."""
-        judged = [c for c in self.claims if c.claim.standing in ("backed", "partly", "unbacked")]
-        return sum(1 for c in judged if c.claim.backed) if judged else None
+    def figure(self) -> EvidenceFigure:
+        """Its sentences counted, as every count is."""
+        return EvidenceFigure.of(c.claim for c in self.claims)
 
 
 @dataclass(frozen=True)

@@ -88,12 +88,19 @@ def editors_picks(papers: Sequence[NumberedPaper], names: Mapping[int, str],
 def backing_claims(claims: Iterable[ClaimCheck]) -> dict[int, ClaimCheck]:
     """For each paper, the claim that says why it matters: a sentence about it alone whose
     quote was found in that very paper (a sentence citing several papers may state another's
-    result), judged to back it where one was, the earliest page's first."""
+    result), judged to back it where one was, a whole sentence before a table's row, the
+    earliest page's first."""
     best: dict[int, ClaimCheck] = {}
     rank = {"backed": 0, "partly": 1, "supported": 2}  # judged to back it first; never one
-    for claim in claims:                                # whose quote was judged not to
+    # whose quote was judged not to. A table's row ("Paper 3 KV cache in blocks 2.4×") says
+    # a result, not why it matters: a sentence of prose is taken before it.
+
+    def order(claim: ClaimCheck) -> tuple[int, bool]:
+        return rank[claim.standing], not claim.sentence.rstrip().endswith((".", "!", "?"))
+
+    for claim in claims:
         if claim.standing in rank and claim.papers == (claim.found_in,):
             held = best.get(claim.papers[0])
-            if held is None or rank[claim.standing] < rank[held.standing]:
+            if held is None or order(claim) < order(held):
                 best[claim.papers[0]] = claim
     return best

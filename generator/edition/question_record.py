@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..evidence.checks import ClaimCheck, verdict_counts
+from ..evidence.checks import ClaimCheck, EvidenceFigure
 from ..models import FullText, NumberedPaper, Paper, paper_slug
 from ..store.codec import CodecError, from_data, to_data
 from ..store.jsonfile import JSONFileError, load_json
@@ -88,11 +88,12 @@ class QuestionRecord:
         return {p.number: p.withdrawn for p in self.papers if p.withdrawn}
 
     @property
-    def evidence_figure(self) -> tuple[int, int] | None:
-        """(claims with their quote found in the paper, claims checked), or None."""
+    def evidence_figure(self) -> EvidenceFigure | None:
+        """The answer's claims counted, as every surface counts them; None where none was
+        checked."""
         if not self.checks:
             return None
-        return verdict_counts(self.checks)["supported"], len(self.checks)
+        return EvidenceFigure.of(self.checks)
 
     @property
     def page(self) -> str:

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..chat_models import UNFIT_CHECK, Completion, PromptKind, PromptRequest
 from ..errors import DigestError
-from ..evidence.checks import ClaimCheck, EvidenceFigure, verdict_counts
+from ..evidence.checks import ClaimCheck, EvidenceFigure
+from ..evidence.claims import before_stop, plain_sentence, sentences
 from ..fetch.withdrawals import notice_in
 from ..kinds import legacy_subject
 from ..models import FullText, Paper, Triage, base_of, paper_slug, valid_arxiv_id
@@ -203,14 +205,28 @@ class EditionRecord:
 
     @property
     def overview_named(self) -> str:
-        """The field overview as plain text, papers by name."""
-        return name_citations(self.overview, self.names)
+        """The field overview as plain text, papers by name, each checked sentence marked."""
+        return name_citations(self.marked(self.overview), self.names)
 
     @property
     def overview_parts(self) -> list[tuple[str, int | None]]:
         """The field overview as (text, None) and (name, paper number) pieces, for links, each
-        withdrawn paper's name flagged."""
-        return self.cited_parts(self.overview)
+        withdrawn paper's name flagged and each checked sentence marked."""
+        return self.cited_parts(self.marked(self.overview))
+
+    def marked(self, text: str) -> str:
+        """`text` with each sentence the edition checked followed by its mark in words ("…
+        at batch size 1 [✓ backed]."), for the mail and the feed: a sentence is never restated
+        without its verdict."""
+        if not self.checks:
+            return text
+        out = []
+        for sentence, gap in sentences(text):
+            check = self.check_of(plain_sentence(sentence)) if sentence.strip() else None
+            out.append((before_stop(sentence.rstrip(), f"[{check.mark.text}]")
+                        + sentence[len(sentence.rstrip()):]) if check else sentence)
+            out.append(gap)
+        return "".join(out)
 
     def cited_parts(self, text: str) -> list[tuple[str, int | None]]:
         """`text` cut where it cites this edition's papers (names.cited_parts), each name of
@@ -259,6 +275,14 @@ class EditionRecord:
         return tuple((pick, by_number[pick.number]) for pick in self.picks
                      if pick.number in by_number)
 
+    def check_of(self, sentence: str) -> ClaimCheck | None:
+        """The check of a published sentence (as plain text, citing "Paper N"), wherever the
+        edition checked it: a sentence restated elsewhere (a summary, a pick, the home page)
+        is shown with the same verdict."""
+        wanted = _said(sentence)
+        return next((c for checks in (self.checks or {}).values() for c in checks
+                     if _said(c.sentence) == wanted), None)
+
     def paper_of(self, number: int) -> RecordPaper | None:
         return next((p for p in self.papers if p.number == number), None)
 
@@ -280,33 +304,19 @@ class EditionRecord:
             return None
         return tuple(c for name in answers for c in self.checks.get(name, ()))
 
-    def evidence_counts(self) -> dict[str, int] | None:
-        """The edition's claims by verdict (None: no evidence was asked)."""
+    @property
+    def evidence_figure(self) -> EvidenceFigure | None:
+        """The edition's claims counted, as every surface counts them; None where no evidence
+        was asked or no claim was checked."""
         if self.checks is None:
             return None
-        return verdict_counts(c for checks in self.checks.values() for c in checks)
-
-    @property
-    def evidence_figure(self) -> tuple[int, int] | None:
-        """(claims with a quote found in the paper, claims checked); None where no evidence
-        was asked or no claim was checked."""
-        counts = self.evidence_counts()
-        if not counts or not sum(counts.values()):
-            return None
-        return counts["supported"], sum(counts.values())
-
-    @property
-    def evidence_judged(self) -> EvidenceFigure | None:
-        """The claims counted by what was judged (backed, partly, quote found only); None
-        where no evidence was asked or no claim was checked."""
-        if not self.evidence_figure or self.checks is None:
-            return None
-        return EvidenceFigure.of(c for checks in self.checks.values() for c in checks)
+        figure = EvidenceFigure.of(c for checks in self.checks.values() for c in checks)
+        return figure if figure.claims else None
 
     @property
     def judged(self) -> bool:
-        """Whether any claim's found quote was judged (supports, partly or does not)."""
-        figure = self.evidence_judged
+        """Whether any claim's found quotes were judged (supports, partly or does not)."""
+        figure = self.evidence_figure
         return bool(figure and figure.judged)
 
     # Reading and writing.
@@ -375,6 +385,11 @@ class EditionRecord:
                        trimmed=trimmed,
                        kept={k: data[k] for k in unknown if k in data and "." not in k
                              and "[" not in k})
+
+
+def _said(sentence: str) -> str:
+    """A sentence as compared wherever it is restated: its words, not its Markdown."""
+    return " ".join(re.sub(r"[*_`#|>]+", " ", sentence).split()).casefold().rstrip(".")
 
 
 def record_text(record: EditionRecord) -> str:

@@ -22,6 +22,8 @@ import jinja2
 
 from .. import store
 from ..errors import DigestError
+from ..evidence.checks import KEY, MARKS, Standing
+from ..evidence.claims import plain_sentence, sentences
 from ..marks import MarkLinks
 from ..models import paper_slug
 from ..store import Docs
@@ -73,7 +75,9 @@ def make_environment(workspace: Path) -> jinja2.Environment:
                        theme_slug=theme_slug, slug=paper_slug, comparison=comparison,
                        excerpt=excerpt, fold_sections=fold_sections)
     # `marks`: where a reader's "more/less like this" goes (none unless [feedback] says).
-    env.globals.update(labels=VERDICT_LABELS, short_labels=VERDICT_SHORT, marks=MarkLinks())
+    env.globals.update(labels=VERDICT_LABELS, short_labels=VERDICT_SHORT, marks=MarkLinks(),
+                       key=KEY, evidence_marks=MARKS)
+    env.filters.update(mark=mark_html)
     if len(loaders) > 1:
         check_overrides(env, override)
     return env
@@ -115,11 +119,23 @@ def suffix_headings(markdown: str, suffix: str) -> str:
 
 
 def cited(text: str, record: EditionRecord, prefix: str = "", own: bool = False,
-          subject: int | None = None) -> str:
+          subject: int | None = None, marked: bool = False) -> str:
     """Untrusted text citing "Paper N" as inline Markdown, each cited paper by its name and a
     link to its page in the edition (`own`: its own page across editions), under `prefix`.
     `subject`: a paper named just before the text, left out where the text opens with it
-    ("FastKV: FastKV cuts..." reads "FastKV: cuts...")."""
+    ("FastKV: FastKV cuts..." reads "FastKV: cuts..."). `marked`: each sentence the edition
+    checked followed by its mark, as where it was written (a sentence is never restated
+    without its verdict)."""
+    if marked and record.checks:
+        pieces: list[str] = []
+        for sentence, gap in sentences(text):
+            check = record.check_of(plain_sentence(sentence)) if sentence.strip() else None
+            said = cited(sentence, record, prefix, own, subject if not pieces else None)
+            if check is not None:  # as where it was written: the mark before the stop
+                stop = said[-1] if said.rstrip()[-1:] in ".!?" and said == said.rstrip() else ""
+                said = f"{said[:len(said) - len(stop)]} {mark_html(check.standing)}{stop}"
+            pieces.append(said + gap)
+        return "".join(pieces)
     slugs = {p.number: p.base_slug if own else p.slug for p in record.papers}
     parts = record.cited_parts(text)
     if subject is not None:
@@ -127,6 +143,14 @@ def cited(text: str, record: EditionRecord, prefix: str = "", own: bool = False,
     return "".join(
         f"[{plain(piece)}]({prefix}papers/{slugs[number]}.md)" if number in slugs
         else md_text(piece) for piece, number in parts)
+
+
+def mark_html(standing: Standing) -> str:
+    """A verdict's mark where a sentence is restated (the words and sign of `MARKS`, the
+    classes of the mark after the sentence where it was written)."""
+    mark = MARKS[standing]
+    return (f'<span class="digest-ev digest-ev-{standing}" title="{mark.label}">'
+            f'<span class="digest-ev-mark">{mark.text}</span></span>')
 
 
 def _num(value: Any) -> str:
@@ -231,7 +255,9 @@ def front_pages(env: jinja2.Environment, title: str, records: Sequence[EditionRe
     first, then the published questions), the own pages of `papers` (ids without version;
     None: every paper) and those of `themes` (slugs; None: every theme)."""
     pages = {store.HOME: render_template(env, "home.md.j2", title=title, records=records),
-             store.FEED: atom_feed(title, site_url, records, questions=questions)}
+             store.FEED: atom_feed(title, site_url, records, questions=questions),
+             store.MARKS: with_title("How to read the marks",
+                                     render_template(env, "marks.md.j2"))}
     for home in paper_homes(records, papers):
         pages[store.paper_home(home.paper.base_slug)] = with_title(
             home.paper.title, render_template(env, "paper_home.md.j2", home=home))

@@ -61,20 +61,25 @@ class Pick:
                                                                    "supported")
 
     @property
-    def mark(self) -> str:
-        """What backs `why`, in words: "✓ Backed", "◐ Partly backed" or "○ Quote found"
-        (found, not judged)."""
-        return _PICK_MARKS.get(self.claim.standing if self.claim else "", _PICK_MARKS[""])[0]
+    def unbacked_note(self) -> str:
+        """Why it is a pick although no checked sentence about it backs it ("" where one
+        does): what it was picked for, and what the line given for it is."""
+        if self.backed:
+            return ""
+        basis = (f"its triage score ({self.score}/10)" if self.score is not None else
+                 f"the synthesis citing it on {self.pages} page{'s' if self.pages != 1 else ''}"
+                 if self.pages else "being new")
+        line = {"triage": "the line given is the triage model's reason, not checked against "
+                          "the paper",
+                "brief": "the line given is its brief's summary, not checked against the paper",
+                "synthesis": "the line given is its sentence in the synthesis"}.get(self.why_from, "")
+        return (f"Picked for {basis}; no sentence of the synthesis about it alone is backed by "
+                f"a quote from it" + (f" ({line})" if line else "") + ".")
 
     @property
-    def mark_rest(self) -> str:
-        """What follows the mark: " by a quote found in the paper" or " in the paper"."""
-        return _PICK_MARKS.get(self.claim.standing if self.claim else "", _PICK_MARKS[""])[1]
-
-
-_PICK_MARKS = {"backed": ("✓ Backed", " by a quote found in the paper"),
-               "partly": ("◐ Partly backed", " by a quote found in the paper"),
-               "": ("○ Quote found", " in the paper")}
+    def mark(self) -> str:
+        """The mark of the sentence behind `why`, as where it was written ("✓ backed")."""
+        return self.claim.mark.text if self.claim is not None else ""
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,19 @@
 """What a checked claim is and how it stands: one verdict per cited sentence, decided here.
 
-A claim's quote is checked mechanically (quotes.py) into a `Verdict`, and a quote found in the
-paper is judged a second time (judge.py) into a `Judgement`; `ClaimCheck.standing` is the one
-word a reader is told of it, and every count of an edition, a page or a question is a function
-of those standings (`standing_counts`, `EvidenceFigure`). Plain frozen data, importing nothing
-of the edition, so the record, the page model and every surface share it.
+A claim is a sentence that cites papers of the bundle. Each paper it cites must back it: the
+model is asked for a quote from each, and each quote is looked up in that paper's text
+(quotes.py) into a `Verdict`; a claim whose every quote was found is judged a second time, from
+the sentence and its quotes alone (judge.py), into a `Judgement`. `decide` turns those into the
+one `Standing` a reader is told, which the edition keeps in its record (`ClaimCheck.decided`),
+and every surface (pages, summaries, picks, run report, feed, mail, terminal, `--json`) shows
+that standing with the words and marks of `MARKS`, and counts claims with `EvidenceFigure`
+alone. Plain frozen data, importing nothing of the edition.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 
@@ -22,12 +25,9 @@ class FigureCheck:
     sentence: str
 
 
+# What the mechanical check found of one cited paper's quote.
 Verdict = Literal["supported", "figure_missing", "wrong_paper", "not_in_paper", "no_quote",
                   "not_checked"]
-VERDICT_SHORT: dict[str, str] = {
-    "supported": "Quote found", "figure_missing": "Figure missing", "wrong_paper": "Wrong paper",
-    "not_in_paper": "Not in paper", "no_quote": "No quote", "not_checked": "Not checked",
-}
 VERDICT_LABELS: dict[str, str] = {
     "supported": "quote found in the paper",
     "figure_missing": "quote found, but a figure of the sentence is not in the paper",
@@ -36,9 +36,16 @@ VERDICT_LABELS: dict[str, str] = {
     "no_quote": "no quote",
     "not_checked": "not checked",
 }
+VERDICT_SHORT: dict[str, str] = {
+    "supported": "Quote found", "figure_missing": "Figure missing", "wrong_paper": "Wrong paper",
+    "not_in_paper": "Not in paper", "no_quote": "No quote", "not_checked": "Not checked",
+}
+# The worst first: a claim citing several papers takes the worst of their verdicts.
+_VERDICT_ORDER: tuple[Verdict, ...] = ("not_in_paper", "wrong_paper", "figure_missing",
+                                       "no_quote", "not_checked", "supported")
 
 
-# The second judgement of a claim whose quote was found: does the quote support it?
+# The second judgement of a claim whose quotes were found: do they support it?
 # "failed": asked, but no verdict came back (a failed request, an answer that did not parse, a
 # claim it left out); the claim stays "quote found", never "backed".
 Support = Literal["supports", "partly", "does_not", "failed"]
@@ -46,40 +53,87 @@ Support = Literal["supports", "partly", "does_not", "failed"]
 
 @dataclass(frozen=True)
 class Judgement:
-    """Whether a quote found in the paper supports its claim, judged from the two alone."""
+    """Whether the quotes found in the papers support their claim, judged from them alone."""
 
     support: Support
     reason: str = ""
 
 
-# What a reader is told of a claim: its verdict, refined by the judgement where its quote was
-# found and judged ("supported" alone: the quote was found, no verdict on what it shows).
-Standing = Literal["backed", "partly", "supported", "unbacked", "figure_missing", "wrong_paper",
-                   "not_in_paper", "no_quote", "not_checked"]
-STANDING_LABELS: dict[str, str] = {
-    "backed": "quote found in the paper and judged to support the sentence",
-    "partly": "quote found in the paper and judged to support part of the sentence",
-    "supported": "quote found in the paper (whether it supports the sentence was not judged)",
-    "unbacked": "quote found in the paper, but judged not to support the sentence",
-    **{k: v for k, v in VERDICT_LABELS.items() if k != "supported"},
-}
-STANDING_SHORT: dict[str, str] = {
-    "backed": "Supported", "partly": "Partly", "supported": "Quote found",
-    "unbacked": "Does not support",
-    **{k: v for k, v in VERDICT_SHORT.items() if k != "supported"},
-}
+@dataclass(frozen=True)
+class PaperQuote:
+    """The quote given for one of the papers a claim cites, and what its check found."""
+
+    paper: int
+    verdict: Verdict
+    quote: str
+    found_in: int | None
+    note: str = ""
 
 
-# The mark after a sentence, the same words on every one (a mark is read where it stands, and
-# a success weighs as much as a failure); none for a sentence with no quote or not checked.
-STANDING_MARKS: dict[str, str] = {
-    "backed": "✓ backed", "partly": "◐ partly", "unbacked": "✗ does not support",
-    "supported": "○ quote found", "figure_missing": "? figure not in paper",
-    "wrong_paper": "⚠ wrong paper", "not_in_paper": "⚠ quote not in paper",
-}
+# What a reader is told of a claim. "supported": its quotes were found, not judged.
+Standing = Literal["backed", "partly", "unbacked", "supported", "figure_missing", "wrong_paper",
+                   "not_in_paper", "phantom", "no_quote", "not_checked"]
+StandingGroup = Literal["backed", "partly", "unbacked", "found", "problem", "unchecked"]
 
+
+@dataclass(frozen=True)
+class Mark:
+    """How every surface shows a standing: the sign and word after the sentence, the group
+    it is counted in, a heading-sized word and the sentence that says what it means."""
+
+    sign: str
+    word: str
+    group: StandingGroup
+    short: str
+    label: str
+    code: str  # its name where scripts read it (`digest ask --json`)
+
+    @property
+    def text(self) -> str:
+        return f"{self.sign} {self.word}"
+
+
+MARKS: dict[Standing, Mark] = {
+    "backed": Mark("✓", "backed", "backed", "Backed",
+                   "quote found in the paper and judged to support the sentence", "backed"),
+    "partly": Mark("◐", "partly", "partly", "Partly",
+                   "quote found in the paper and judged to support part of the sentence",
+                   "partly"),
+    "unbacked": Mark("✗", "not supported", "unbacked", "Not supported",
+                     "quote found in the paper, but judged not to support the sentence",
+                     "not_supported"),
+    "supported": Mark("○", "quote found, not judged", "found", "Quote found",
+                      "quote found in the paper (whether it supports the sentence was not "
+                      "judged)", "quote_found"),
+    "figure_missing": Mark("⚠", "figure not in paper", "problem", "Figure missing",
+                           VERDICT_LABELS["figure_missing"], "figure_missing"),
+    "wrong_paper": Mark("⚠", "wrong paper", "problem", "Wrong paper",
+                        VERDICT_LABELS["wrong_paper"], "wrong_paper"),
+    "not_in_paper": Mark("⚠", "quote not in paper", "problem", "Not in paper",
+                         VERDICT_LABELS["not_in_paper"], "not_in_paper"),
+    "phantom": Mark("⚠", "cites a paper not in the bundle", "problem", "Phantom citation",
+                    "cites a paper that is not in the bundle the answer was written from",
+                    "phantom_citation"),
+    "no_quote": Mark("⚠", "no quote found", "problem", "No quote",
+                     "no passage of the cited paper was given for it", "no_quote"),
+    "not_checked": Mark("–", "not checked", "unchecked", "Not checked",
+                        "not checked (the check failed or did not fit)", "not_checked"),
+}
+# Beside the first mark of a page: what the marks mean, in one line.
+KEY = ("✓ backed · ◐ partly · ✗ not supported · ○ quote found, not judged · ⚠ problem · "
+       "– not checked")
+# Kept for the record's older readers and the templates that name them.
+STANDING_MARKS: dict[str, str] = {k: m.text for k, m in MARKS.items()}
+STANDING_LABELS: dict[str, str] = {k: m.label for k, m in MARKS.items()}
+STANDING_SHORT: dict[str, str] = {k: m.short for k, m in MARKS.items()}
 
 _JUDGED: dict[str, Standing] = {"supports": "backed", "partly": "partly", "does_not": "unbacked"}
+
+
+def worst(verdicts: Iterable[Verdict]) -> Verdict:
+    """A claim's verdict from its papers': every quote found, or the worst of what was not."""
+    seen = set(verdicts)
+    return next((v for v in _VERDICT_ORDER if v in seen), "not_checked")
 
 
 @dataclass(frozen=True)
@@ -87,31 +141,64 @@ class ClaimCheck:
     """One citing sentence of an answer and what its quoted evidence showed."""
 
     sentence: str
-    papers: tuple[int, ...]  # the papers it cites
-    verdict: Verdict
-    quote: str
-    found_in: int | None  # the paper whose text holds the quote
+    papers: tuple[int, ...]  # the bundle's papers it cites
+    verdict: Verdict  # the worst of its papers' (each must be found)
+    quote: str  # the first paper's quote, as given (cut for show)
+    found_in: int | None  # the paper whose text holds that quote
     note: str
     id: str = ""  # stable: the answer's request name and the claim's number ("research-map#3")
-    # The second judgement of a found quote (None: not judged; an older record, or judging off).
+    # The second judgement of its found quotes (None: not judged; an older record, or off).
     judgement: Judgement | None = None
-
-    @property
-    def label(self) -> str:
-        return STANDING_LABELS[self.standing]
+    # A claim citing several papers: each one's quote and verdict (the fields above hold the
+    # first's quote and the worst verdict); () for a claim citing one paper.
+    parts: tuple[PaperQuote, ...] = ()
+    # Paper numbers it cites that the bundle does not have: never backed.
+    phantoms: tuple[int, ...] = ()
+    # The standing as decided when the edition (or question) was made, kept in its record;
+    # None in a record written before it was kept, which `decide` reads the same way.
+    decided: Standing | None = None
 
     @property
     def standing(self) -> Standing:
-        """The verdict as a reader is told it: a found quote is "backed" only when judged to
-        support the sentence; one not judged, or whose judgement failed, is "quote found"."""
-        if self.verdict == "supported" and self.judgement is not None:
-            return _JUDGED.get(self.judgement.support, "supported")
-        return self.verdict
+        """What a reader is told of it: as its record keeps it."""
+        return self.decided or decide(self)
+
+    @property
+    def mark(self) -> Mark:
+        return MARKS[self.standing]
+
+    @property
+    def label(self) -> str:
+        return self.mark.label
 
     @property
     def backed(self) -> bool:
-        """Whether a second judgement said its found quote supports it."""
+        """Whether a second judgement said its found quotes support it."""
         return self.standing == "backed"
+
+    @property
+    def quotes(self) -> tuple[PaperQuote, ...]:
+        """Every cited paper's quote and verdict, in the order it cites them."""
+        if self.parts:
+            return self.parts
+        return (PaperQuote(self.papers[0] if self.papers else 0, self.verdict, self.quote,
+                           self.found_in, self.note),)
+
+
+def decide(check: ClaimCheck) -> Standing:
+    """The one standing of a claim: a phantom citation is never backed; a claim whose cited
+    papers' quotes were all found is what its judgement says (or "quote found" where it was
+    not judged); otherwise the worst of its papers' verdicts."""
+    if check.phantoms:
+        return "phantom"
+    if check.verdict == "supported" and check.judgement is not None:
+        return _JUDGED.get(check.judgement.support, "supported")
+    return check.verdict
+
+
+def decided(checks: Iterable[ClaimCheck]) -> tuple[ClaimCheck, ...]:
+    """`checks` with their standing decided, as a record keeps them."""
+    return tuple(c if c.decided else replace(c, decided=decide(c)) for c in checks)
 
 
 def verdict_counts(claims: Iterable[ClaimCheck]) -> dict[str, int]:
@@ -121,47 +208,85 @@ def verdict_counts(claims: Iterable[ClaimCheck]) -> dict[str, int]:
     return counts
 
 
-def standing_counts(claims: Iterable[ClaimCheck]) -> dict[str, int]:
-    """Claims by standing, every standing listed (in STANDING_LABELS' order)."""
-    counts = dict.fromkeys(STANDING_LABELS, 0)
-    for claim in claims:
-        counts[claim.standing] += 1
-    return counts
-
-
 @dataclass(frozen=True)
 class EvidenceFigure:
-    """What an edition's checks found, counted for its home page, feed and mail."""
+    """The one count of a set of checked claims (an edition's, a page's, a question's, a
+    paper's), from their standings: every "N of M" any surface shows is read from here."""
 
     claims: int  # claims checked
-    found: int  # of them, with their quote found in the paper
-    backed: int  # of those, judged to support the claim
+    backed: int
     partly: int
-    unbacked: int  # judged not to support it
-    judged: int  # found quotes with a verdict (a failed judgement has none)
-    failed: int  # judgements asked for that came back with no verdict
+    unbacked: int  # quotes found, judged not to support the claim
+    unjudged: int  # quotes found, not judged (a judgement failed, or judging is off)
+    problems: int  # a wrong paper, a quote not in the paper, a missing figure, no quote, a phantom
+    unchecked: int  # the check failed or did not fit
+    failed: int  # of the unjudged, those whose judgement was asked for and came back empty
+    # Every standing with its count (zeros left out), in MARKS' order.
+    by_standing: tuple[tuple[Standing, int], ...] = ()
+    # Why claims were not checked, with how many each, the most frequent first.
+    unchecked_notes: tuple[tuple[str, int], ...] = ()
 
     @classmethod
     def of(cls, claims: Iterable[ClaimCheck]) -> EvidenceFigure:
         every = list(claims)
-        counts = standing_counts(every)
-        judged = counts["backed"] + counts["partly"] + counts["unbacked"]
-        failed = sum(1 for c in every if c.judgement and c.judgement.support == "failed")
-        return cls(sum(counts.values()), judged + counts["supported"], counts["backed"],
-                   counts["partly"], counts["unbacked"], judged, failed)
+        groups = [c.mark.group for c in every]
+        standings = [c.standing for c in every]
+        notes: dict[str, int] = {}
+        for check in every:
+            if check.standing == "not_checked":
+                notes[check.note or "not checked"] = notes.get(check.note or "not checked", 0) + 1
+        return cls(len(every), groups.count("backed"), groups.count("partly"),
+                   groups.count("unbacked"), groups.count("found"), groups.count("problem"),
+                   groups.count("unchecked"),
+                   sum(1 for c in every if c.mark.group == "found" and c.judgement is not None
+                       and c.judgement.support == "failed"),
+                   tuple((s, standings.count(s)) for s in MARKS if s in standings),
+                   tuple(sorted(notes.items(), key=lambda item: -item[1])))
+
+    def count(self, standing: Standing) -> int:
+        return dict(self.by_standing).get(standing, 0)
+
+    def not_backed(self, short: bool = False) -> str:
+        """The claims that are neither backed nor found unjudged, counted in words ("" when
+        there are none): "1 quote found in another paper (wrong citation), 2 no quote"; with
+        `short`, in a table's few words ("1 wrong paper, 2 no quote")."""
+        return ", ".join(f"{n} {MARKS[s].short.lower() if short else MARKS[s].label}"
+                         for s, n in self.by_standing if MARKS[s].group not in
+                         ("backed", "partly", "found"))
+
+    @property
+    def found(self) -> int:
+        """Claims whose every quote was found in its paper (judged or not)."""
+        return self.backed + self.partly + self.unbacked + self.unjudged
+
+    @property
+    def judged(self) -> int:
+        return self.backed + self.partly + self.unbacked
+
+    @property
+    def short(self) -> str:
+        """"3 of 8 backed" (or "5 of 8 quotes found" where nothing was judged)."""
+        if not self.claims:
+            return "no cited claim"
+        if not self.judged:
+            return f"{self.found} of {self.claims} quotes found"
+        return f"{self.backed} of {self.claims} backed"
 
     @property
     def sentence(self) -> str:
-        """"7 of 12 cited claims judged supported by their quote (2 partly, 1 not; 2 with a
-        quote found, not judged)." An edition whose quotes were not judged says what was
-        found, as it always did: "9 of 12 cited claims have their quote found in the paper."."""
-        if not self.judged:
-            return (f"{self.found} of {self.claims} cited claims have their quote found in the "
-                    "paper.")
-        said = [f"{self.partly} partly" if self.partly else "",
-                f"{self.unbacked} not" if self.unbacked else ""]
-        rest = self.found - self.judged
-        extra = "; ".join(filter(None, (", ".join(filter(None, said)),
-                                        f"{rest} with a quote found, not judged" if rest else "")))
-        return (f"{self.backed} of {self.claims} cited claims judged supported by their quote"
-                + (f" ({extra})" if extra else "") + ".")
+        """"3 of 8 cited claims backed by their quotes (1 partly, 1 not supported, 2 quote
+        found but not judged, 1 with a problem)." The same words on every surface."""
+        if not self.claims:
+            return "No sentence cites a paper, so there was nothing to check."
+        rest = [f"{self.partly} partly" if self.partly else "",
+                f"{self.unbacked} not supported" if self.unbacked else "",
+                f"{self.unjudged} quote found but not judged" if self.unjudged and self.judged
+                else "",
+                f"{self.problems} with a problem" if self.problems else "",
+                f"{self.unchecked} not checked" if self.unchecked else ""]
+        extra = ", ".join(filter(None, rest))
+        head = (f"{self.backed} of {self.claims} cited claims backed by their quotes"
+                if self.judged else
+                f"{self.found} of {self.claims} cited claims have their quotes found in the "
+                "papers, not judged")
+        return head + (f" ({extra})" if extra else "") + "."

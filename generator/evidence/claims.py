@@ -44,6 +44,7 @@ class Claim:
     number: int  # 1, 2, … in the order the answer makes them
     sentence: str  # as plain text (see `plain_sentence`)
     papers: tuple[int, ...]  # the bundle's papers it cites, in order
+    phantoms: tuple[int, ...] = ()  # the numbers it cites that the bundle does not have
 
 
 def numbers(spec: str) -> list[int]:
@@ -60,8 +61,13 @@ def numbers(spec: str) -> list[int]:
 
 def cited(sentence: str, valid: Collection[int]) -> list[int]:
     """The papers of `valid` that a sentence cites, each once, in order."""
-    return list(dict.fromkeys(n for m in CITE_RE.finditer(sentence) for n in numbers(m.group(2))
-                              if n in valid))
+    return [n for n in cited_numbers(sentence) if n in valid]
+
+
+def cited_numbers(sentence: str) -> list[int]:
+    """Every paper number a sentence cites ("Paper N" forms), each once, in order."""
+    return list(dict.fromkeys(n for m in CITE_RE.finditer(sentence)
+                              for n in numbers(m.group(2))))
 
 
 def sentences(segment: str) -> list[tuple[str, str]]:
@@ -96,10 +102,22 @@ def _claims(answer: str, valid: frozenset[int], shift: int) -> tuple[Claim, ...]
 
     def collect(segment: str) -> str:
         for sentence, _ in sentences(segment):
-            papers = cited(sentence, valid)
-            if papers:
-                found.append(Claim(len(found) + 1, plain_sentence(sentence), tuple(papers)))
+            every = cited_numbers(sentence)
+            papers = tuple(n for n in every if n in valid)
+            phantoms = tuple(n for n in every if n not in valid)
+            if papers or phantoms:  # a phantom citation is a claim too: never backed
+                found.append(Claim(len(found) + 1, plain_sentence(sentence), papers, phantoms))
         return segment
 
     md_model(answer, shift, collect, math=False)  # read for its sentences: no MathML wanted
     return tuple(found)
+
+
+def before_stop(sentence: str, mark: str) -> str:
+    """The mark inside the sentence, before its closing stop ("…gain ✓."), so a badge at the
+    start of a wrapped line is never read as the start of the next sentence."""
+    if sentence[-1:] in ".!?" and not sentence.endswith("..."):
+        return f"{sentence[:-1]} {mark}{sentence[-1]}"
+    if sentence.endswith("|"):  # a table row: in its last cell, not a cell of its own
+        return f"{sentence[:-1].rstrip()} {mark} |"
+    return f"{sentence} {mark}"

@@ -59,7 +59,8 @@ class FollowUps:
             return []
         parent, claims = asked
         checks = check_claims(claims, [(request.claims, completion)], self._paper_texts())
-        found = [Quoted(claim.number, claim.sentence, check.quote)
+        found = [Quoted(claim.number, claim.sentence,
+                        tuple((q.paper, q.quote) for q in check.quotes))
                  for claim, check in zip(claims, checks, strict=True)
                  if check.verdict == "supported"]
         return [judge_request(parent, found, self._config.evidence)] if found else []

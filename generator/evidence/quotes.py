@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from ..chat_models import UNFIT_CHECK, Completion
 from ..models import NumberedPaper
 from ..text.safe_text import clean, cut
-from .checks import ClaimCheck, Verdict
+from .checks import ClaimCheck, PaperQuote, Verdict, worst
 from .claims import FIGURE_RE, Claim, figure_in
 
 MIN_WORDS = 4  # a whole quote shorter than this shows nothing
@@ -134,12 +134,14 @@ def quote_parts(quote: str) -> list[list[str]]:
 def check_claims(claims: Sequence[Claim], batches: Sequence[tuple[Collection[int], Completion]],
                  texts: Mapping[int, PaperText], alone: Collection[int] = ()
                  ) -> tuple[ClaimCheck, ...]:
-    """A verdict for each claim from the evidence answers, each for a range of claims.
+    """A verdict for each claim from the evidence answers, each for a set of claims: each
+    paper it cites checked against that paper's quote, the claim as the worst of them.
 
     A claim that no batch answered (one that failed, returned invalid JSON, or never ran) is
-    "not checked", never "supported".
+    "not checked", never "supported"; one citing a paper the bundle does not have is never
+    sent, and stays a phantom citation.
     """
-    given: dict[int, tuple[int, str]] = {}
+    given: dict[int, dict[int, str]] = {}  # claim -> paper -> its quote (the first given)
     checked: set[int] = set()
     unfit: set[int] = set()  # claims whose check did not fit the model's context
     for numbers, completion in batches:
@@ -150,9 +152,9 @@ def check_claims(claims: Sequence[Claim], batches: Sequence[tuple[Collection[int
             continue
         checked.update(numbers)
         for claim, paper, quote in entries:
-            if claim in numbers and claim not in given:
-                given[claim] = (paper, quote)
-    checks = (_check(c, given.get(c.number), c.number in checked, texts, c.number in unfit)
+            if claim in numbers:
+                given.setdefault(claim, {}).setdefault(paper, quote)
+    checks = (_check(c, given.get(c.number, {}), c.number in checked, texts, c.number in unfit)
               for c in claims)
     # A claim checked without its answer's conversation (it did not fit the context) says so.
     return tuple(replace(check, note="; ".join(filter(None, (check.note, ALONE_NOTE))))
@@ -175,54 +177,100 @@ def _entries(completion: Completion) -> list[tuple[int, int, str]] | None:
         return None
 
 
-def _check(claim: Claim, given: tuple[int, str] | None, checked: bool,
-           texts: Mapping[int, PaperText], unfit: bool = False) -> ClaimCheck:
-    def verdict(kind: Verdict, note: str, quote: str = "", found_in: int | None = None
-                ) -> ClaimCheck:
-        shown = quote.split()
-        if len(shown) > MAX_SHOWN_WORDS:
-            quote = " ".join(shown[:MAX_SHOWN_WORDS]) + " …"
-        return ClaimCheck(claim.sentence, claim.papers, kind, cut(quote, MAX_SHOWN_CHARS),
-                          found_in, note)
+@dataclass(frozen=True)
+class _Part:
+    """One cited paper's quote and what its check found."""
 
-    cited = ", ".join(f"Paper {n}" for n in claim.papers)
+    paper: int
+    verdict: Verdict
+    quote: str
+    found_in: int | None
+    note: str
+    spans: tuple[tuple[int, int], ...] = ()  # where the quote is in `found_in`'s text
+
+
+def _check(claim: Claim, given: Mapping[int, str], checked: bool,
+           texts: Mapping[int, PaperText], unfit: bool = False) -> ClaimCheck:
+    if claim.phantoms or not claim.papers:
+        absent = ", ".join(f"Paper {n}" for n in claim.phantoms)
+        return ClaimCheck(claim.sentence, claim.papers, "not_checked", "", None,
+                          f"it cites {absent}, which the bundle does not have",
+                          phantoms=claim.phantoms)
     if unfit:
-        return verdict("not_checked", "its check is too long for the model's context")
+        return _whole(claim, "not_checked", "its check is too long for the model's context")
     if not checked:
-        return verdict("not_checked", "the evidence request failed")
-    if given is None or not given[1].strip():
-        return verdict("no_quote", f"no passage of {cited} was quoted for it")
-    paper, quote = given
+        return _whole(claim, "not_checked", "the evidence request failed")
+    quotes = _by_paper(claim, given)
+    parts = [_part(claim, paper, quotes.get(paper, ""), texts) for paper in claim.papers]
+    found = [p for p in parts if p.verdict == "supported"]
+    missing = [m.group(0).strip() for m in FIGURE_RE.finditer(claim.sentence)
+               if found and not any(figure_in(m.group(1), m.group(2).strip(),
+                                              texts[p.found_in].passage(*span))
+                                    for p in found if p.found_in is not None
+                                    for span in p.spans)]
+    if missing and len(found) == len(parts):  # a figure of the sentence no quote states
+        first = found[0]
+        parts[parts.index(first)] = replace(
+            first, verdict="figure_missing",
+            note=f"the quote is in Paper {first.found_in}, but {', '.join(missing)} is not in "
+                 "the passage it quotes")
+    head = parts[0]
+    return ClaimCheck(claim.sentence, claim.papers, worst(p.verdict for p in parts),
+                      _shown(head.quote), head.found_in, head.note,
+                      parts=tuple(PaperQuote(p.paper, p.verdict, _shown(p.quote), p.found_in,
+                                             p.note) for p in parts) if len(parts) > 1 else ())
+
+
+def _whole(claim: Claim, verdict: Verdict, note: str) -> ClaimCheck:
+    return ClaimCheck(claim.sentence, claim.papers, verdict, "", None, note)
+
+
+def _by_paper(claim: Claim, given: Mapping[int, str]) -> dict[int, str]:
+    """Each cited paper's quote; a quote given under a number the claim does not cite is
+    taken as the quote of a cited paper that has none (a model that cites "Paper 2" and
+    numbers its quote 3 still quotes for Paper 2), in order."""
+    quotes = {paper: given[paper] for paper in claim.papers if given.get(paper, "").strip()}
+    strays = [q for paper, q in given.items() if paper not in claim.papers and q.strip()]
+    for paper in claim.papers:
+        if paper not in quotes and strays:
+            quotes[paper] = strays.pop(0)
+    return quotes
+
+
+def _part(claim: Claim, paper: int, quote: str, texts: Mapping[int, PaperText]) -> _Part:
+    if not quote.strip():
+        return _Part(paper, "no_quote", "", None, f"no passage of Paper {paper} was quoted for it")
     if len(quote) > MAX_QUOTE_CHARS or len(words(quote)) > MAX_QUOTE_WORDS:
-        return verdict("not_checked", f"the quote is longer than {MAX_QUOTE_WORDS} words, "
-                       "too long to be a quote", quote)
+        return _Part(paper, "not_checked", quote, None,
+                     f"the quote is longer than {MAX_QUOTE_WORDS} words, too long to be a quote")
     parts = quote_parts(quote)
     if sum(len(p) for p in parts) < MIN_WORDS:
-        return verdict("no_quote", "the quote given is too short to show anything", quote)
+        return _Part(paper, "no_quote", quote, None,
+                     "the quote given is too short to show anything")
     if any(len(p) < MIN_PART_WORDS for p in parts):
-        return verdict("not_checked", f"a part of the quote has fewer than {MIN_PART_WORDS} "
-                       "words, too few to show it is the paper's", quote)
-    order = [n for n in (paper, *claim.papers) if n in claim.papers]
-    for number in dict.fromkeys(order):
-        found = _find(texts.get(number), parts)
-        if found is None:
-            continue
-        text = texts[number]
-        missing = [m.group(0).strip() for m in FIGURE_RE.finditer(claim.sentence)
-                   if not any(figure_in(m.group(1), m.group(2).strip(), text.passage(*span))
-                              for span in found)]
-        if missing:
-            return verdict("figure_missing", f"the quote is in Paper {number}, but "
-                           f"{', '.join(missing)} is not in the passage it quotes",
-                           quote, number)
-        return verdict("supported", f"the quote is in the text of Paper {number}", quote, number)
+        return _Part(paper, "not_checked", quote, None,
+                     f"a part of the quote has fewer than {MIN_PART_WORDS} words, too few to "
+                     "show it is the paper's")
+    spans = _find(texts.get(paper), parts)
+    if spans is not None:
+        return _Part(paper, "supported", quote, paper, f"the quote is in the text of Paper {paper}",
+                     tuple(spans))
     other = next((n for n, text in sorted(texts.items())
-                  if n not in claim.papers and _find(text, parts) is not None), None)
+                  if n != paper and _find(text, parts) is not None), None)
     if other is not None:
-        return verdict("wrong_paper", f"the quote is from Paper {other}, not {cited}", quote,
-                       other)
-    return verdict("not_in_paper", f"the quote is not in the text of {cited} (nor of any other "
-                   "paper of the edition)", quote)
+        return _Part(paper, "wrong_paper", quote, other,
+                     f"the quote given for Paper {paper} is from Paper {other}")
+    return _Part(paper, "not_in_paper", quote, None,
+                 f"the quote is not in the text of Paper {paper} (nor of any other paper of "
+                 "the edition)")
+
+
+def _shown(quote: str) -> str:
+    """A quote as a page shows it: a longer one is checked whole but shown cut."""
+    shown = quote.split()
+    if len(shown) > MAX_SHOWN_WORDS:
+        quote = " ".join(shown[:MAX_SHOWN_WORDS]) + " …"
+    return cut(quote, MAX_SHOWN_CHARS)
 
 
 def _find(text: PaperText | None, parts: list[list[str]]) -> list[tuple[int, int]] | None:

@@ -22,11 +22,11 @@ from ..synthesis.structured import response_format, schema_instruction
 from .claims import Claim, claims_of
 
 TASK = """Evidence check. Your answer above cites papers of the bundle. For each numbered claim \
-below, return the number of the cited paper that supports it and a quote of at most {words} \
-words copied verbatim from that paper's text in the bundle (its abstract or full-text \
-excerpt) that supports the claim. Copy the words exactly; do not paraphrase, do not quote the \
-claim itself, and never quote another paper for it. If no passage of the cited papers supports \
-the claim, return an empty quote.
+below and for each paper it cites, return the claim's number, that paper's number and a quote \
+of at most {words} words copied verbatim from that paper's text in the bundle (its abstract or \
+full-text excerpt) that supports the claim: one entry per claim and cited paper. Copy the \
+words exactly; do not paraphrase, do not quote the claim itself, and never quote another paper \
+for it. If no passage of a cited paper supports the claim, return an empty quote for it.
 
 Claims:
 {claims}
@@ -82,7 +82,9 @@ def evidence_requests(parent: PromptRequest, completion: Completion, settings: E
     spec = kinds[parent.kind]
     if not (settings.enabled and spec.evidence and completion.ok):
         return []
-    claims = claims_of(completion.content, papers, spec.shift)
+    # A claim citing a paper the bundle does not have is never backed: nothing to ask.
+    claims = [c for c in claims_of(completion.content, papers, spec.shift)
+              if c.papers and not c.phantoms]
     size = spec.evidence_batch or settings.claims_per_request
     batches = [claims[i:i + size] for i in range(0, len(claims), size)]
     return [_request(parent, completion, batch, settings) for batch in batches]
@@ -102,7 +104,8 @@ def _request(parent: PromptRequest, completion: Completion, batch: Sequence[Clai
         question="",
         messages=(*parent.messages, Message("assistant", completion.content),
                   Message("user", task)),
-        max_tokens=evidence_max_tokens(len(batch), settings.max_quote_words),
+        max_tokens=evidence_max_tokens(sum(len(c.papers) for c in batch),
+                                       settings.max_quote_words),
         temperature=settings.temperature,
         thinking=False,
         extra_body_json=json.dumps({"response_format": response_format("evidence",

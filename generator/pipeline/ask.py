@@ -11,7 +11,7 @@ Nothing relevant in the archive: nothing is sent.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
@@ -84,6 +84,19 @@ def ask_stage(config: Config, services: Services, question: str, *, since: str =
                      update)
     found = _papers(config, services, index, hits)
     result, bundle = _answer(config, services, question, found, observer)
+    asked_at = now().isoformat(timespec="seconds")
+    record = question_record(config, question, found, result, bundle, asked_at,
+                             tuple(reversed(editions)), since, until)
+    sent = sum(1 for c in result.completions if not c.from_cache)
+    return Asked(record, "", update, sent, result)
+
+
+def question_record(config: Config, question: str, found: Sequence[ArchivePaper],
+                    result: SynthesisResult, bundle: Bundle, asked_at: str,
+                    editions_read: tuple[str, ...], since: str = "", until: str = ""
+                    ) -> QuestionRecord:
+    """The record of a question answered over the papers `found`: its answer's claims checked
+    and decided once, as an edition's are, and the figures the papers state written down."""
     pairs = result.pairs()
     facts = TextFacts(bundle.papers, config.registry)
     checks = facts.checks(pairs)
@@ -99,17 +112,14 @@ def ask_stage(config: Config, services: Services, question: str, *, since: str =
                     {"ask": ask_checks} if ask_checks is not None else None, facts,
                     config.registry, {p.number: p.withdrawn for p in listed if p.withdrawn},
                     link_prefix="../papers/")
-    asked_at = now().isoformat(timespec="seconds")
-    record = QuestionRecord(
+    return QuestionRecord(
         slug=question_slug(asked_at[:10], question), question=question, asked_at=asked_at,
         papers=listed,
         prompts=tuple(RecordPrompt.of(r, c, "question" if r.kind == ASK else None)
                       for r, c in pairs),
         checks=ask_checks,
-        figures=facts.recorded(), editions_read=tuple(reversed(editions)), since=since,
+        figures=facts.recorded(), editions_read=editions_read, since=since,
         until=until, model=result.model, server=result.server, generator=__version__)
-    sent = sum(1 for c in result.completions if not c.from_cache)
-    return Asked(record, "", update, sent, result)
 
 
 def _no_editions(since: str, until: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..chat_models import PromptRequest
 from ..config import Config
+from ..edition.continuity import without_disagreements
 from ..edition.record import EditionRecord
 from ..edition.theme_pages import merge_themes
 from ..edition.values import Brief, Theme
@@ -133,7 +134,8 @@ BUILTIN_KINDS = KindRegistry((
     # continuity costs an edition two requests at most.
     KindSpec(CHANGES, "changes.md.j2", None, True,
              _changes_budget,
-             builders.changes, evidence=True, evidence_batch=12, backs_picks=False),
+             builders.changes, evidence=True, evidence_batch=12, backs_picks=False,
+             published=without_disagreements),
     # A follow-up of an answer: its own prompt plus the answer, so it shares their prefix.
     KindSpec(EVIDENCE, None, None, True, _evidence_budget, schema=EVIDENCE_SCHEMA,
              follows=True, alone=standalone_check),

@@ -219,11 +219,10 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
 def _backing(record: EditionRecord, pick: Pick) -> str:
     """What backs a pick's reason, in words, with the quote where one was found."""
     if pick.backed and pick.claim is not None:
-        said = pick.mark.split(" ", 1)[1] + pick.mark_rest  # the words, not the glyph
-        return f"{said}: “{text_of(excerpt(pick.claim.quote))}”"
+        return f"{pick.mark}, its quote: “{text_of(excerpt(pick.claim.quote))}”"
     if record.checks is None:
         return "Not checked: this edition asked for no evidence."
-    return "No quote found: no sentence of the synthesis about it has a quote found in the paper."
+    return f"⚠ Not backed: {pick.unbacked_note}"
 
 
 def _about(paper: RecordPaper) -> str:

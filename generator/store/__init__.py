@@ -10,6 +10,7 @@ from pathlib import Path
 
 HOME = "index.md"
 FEED = "feed.xml"
+MARKS = "marks.md"  # how to read the evidence marks, linked from beside them
 EDITIONS = "editions"
 RECORD = "edition.json"
 PAPERS = "papers"  # each paper's own page, the same across editions

@@ -55,7 +55,7 @@ def is_structured(body: dict[str, Any]) -> bool:
 
 _SECTION_RE = re.compile(r"^## Paper (\d+): .*?^### Abstract\n\n(.*?)(?=\n\n#{2,3} |\Z)",
                          re.MULTILINE | re.DOTALL)
-_CLAIM_RE = re.compile(r"^\[(\d+)\] \(cites Paper (\d+)", re.MULTILINE)
+_CLAIM_RE = re.compile(r"^\[(\d+)\] \(cites ([^)]*)\)", re.MULTILINE)
 INVENTED = "a quote that no paper of this bundle contains anywhere in its abstract or text"
 
 
@@ -70,12 +70,13 @@ def evidence_answer(body: dict[str, Any]) -> Answer:
     papers = abstracts(body)
     entries = []
     task = next(str(m["content"]) for m in body["messages"] if "Evidence check." in m["content"])
-    for claim, paper in ((int(c), int(p)) for c, p in _CLAIM_RE.findall(task)):
-        other = next((n for n in sorted(papers) if n != paper), paper)  # a bundle of one
-        quote = {1: " ".join(papers.get(paper, "").split()[2:14]),
-                 2: " ".join(papers[other].split()[2:14]),
-                 3: INVENTED, 0: ""}[claim % 4]
-        entries.append({"claim": claim, "paper": paper, "quote": quote})
+    for claim, cited in ((int(c), p) for c, p in _CLAIM_RE.findall(task)):
+        for paper in (int(n) for n in re.findall(r"Paper (\d+)", cited)):  # a quote from each
+            other = next((n for n in sorted(papers) if n != paper), paper)  # a bundle of one
+            quote = {1: " ".join(papers.get(paper, "").split()[2:14]),
+                     2: " ".join(papers[other].split()[2:14]),
+                     3: INVENTED, 0: ""}[claim % 4]
+            entries.append({"claim": claim, "paper": paper, "quote": quote})
     return Answer(json.dumps({"claims": entries}))
 
 
@@ -84,7 +85,7 @@ def is_evidence(body: dict[str, Any]) -> bool:
     return any("Evidence check." in str(m["content"]) for m in body["messages"][2:])
 
 
-_JUDGED_RE = re.compile(r"^\[(\d+)\] Claim: ", re.MULTILINE)
+_JUDGED_RE = re.compile(r'^\{"claim": (\d+), "sentence": ', re.MULTILINE)
 JUDGED = {1: "supports", 2: "partly", 0: "does_not"}
 
 
