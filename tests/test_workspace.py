@@ -180,6 +180,11 @@ def test_the_pin_follows_how_the_tool_was_installed() -> None:
     assert from_folder.requirement == "research-digest==1.2.3"
     assert "installed from a local folder" in from_folder.warning
     assert "--from-git URL@REF" in from_folder.warning
+    with_token = install_from("1.2.3", json.dumps({
+        "url": "https://x-access-token:ghs_secret@github.com/example/research-digest",
+        "vcs_info": {"vcs": "git", "commit_id": COMMIT}}))
+    assert with_token.requirement == "research-digest==1.2.3"
+    assert "ghs_secret" not in with_token.warning + with_token.origin
 
 
 def test_an_existing_readme_is_kept_and_gitignore_gets_the_digests_lines(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ import jinja2
 
 from ..edition.render import default_template_dir
 from ..errors import UsageError
+from ..text.urls import redact_url
 
 log = logging.getLogger(__name__)
 
@@ -100,12 +101,13 @@ def install_from(version: str, direct_url: str | None) -> Install:
     except json.JSONDecodeError:
         where = {}
     url, vcs = str(where.get("url", "")), where.get("vcs_info") or {}
-    if vcs.get("vcs") == "git" and vcs.get("commit_id") and url.startswith("https://"):
-        if where.get("subdirectory"):
-            url += f"#subdirectory={where['subdirectory']}"
+    shown = redact_url(url)  # a URL with credentials in it goes into no file and no message
+    if (vcs.get("vcs") == "git" and re.fullmatch(r"[0-9a-f]{40}", str(vcs.get("commit_id")))
+            and url.startswith("https://") and shown == url and "#" not in url):
         return git_install(f"{url}@{vcs['commit_id']}", version)
-    kind = "a local folder" if "dir_info" in where else "a file or URL"
-    return registry_install(version, f"this research-digest was installed from {kind} ({url})")
+    kind = ("a git repository the workflow cannot reach as it is" if vcs else
+            "a local folder" if "dir_info" in where else "a file or URL")
+    return registry_install(version, f"this research-digest was installed from {kind} ({shown})")
 
 
 def registry_install(version: str, unsure: str = "") -> Install:
@@ -122,7 +124,8 @@ def git_install(spec: str, version: str) -> Install:
     """research-digest from a git repository at a ref: `URL@REF` (a tag or a commit pins it)."""
     match = _REF_RE.match(spec.strip())
     if not match:
-        raise UsageError(f"--from-git {spec!r}: give the repository's https URL and a tag or "
+        raise UsageError(f"--from-git {redact_url(spec)!r}: give the repository's https URL "
+                         f"(without credentials: a public repository) and a tag or "
                          f"commit, as URL@REF, e.g. {GIT_EXAMPLE}")
     url, ref = match.groups()
     shown = ref[:12] if re.fullmatch(r"[0-9a-f]{40}", ref) else ref
