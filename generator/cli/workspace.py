@@ -56,14 +56,16 @@ def init(directory: Path, upgrade_workflow_only: bool = False,
         else:
             directory.mkdir(parents=True, exist_ok=True)
             done = write_workspace(directory, install)
-            click.echo(f"Created {directory}: {', '.join(str(n) for n in done.written)}.")
+            click.echo(f"Wrote {', '.join(str(n) for n in done.written)} in "
+                       f"{directory.resolve()}.")
             for name in done.kept:
                 click.echo(f"Kept your {directory / name} as it was.")
             for name in done.appended:
                 click.echo(f"Added the digest's lines to your {directory / name}.")
             click.echo(f"The workflow ({WORKFLOW}) installs {install.requirement}.")
             click.echo(f"Edit the query in {directory / 'config.toml'}, then: digest build "
-                       f"--config {directory / 'config.toml'}; to publish it weekly, push "
-                       f"{directory} to GitHub (its README.md says what to set there).")
+                       f"--config {directory / 'config.toml'}. To publish it every week, push "
+                       f"it to GitHub: the first lines of {directory / WORKFLOW} say what to "
+                       "set there (Pages, the secrets).")
         if install.warning:
             click.secho(f"Note: {install.warning}", fg="yellow", err=True)
