@@ -23,7 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sample_edition import SAMPLES, responder  # noqa: E402  (beside this file)
+from sample_edition import responder  # noqa: E402  (beside this file)
+from sample_papers import SAMPLES  # noqa: E402
 
 from generator import pipeline  # noqa: E402
 from generator.cli import init  # noqa: E402
