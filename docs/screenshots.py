@@ -2,59 +2,56 @@
 
     python docs/screenshots.py          # writes docs/images/edition-laptop.png and -phone.png
 
-Offline, as the tests build editions: a workspace made by `digest init`, one edition (ten papers)
-of the recorded arXiv papers (tests/fixtures, through bench/scale.py) with answers from the
-SGLang-shaped double, the site built as `digest site` builds it, and its home page opened in
-Chromium (tests/browser.py) at 1366 and 390 px wide. Run it after a change to how the site
-looks, and commit the two images.
+Offline, as the tests build editions: a workspace made by `digest init` (the query and title it
+writes: LLM inference), one edition of seven real LLM-inference papers (their arXiv metadata,
+docs/sample_edition.py) answered by a scripted model whose every citing sentence comes with a
+quote from the cited paper's abstract, checked and judged as a real build checks them; the site
+built as `digest site` builds it, and its home page opened in Chromium (tests/browser.py) at
+1366 and 390 px wide, at twice the pixels (a phone's screen), then made smaller to keep each
+file under about 200 KB. Run it after a change to how the site looks, look at the two images,
+and commit them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
-import logging
 import sys
 import tempfile
-from dataclasses import replace
-from datetime import date, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.scale import fixture_papers  # noqa: E402
+from sample_edition import responder  # noqa: E402  (beside this file)
+from sample_papers import SAMPLES  # noqa: E402
+
 from generator import pipeline  # noqa: E402
 from generator.cli import init  # noqa: E402
 from generator.config import load_config  # noqa: E402
 from generator.pipeline.site import site_stage  # noqa: E402
 from generator.prompts.kinds import BUILTIN_KINDS  # noqa: E402
 from tests.browser import launch_chromium  # noqa: E402
-from tests.conftest import FIXTURES  # noqa: E402
 from tests.doubles import MockModel, services  # noqa: E402
 
 IMAGES = ROOT / "docs" / "images"
-# (file, viewport width, height): a common laptop, and a phone as the reading tests use.
-SHOTS = (("edition-laptop.png", 1366, 860), ("edition-phone.png", 390, 844))
+# (file, viewport width and height in CSS px, device pixels per CSS px): a common laptop, and
+# a phone as the reading tests use it, at the 2x of a phone's screen so that it reads as one.
+SHOTS = (("edition-laptop.png", 1366, 860, 1), ("edition-phone.png", 390, 780, 2))
 
 
-def build_site(workspace: Path, editions: int = 1) -> Path:
-    """A workspace's site with `editions` weekly editions of the recorded papers."""
-    logging.getLogger("pypdf").setLevel(logging.ERROR)  # the fixtures' odd fonts
-    with contextlib.redirect_stdout(io.StringIO()):
+EDITION = "2024-03-11"  # the Monday after the newest of the sample papers
+
+
+def build_site(workspace: Path) -> Path:
+    """A workspace's site with one edition of the sample papers (abstracts only: no PDFs)."""
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         init.callback(workspace)  # type: ignore[misc]
-    config = load_config(workspace / "config.toml", registry=BUILTIN_KINDS)
-    base = fixture_papers()
-    pdfs = sorted((FIXTURES / "pdfs").glob("arxiv-*.pdf"))
-    per = min(config.arxiv.max_papers, 10)
-    day = date(2026, 11, 23)
-    for e in range(editions):
-        name = (day + timedelta(weeks=e)).isoformat()
-        papers = [replace(base[(e * per + i) % len(base)], arxiv_id=f"26{11 + e:02d}.{i + 1:05d}v1")
-                  for i in range(per)]
-        shelf: dict[str, bytes | str] = {
-            str(p.pdf_url): pdfs[i % len(pdfs)].read_bytes() for i, p in enumerate(papers)}
-        pipeline.run(config, services(config.cache_dir, papers, shelf, MockModel()), name)
+    toml = workspace / "config.toml"
+    toml.write_text(toml.read_text().replace("full_text_papers = 5", "full_text_papers = 0"))
+    config = load_config(toml, registry=BUILTIN_KINDS)
+    papers = [sample.paper() for sample in SAMPLES]
+    pipeline.run(config, services(config.cache_dir, papers, {}, MockModel(responder)), EDITION)
     return site_stage(config)
 
 
@@ -62,9 +59,9 @@ def main() -> None:
     IMAGES.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as folder, launch_chromium(missing=sys.exit) as browser:
         site = build_site(Path(folder) / "ws")
-        for file, width, height in SHOTS:
+        for file, width, height, scale in SHOTS:
             page = browser.new_page(viewport={"width": width, "height": height},
-                                    color_scheme="light")
+                                    device_scale_factor=scale, color_scheme="light")
             page.goto((site / "index.html").as_uri())
             page.wait_for_load_state("load")
             page.screenshot(path=str(IMAGES / file))

@@ -50,7 +50,7 @@ def test_init_writes_a_workspace_and_never_overwrites(tmp_path: Path) -> None:
     assert (tmp_path / "my-digest" / "config.toml").is_file()
     assert (tmp_path / "my-digest" / "mkdocs.yml").is_file()
     again = digest("init", str(tmp_path / "my-digest"))
-    assert again.exit_code == 2 and "already exists" in again.output
+    assert again.exit_code == 2 and "already exist" in again.output
 
 
 def test_build_end_to_end_then_a_rebuild_sends_nothing(

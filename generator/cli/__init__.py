@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
 
 from .. import __version__, pipeline
 from ..edition.history import History
-from ..errors import UsageError
 from ..pipeline.fetch import fetch_stage
 from ..pipeline.render import remove_edition, render_all, render_flagged, render_stage
 from ..pipeline.services import make_services, workspace_cache
@@ -40,6 +37,7 @@ from .common import (
 from .feedback import feedback
 from .progress import Progress
 from .server import doctor, server_command
+from .workspace import init as init  # re-exported: docs/screenshots.py and bench/ call it
 
 log = logging.getLogger(__name__)
 
@@ -56,30 +54,6 @@ def cli(verbose: int) -> None:
         digest serve --config my-digest/config.toml
     """
     setup_logging(verbose)
-
-
-@cli.command()
-@verbose_option
-@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
-def init(directory: Path) -> None:
-    """Create a workspace: DIRECTORY/config.toml and DIRECTORY/mkdocs.yml, ready to edit.
-
-    \b
-    Example:
-        digest init my-digest
-    """
-    with user_errors():
-        directory.mkdir(parents=True, exist_ok=True)
-        skeleton = skeleton_dir()
-        for name in ("config.toml", "mkdocs.yml"):
-            target = directory / name
-            if target.exists():
-                raise UsageError(f"{target} already exists; not overwriting it")
-        for name in ("config.toml", "mkdocs.yml"):
-            shutil.copyfile(skeleton / name, directory / name)
-        click.echo(f"Created {directory / 'config.toml'} and {directory / 'mkdocs.yml'}.")
-        click.echo(f"Edit the query in config.toml, then: digest build --config "
-                   f"{directory / 'config.toml'}")
 
 
 @cli.command()
@@ -382,6 +356,7 @@ def send(config_path: str, edition: str | None, dry_run: bool, resend: bool,
 
 # The LLM server's commands (doctor, server-command) live beside this module.
 cli.add_command(ask)
+cli.add_command(init)
 cli.add_command(doctor)
 cli.add_command(feedback)
 cli.add_command(server_command)

@@ -8,16 +8,16 @@ from pathlib import Path
 
 from ..config import Config
 from ..edition.history import History
-from ..edition.render import default_template_dir
 from ..publish.site import build_site  # imports MkDocs only when a site is built
+from ..publish.workspace import skeleton_file
 
 log = logging.getLogger(__name__)
 
 
 def skeleton_dir() -> Path:
-    """The default config.toml and mkdocs.yml of a new workspace."""
-    packaged = default_template_dir().parent / "skeleton"
-    return packaged if packaged.is_dir() else Path(__file__).resolve().parents[2]
+    """The folder of the default config.toml and mkdocs.yml of a new workspace (the wheel's
+    skeleton, else the repository's root: its skeleton/ folder holds only the other files)."""
+    return skeleton_file("mkdocs.yml").parent
 
 
 def site_stage(config: Config, *, only_if_changed: bool = False,
