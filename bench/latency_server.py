@@ -53,13 +53,35 @@ class Model:
     def decode(self, body: dict[str, Any]) -> tuple[int, int]:
         """(reasoning, answer) tokens the model decodes for a request body."""
         limit = int(body.get("max_tokens") or 1 << 30)
+        reasoning, answer = self._wanted(body)
+        return min(reasoning, limit // 2), min(answer, limit - min(reasoning, limit // 2))
+
+    def cut(self, body: dict[str, Any]) -> bool:
+        """Whether the answer stops at max_tokens ("length") before the model was done."""
+        return self._wanted(body)[1] > self.decode(body)[1]
+
+    def _wanted(self, body: dict[str, Any]) -> tuple[int, int]:
         answer = self.structured_tokens if "response_format" in body else self.answer_tokens
         if claims(body):  # an evidence check: a quote and two numbers per claim
             answer = len(claims(body)) * self.quote_tokens
         if judged(body):  # a judgement: a verdict and a short reason per claim
             answer = len(judged(body)) * JUDGE_TOKENS
-        reasoning = self.reasoning_tokens if thinking(body) else 0
-        return min(reasoning, limit // 2), min(answer, limit - min(reasoning, limit // 2))
+        if continuing(body):  # the rest of an answer cut at its budget
+            answer = max(1, self.answer_tokens - written(body))
+        return (self.reasoning_tokens if thinking(body) else 0), answer
+
+
+def continuing(body: dict[str, Any]) -> bool:
+    """A request to go on with an answer cut at its budget (synthesis/continuation.py)."""
+    messages = body.get("messages") or []
+    return (len(messages) > 2 and messages[-2].get("role") == "assistant"
+            and str(messages[-1].get("content", "")).startswith("Your answer above stopped"))
+
+
+def written(body: dict[str, Any]) -> int:
+    """Tokens of the answer so far, in a continuation's conversation (a word a token, as
+    `_answer` writes prose)."""
+    return len(str(body["messages"][-2].get("content", "")).split())
 
 
 def thinking(body: dict[str, Any]) -> bool:
@@ -277,7 +299,8 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(total / model.decode_tps * model.scale)
             owner.finished(prompt, answer, body)
             self._json({"id": "x", "object": "chat.completion", "model": owner.served_model,
-                        "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                        "choices": [{"index": 0, "finish_reason":
+                                     "length" if model.cut(body) else "stop", "message": {
                             "role": "assistant", "content": answer,
                             "reasoning_content": "Hmm. " * (reasoning // 2) or None}}],
                         "usage": usage})
@@ -302,7 +325,8 @@ class _Handler(BaseHTTPRequestHandler):
             due = began + (sent + n) / model.decode_tps * model.scale
             time.sleep(max(0.0, due - time.perf_counter()))
         owner.finished(prompt, answer, body)
-        self._event({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        ended = "length" if model.cut(body) else "stop"
+        self._event({"choices": [{"index": 0, "delta": {}, "finish_reason": ended}]})
         self._event({"choices": [], "usage": usage})
         self.wfile.write(b"data: [DONE]\n\n")
 

@@ -42,7 +42,7 @@ from generator.chat_models import PromptRequest, SynthesisResult  # noqa: E402
 from generator.config import Config, load_config  # noqa: E402
 from generator.fetch.arxiv_source import ArxivSource, RateLimiter, RecordingSession  # noqa: E402
 from generator.fetch.pdf_text import extract_text  # noqa: E402
-from generator.kinds import EVIDENCE, JUDGE  # noqa: E402
+from generator.kinds import CONTINUE, EVIDENCE, JUDGE  # noqa: E402
 from generator.models import Bundle, FullText, Source  # noqa: E402
 from generator.pipeline.synthesize import follow_ups  # noqa: E402
 from generator.prompts.builders import build_requests  # noqa: E402
@@ -50,6 +50,7 @@ from generator.prompts.kinds import BUILTIN_KINDS  # noqa: E402
 from generator.store.cache import Cache  # noqa: E402
 from generator.synthesis.batch import FollowUp, run_batch  # noqa: E402
 from generator.synthesis.bundle import build_bundle  # noqa: E402
+from generator.synthesis.continuation import with_continuations  # noqa: E402
 from generator.synthesis.dispatch import concurrency  # noqa: E402
 from generator.synthesis.llm_client import ChatClient  # noqa: E402
 from generator.synthesis.server import ServerProbe  # noqa: E402
@@ -162,6 +163,9 @@ def main() -> None:
     parser.add_argument("--answer-tokens", type=int, default=1_200)
     parser.add_argument("--reasoning-tokens", type=int, default=2_000)
     parser.add_argument("--structured-tokens", type=int, default=250)
+    parser.add_argument("--over-budget-tokens", type=int, default=3_600, help=(
+        "prose answers of this length in the run where each outgrows its budget and is "
+        "continued (0: no such run)"))
     parser.add_argument("--config", type=Path, default=ROOT / "config.toml",
                         help="the workspace settings (default: what `digest init` writes)")
     args = parser.parse_args()
@@ -226,6 +230,8 @@ def main() -> None:
             times[f"{label}, {name}"] = (time.perf_counter() - started) / args.scale
         server.stop()
     assert default is not None
+    over = over_budget(args, config, ours, bundle, evidence, served) \
+        if args.over_budget_tokens else None
     slots = concurrency(config.llm.max_concurrency, info, len(ours), 1, 0)
 
     model = Model(args.prefill_tps, args.decode_tps, args.answer_tokens, args.reasoning_tokens,
@@ -273,6 +279,48 @@ def main() -> None:
               f"{project - unjudged_time:8.1f} s   {(project - unjudged_time) / unjudged_time:6.1%}")
     print(f"  ideal cache-hit fraction (every shared prefix prefilled once): "
           f"{cache_hit_ideal(default, model.page_tokens):.1%}")
+    if over is not None:
+        seconds, result = over
+        parts = [c for r, c in zip(result.requests, result.completions, strict=True)
+                 if r.kind == CONTINUE]
+        cut = sum(1 for r, c in with_continuations(result.pairs())
+                  if r.kind != CONTINUE and c.ok and c.truncated)
+        print(f"  prose answers of {args.over_budget_tokens:,} tokens, over their budget "
+              f"(cache-aware, the defaults otherwise): {seconds:.1f} s, "
+              f"{seconds / times['cache-aware, project (the defaults)']:.2f}x the defaults' run")
+        print(f"    {'continuations: requests, prompt (cached) / completion tokens':<58} "
+              f"{len(parts):8d}   {sum(c.usage.prompt_tokens or 0 for c in parts):,} "
+              f"({sum(c.usage.cached_tokens or 0 for c in parts):,}) / "
+              f"{sum(c.usage.completion_tokens or 0 for c in parts):,}")
+        print(f"    {'answers still cut after their continuations':<58} {cut:8d}")
+
+
+def over_budget(args: argparse.Namespace, config: Config, ours: Sequence[PromptRequest],
+                bundle: Bundle, evidence: FollowUp, served: str
+                ) -> tuple[float, SynthesisResult]:
+    """The defaults against a model whose prose answers outgrow their budget: each is
+    continued (synthesis/continuation.py), and what that costs is counted."""
+    model = Model(args.prefill_tps, args.decode_tps, args.over_budget_tokens,
+                  args.reasoning_tokens, args.structured_tokens, scale=args.scale,
+                  cache_blind=False)
+    server = ServerProcess(model, served).start()
+    try:
+        client = ChatClient(server.base_url, served, "bench", timeout=600, max_retries=0)
+        client.served_models()
+        info = ServerProbe(requests.Session(), server.base_url, "bench").server_info()
+        with tempfile.TemporaryDirectory() as cache:
+            started = time.perf_counter()
+            result = run_batch(ours, client, Cache(Path(cache)), bundle_chars=bundle.chars,
+                               bundle_tokens=bundle.estimated_tokens,
+                               max_concurrency=config.llm.max_concurrency,
+                               server_info=functools.partial(dict, info or {}),
+                               prefill_gate=config.llm.prefill_gate, follow_up=evidence,
+                               kinds=BUILTIN_KINDS)
+            seconds = (time.perf_counter() - started) / args.scale
+    finally:
+        server.stop()
+    assert all(c.ok for c in result.completions), [c.error for c in result.completions]
+    return seconds, result
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ CHANGES: PromptKind = "changes"
 EVIDENCE: PromptKind = "evidence"
 ASK: PromptKind = "ask"
 JUDGE: PromptKind = "judge"
+CONTINUE: PromptKind = "continue"
 TRIAGE: PromptKind = "triage"
 
 # The callables of a spec take the run's objects, which live above this module: `Config`

@@ -120,7 +120,9 @@ def fixed_edition(config: Config | None = None, published: list[EditionRecord] |
     completions = [completion_for(r) for r in requests]
     checks = [e for r, c in zip(requests, completions, strict=True)
               if r.name in EVIDENCE_FOR
-              for e in evidence_requests(r, c, config.evidence, {1, 2, 3}, kinds=BUILTIN_KINDS)]
+              for e in evidence_requests(r, c, config.evidence,
+                                         {p.number: p.paper.title for p in bundle.papers},
+                                         kinds=BUILTIN_KINDS)]
     # The judgements of the quotes found, made as a build makes them (follow_ups.py).
     follow = FollowUps(config, bundle)
     for r, c in zip(requests, completions, strict=True):

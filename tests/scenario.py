@@ -35,7 +35,7 @@ from generator.edition.model import Edition
 from generator.edition.question_record import QuestionRecord
 from generator.edition.record import EditionRecord
 from generator.evidence.follow_ups import FollowUps
-from generator.kinds import ASK, EVIDENCE, JUDGE
+from generator.kinds import ASK, BRIEF, EVIDENCE, JUDGE
 from generator.models import (
     Bundle,
     FetchResult,
@@ -237,13 +237,12 @@ REASONS = {"supports": "The quote states the sentence's figure.",
 
 
 def config() -> Config:
-    """The settings `digest init` writes, with one deep dive and no briefs' requests of their
-    own (the papers' names are given below, as briefs would)."""
+    """The settings `digest init` writes, with one deep dive and no theme map."""
     base = Config(path=Path("config.toml"), registry=BUILTIN_KINDS)
     prompts = replace(base.prompts, deep_dives=(DeepDivePrompt(
         "Serving at scale", "Which approach should a team serving chat models adopt first?"),),
         themes=replace(base.prompts.themes, enabled=False))
-    return replace(base, prompts=prompts, briefs=replace(base.briefs, enabled=False),
+    return replace(base, prompts=prompts,
                    llm=replace(base.llm, thinking_extra_body={"thinking": True}))
 
 
@@ -251,14 +250,16 @@ def _sentence_of(line: str) -> str:
     return line.split(") ", 1)[1] if ") " in line else line
 
 
-def evidence_answer(request: PromptRequest, papers: dict[int, Paper]) -> Completion:
+def evidence_answer(request: PromptRequest, papers: dict[int, Paper],
+                    quotes: dict[tuple[str, str], str] | None = None) -> Completion:
     """The quotes a model gives for a check: one entry per claim and cited paper."""
+    quotes = QUOTES if quotes is None else quotes
     entries = []
     for number, cited, sentence in re.findall(r"^\[(\d+)\] \(cites ([^)]*)\) (.*)$",
                                               request.messages[-1].content, re.M):
         for paper in (int(n) for n in re.findall(r"Paper (\d+)", cited)):
             base = papers[paper].base_id if paper in papers else ""
-            quote = next((q for (part, b), q in QUOTES.items() if part in sentence and b == base),
+            quote = next((q for (part, b), q in quotes.items() if part in sentence and b == base),
                          "")
             entries.append({"claim": int(number), "paper": paper, "quote": quote})
     return Completion(request.name, "m", json.dumps({"claims": entries}), "", "stop",
@@ -281,7 +282,8 @@ def judgement_answer(request: PromptRequest) -> Completion:
 
 
 def answered(requests: list[PromptRequest], answers: dict[str, str],
-             papers: dict[int, Paper], follow: FollowUp
+             papers: dict[int, Paper], follow: FollowUp,
+             quotes: dict[tuple[str, str], str] | None = None
              ) -> tuple[list[PromptRequest], list[Completion]]:
     """Every request answered, and the evidence checks and judgements a run would make of
     the answers (FollowUps, as answer_all asks them), answered in turn."""
@@ -291,7 +293,14 @@ def answered(requests: list[PromptRequest], answers: dict[str, str],
     while queue:
         request = queue.pop(0)
         if request.kind == EVIDENCE:
-            completion = evidence_answer(request, papers)
+            completion = evidence_answer(request, papers, quotes)
+        elif request.kind == BRIEF:
+            paper = papers[request.subject or 0]
+            completion = Completion(request.name, "m", json.dumps({
+                "tldr": f"{paper.title.split(':')[0]}, in one line.", "problem": "Serving cost.",
+                "method": "See the abstract.", "result": "As the abstract says.",
+                "limitations": "One setting.", "name": NAMES.get(paper.base_id, "")}),
+                "", "stop", Usage(prompt_tokens=900, completion_tokens=80))
         elif request.kind == JUDGE:
             completion = judgement_answer(request)
         else:
@@ -310,28 +319,27 @@ def answered(requests: list[PromptRequest], answers: dict[str, str],
 
 
 def edition_of(name: str, papers: tuple[Paper, ...], answers: dict[str, str],
-               published: list[EditionRecord], lookup: Lookup | None = None) -> Edition:
-    """An edition assembled as a build assembles it, at a fixed time."""
+               published: list[EditionRecord], lookup: Lookup | None = None,
+               quotes: dict[tuple[str, str], str] | None = None) -> Edition:
+    """An edition assembled as a build assembles it, at a fixed time (each paper's brief
+    giving it the name NAMES has for it, where it has one)."""
     settings = config()
     sources = tuple(Source(p, FullText("not_requested")) for p in papers)
     bundle = Bundle(tuple(NumberedPaper(i + 1, s.paper, s.full_text, 0)
                           for i, s in enumerate(sources)), "THE BUNDLE")
     history = History(sorted(published, key=lambda r: r.edition, reverse=True))
-    requests = [r for r in build_requests(settings, bundle, history) if r.name in answers]
+    requests = [r for r in build_requests(settings, bundle, history)
+                if r.name in answers or r.kind == BRIEF]
     numbered = {p.number: p.paper for p in bundle.papers}
-    asked, got = answered(requests, answers, numbered, FollowUps(settings, bundle))
+    asked, got = answered(requests, answers, numbered, FollowUps(settings, bundle), quotes)
     synthesis = SynthesisResult("deepseek-ai/DeepSeek-V4-Flash", tuple(asked), tuple(got),
                                 len(bundle.text), 7200, 41.5, server="SGLang")
     fetch = FetchResult("cat:cs.LG AND abs:inference", 20, f"{name}T05:00:00+00:00", sources,
                         lookup=lookup)
-    names = {p.number: NAMES[p.paper.base_id] for p in bundle.papers}
     inputs, facts = EditionInputs.of_stages(fetch, bundle, synthesis, kinds=settings.registry)
     edition = assemble(name, "Efficient LLM Inference", inputs, facts, published,
                        built_at=f"{name}T06:00:00+00:00", kinds=settings.registry)
-    # The papers' names, as their briefs would give them.
-    record = replace(edition.record, names=names)
-    return replace(edition, record=record,
-                   papers=tuple(replace(p, name=names[p.number]) for p in edition.papers))
+    return edition
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -229,7 +230,9 @@ def test_an_answer_citing_no_paper_says_so_not_that_evidence_is_off(tmp_path: Pa
     record = ask_stage(config, services(tmp_path / "cut", [], {}, model=cut),
                        "speculative decoding energy", now=lambda: ASKED).record
     assert record is not None
-    assert "1,500-token limit, so the answer is cut off" in terminal_answer(record)
+    # Asked to go on (synthesis/continuation.py) and cut again: published cut, and said so.
+    assert [r.kind for r in cut.asked][:2] == ["ask", "continue"]
+    assert "3,000-token limit, so the answer is cut off" in terminal_answer(record)
 
 
 def test_nothing_relevant_sends_nothing(tmp_path: Path) -> None:
@@ -289,6 +292,13 @@ def test_the_question_page_matches_its_golden_file(tmp_path: Path) -> None:
         golden.write_text(page, encoding="utf-8")
     assert page == golden.read_text(encoding="utf-8"), "see the module's docstring"
     assert "⚠\u00a0withdrawn" in page and "../papers/2611.00001.md" in page
+    # The question is stated once, in the heading; one too long for it, also in full below.
+    body = page.split("\n---\n", 1)[1]  # below the front matter's title
+    assert body.count(record.question) == 1 and "!!! question" not in body
+    long = replace(record, question=record.question + " " + "and its energy use " * 8)
+    page = question_page(make_environment(ROOT), long,
+                         load_config(tmp_path / "config.toml", registry=BUILTIN_KINDS).registry)
+    assert "!!! question" in page and page.split("\n---\n", 1)[1].count(long.question) == 1
 
 
 def test_a_published_question_is_kept_listed_in_the_navigation_and_the_feed(

@@ -58,7 +58,8 @@ def test_build_end_to_end_then_a_rebuild_sends_nothing(
 ) -> None:
     result = build(workspace)
     assert result.exit_code == 0, result.output
-    assert "6 papers (3 with full text, 0 missing), 6 prompt(s) sent" in result.output
+    assert ("6 new, of 6 papers. 6 papers read (3 with full text, 0 missing), 6 prompt(s) sent"
+            in result.output)
 
     ws = workspace.parent
     edition_dir = ws / "site_src" / "editions" / EDITION

@@ -43,7 +43,7 @@ def test_empty_file_gives_defaults_and_missing_prompts_section_is_fine(tmp_path:
     config = load_config(write(tmp_path, "[digest]\ntitle = 'X'\n"), registry=BUILTIN_KINDS)
     assert config.digest.title == "X"
     assert config.prompts.research_map.max_tokens == 3000
-    assert config.prompts.thinking.thinking_max_tokens == 4000
+    assert config.prompts.thinking.thinking_max_tokens == 8000
     assert config.prompts.thinking.thinking_temperature == 0.6
     assert all(d.max_tokens == 1200 and d.temperature == 0.2 for d in config.prompts.deep_dives)
     assert config.cache_dir == (tmp_path / ".cache").resolve()

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from generator.cli import cli
 from generator.edition.lead import lead_parts
 from generator.edition.names import WITHDRAWN_FLAG
+from generator.edition.news import News
 from generator.edition.render import cited
 from generator.prompts.kinds import BUILTIN_KINDS
 from tests.conftest import read_record, write_config
@@ -296,8 +297,9 @@ def test_the_evidence_popups_stay_out_of_the_search_index(
 
 def test_on_a_phone_the_first_screen_names_the_best_new_paper_and_the_papers_list(
         two_editions: tuple[Path, ArxivServer, SglangServer, dict[str, Any]]) -> None:
-    """At 390 × 844 px, before any scrolling: the home page's first pick (a new paper) and the
-    edition overview's list of papers."""
+    """At 390 × 844 px, before any scrolling, the week's news: the home page's line of
+    counts, its first pick (a new paper) and the first line of what changed since the last
+    edition; and the edition overview's list of papers."""
     from tests.browser import launch_chromium
 
     config = two_editions[0]
@@ -312,6 +314,12 @@ def test_on_a_phone_the_first_screen_names_the_best_new_paper_and_the_papers_lis
             box = name.bounding_box()
             assert name.inner_text() == top.title and box is not None
             assert box["y"] + box["height"] <= 844, f"the top pick is {box['y']:.0f} px down"
+            counts = page.locator("article p").first
+            assert counts.inner_text().startswith(News.of(read_record(config, SECOND)).line)
+            since = page.locator("article h2#since-edition-" + FIRST + " + ul li").first
+            line = since.bounding_box()
+            assert line is not None and since.inner_text().strip()
+            assert line["y"] + line["height"] <= 844, f"'since' is {line['y']:.0f} px down"
             page.goto((site / "editions" / SECOND / "index.html").as_uri())
             heading = page.locator("article h2#papers").bounding_box()
             first = page.locator("article h4.digest-entry").first.bounding_box()

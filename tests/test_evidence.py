@@ -291,7 +291,9 @@ def test_a_check_made_alone_carries_only_the_cited_papers_and_says_so() -> None:
                            max_tokens=3000, temperature=0.3)
     answer = Completion(name="research-map", model="m", finish_reason="stop",
                         content="Paper 2 drafts tokens with a small model. Paper 3 saves memory.")
-    (check,) = evidence_requests(parent, answer, EvidenceSettings(), {1, 2, 3}, kinds=BUILTIN_KINDS)
+    (check,) = evidence_requests(parent, answer, EvidenceSettings(),
+                                 {p.number: p.paper.title for p in bundle.papers},
+                                 kinds=BUILTIN_KINDS)
     alone = standalone_check(check, 8_000)
     assert alone is not None and alone.title == check.title + ALONE_TITLE
     papers = alone.messages[1].content

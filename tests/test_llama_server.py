@@ -196,7 +196,9 @@ def test_a_build_answers_every_prompt_and_never_floods_its_slots(
     fewer at a time, and answered; nothing of the server's words on a page."""
     llama.state.n_ctx, llama.state.n_parallel, llama.state.unified = 65536, slots, unified
     if unified:
-        llama.state.n_ctx = 12000  # about two of the build's requests at once
+        # Two of the build's requests at once outgrow it (each prompt is sized to leave the
+        # thinking answer's 8,000 tokens free).
+        llama.state.n_ctx, llama.state.hold_for_overlap = 20000, True
     config, result = build(tmp_path, arxiv_server, llama)
     assert result.exit_code == 0, result.output
     record = record_of(config)

@@ -23,6 +23,7 @@ import pytest
 from generator.ask.pages import Site, question_pages, terminal_answer
 from generator.cli.ask import answer_json
 from generator.config import EmailSettings
+from generator.edition.news import News
 from generator.edition.render import make_environment, render_edition
 from generator.evidence.checks import KEY, MARKS, EvidenceFigure
 from generator.pipeline.ask import Asked
@@ -96,8 +97,11 @@ def test_every_count_is_the_records_one_count(scene: tuple[Fortnight, dict[str, 
     figure = f.second.record.evidence_figure
     assert figure is not None and figure.claims == 17
     sentence = figure.sentence
-    for name in ("index.md", f"editions/{SECOND}/run-report.md", "mail.txt", "feed.xml"):
+    for name in (f"editions/{SECOND}/run-report.md", "mail.txt", "feed.xml"):
         assert sentence[:-1] in pages[name].replace("\n    ", " "), name
+    for name in ("index.md", f"editions/{SECOND}/index.md"):  # the front line's few words
+        assert f"[evidence]({'' if '/' in name else f'editions/{SECOND}/'}run-report.md): " \
+            f"{figure.short}" in pages[name], name
     question = f.question.evidence_figure
     assert question is not None
     for name in ("questions/index.md", "terminal.txt"):
@@ -107,6 +111,23 @@ def test_every_count_is_the_records_one_count(scene: tuple[Fortnight, dict[str, 
     assert [c["verdict"] for c in data["claims"]] == [c.mark.code for c in f.question.checks or ()]
     terminal = re.findall(r"\[([^\]]+)\]", pages["terminal.txt"].split("Papers read:")[0])
     assert terminal == [c.mark.text for c in f.question.checks or ()]
+
+
+def test_every_surface_says_the_editions_news_in_the_records_one_line(
+        scene: tuple[Fortnight, dict[str, str]]) -> None:
+    """New, follow-ups, revised, withdrawn: counted once (`News`), said in the same words on
+    the home page, the overview, the mail, the feed; the withdrawn paper (new in the first
+    edition, withdrawn since) counts as withdrawn only, never also as revised."""
+    f, pages = scene
+    news = News.of(f.second.record)
+    assert (news.new, news.followups, news.revised, news.withdrawn) == (2, 1, 1, 1)
+    assert news.line == "2 new (1 a follow-up) · 1 revised · 1 withdrawn"
+    for name in ("index.md", f"editions/{SECOND}/index.md"):
+        assert f"**{news.line}**" in pages[name], name
+    for name in ("mail.txt", "feed.xml"):
+        assert news.sentence in pages[name], name
+    for name, text in pages.items():
+        assert "updated (a new version)" not in text and "2 updated" not in text, name
 
 
 def test_no_surface_counts_claims_its_own_way(monkeypatch: pytest.MonkeyPatch) -> None:

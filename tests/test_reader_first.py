@@ -84,8 +84,11 @@ def test_the_home_page_leads_with_the_new_picks_then_what_changed(
     assert home.index(picks[0][0].name) < home.index("## Since edition")
     # Listed once (the pick; "since" says it follows up), never again under "also new".
     assert "Also new" not in home and home.count("**[Drafting Beyond Speculation]") == 2
-    assert home.startswith(f"# Latest: {SECOND}\n")
-    assert "**1 new**, 1 updated, 1 withdrawn on arXiv." in home
+    # One line of news, then the picks; the query and the field are the overview's.
+    assert home.startswith(f"# Edition {SECOND}\n\n**1 new (a follow-up) · 1 revised · "
+                           "1 withdrawn** · [all 3 papers]")
+    assert "ti:inference" not in home and "## The field" not in home
+    assert "ti:inference" in pages[f"editions/{SECOND}/index.md"]
 
 
 def test_a_withdrawn_paper_is_listed_as_withdrawn_with_its_reason_and_always_flagged(
@@ -105,7 +108,7 @@ def test_a_withdrawn_paper_is_listed_as_withdrawn_with_its_reason_and_always_fla
             before = text[max(0, match.start() - 12):match.start()]
             after = text[match.end():match.end() + 60]
             assert "⚠" in before or "withdrawn" in after, f"{where}: …{before}{GONE_TITLE}{after}…"
-    assert "1 withdrawn on arXiv" in mail.text and "2 updated" not in mail.text
+    assert "1 withdrawn," in mail.text and "2 revised" not in mail.text
 
 
 def test_the_mail_leads_with_the_picks_and_names_the_top_new_pick(
@@ -115,7 +118,7 @@ def test_the_mail_leads_with_the_picks_and_names_the_top_new_pick(
     text = mail.text
     assert text.index("EDITOR'S PICKS") < text.index("SINCE EDITION") < text.index("THE FIELD")
     assert "1. Drafting Beyond Speculation" in text
-    assert "2. Paged Attention Revisited (updated: a new version)" in text
+    assert "2. Paged Attention Revisited (revised: a new version)" in text
     assert "ALSO NEW" not in text and "Top pick:" not in text  # each paper said once
 
 

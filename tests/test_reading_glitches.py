@@ -168,10 +168,12 @@ LONG = " ".join(["word"] * 120)
 
 
 def test_a_long_sections_body_folds_under_its_heading_and_a_short_one_stays() -> None:
-    answer = (f"Intro.\n\n## Long one\n\n{LONG}\n\n```\n## not a heading\n```\n\n"
-              "## Short one\n\nA few words.\n")
+    answer = (f"Intro.\n\n## First\n\n{LONG}\n\n## Long one\n\n{LONG}\n\n```\n"
+              "## not a heading\n```\n\n## Short one\n\nA few words.\n")
     folded = fold_sections(answer)
-    assert folded.startswith("Intro.\n\n## Long one\n\n??? digest-fold \"Read this section (")
+    # The first section is the page's opening, read first: it stays open on a phone.
+    assert folded.startswith(f"Intro.\n\n## First\n\n{LONG}\n\n## Long one\n\n"
+                             "??? digest-fold \"Read this section (")
     assert f"\n    {LONG}\n\n    ```\n    ## not a heading\n    ```\n" in folded
     assert folded.endswith("## Short one\n\nA few words.\n")
     assert fold_sections(f"## Only one\n\n{LONG}\n") == f"## Only one\n\n{LONG}\n"
@@ -182,12 +184,15 @@ def test_a_long_sections_body_folds_under_its_heading_and_a_short_one_stays() ->
 
 def test_the_research_map_and_thinking_answers_fold_and_hostile_text_stays_inert() -> None:
     answer = (f"## Field overview\n\n<script>alert(1)</script> Paper 1 leads. {LONG}\n\n"
-              f"## Open problems\n\n{LONG}\n")
+              f"## Open problems\n\n{LONG}\n\n## Methods\n\n{LONG}\n")
     edition = one_paper_edition("FastKV: A Cache", ("Ada",), "An abstract.", answer)
     pages = render_edition(make_environment(ROOT), edition, []).pages
     for stem in ("research-map", "thinking"):
         page = pages[f"editions/{edition.name}/{stem}.md"]
         assert page.count('digest-fold "Read this section (') >= 2, stem
+        # The opening section is read as it is: its words are not behind a tap on a phone.
+        opening = page.split("Field overview", 1)[1].split("Open problems", 1)[0]
+        assert "digest-fold" not in opening and "leads" in opening, stem
         assert "<script" not in page and "&lt;script>" in page, stem
     deep = pages[f"editions/{edition.name}/deep-dive-1.md"]
     assert "digest-fold" not in deep  # only the long pages a reader named fold

@@ -174,10 +174,12 @@ def test_a_context_refusal_is_retried_once_with_a_smaller_bundle(
     assert len(sglang_server.state.chat_requests) == sent
 
 
-def needed_tokens(tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer) -> int:
+def needed_tokens(tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer,
+                  extra: str = "") -> int:
     """The longest prompt plus its answer as the server counts them, from a run elsewhere
     (fetch and synthesize: the requests are all it needs, not the pages or the site)."""
-    probe = write_config(tmp_path / "probe", arxiv_server, sglang_server, max_pdf_chars=30_000)
+    probe = write_config(tmp_path / "probe", arxiv_server, sglang_server, extra,
+                         max_pdf_chars=30_000)
     for stage in ("fetch", "synthesize"):
         assert CliRunner().invoke(cli, [stage, "--config", str(probe), "--edition", EDITION],
                                   catch_exceptions=False).exit_code == 0
@@ -198,10 +200,14 @@ def test_a_context_ten_percent_too_small_for_a_dense_tokenizer(
     state = sglang_server.state
     state.chars_per_token = 3.0
     state.tokenize_endpoint = tokenizer
-    needed = needed_tokens(tmp_path, arxiv_server, sglang_server)
+    # Every answer allowed the same length, so that 10 % too little context is too little
+    # for every prompt (the thinking answer's larger default would leave the others room).
+    same = "[prompts.thinking]\nthinking_max_tokens = 3000"
+    needed = needed_tokens(tmp_path, arxiv_server, sglang_server, same)
     state.max_model_len = int(needed * 0.9)
     state.enforce_context = True
-    workspace = write_config(tmp_path / "ws", arxiv_server, sglang_server, max_pdf_chars=30_000)
+    workspace = write_config(tmp_path / "ws", arxiv_server, sglang_server, same,
+                             max_pdf_chars=30_000)
     result = build(workspace)
     assert result.exit_code == 0, result.output
     data = record(workspace)

@@ -89,9 +89,9 @@ def build(config_path: str, edition: str | None, refresh: bool, wait_s: float,
         finally:
             progress.close()
         click.echo(
-            f"Edition {report.edition}: {report.papers} papers ({report.full_text} with full "
-            f"text, {report.missing_full_text} missing), {report.sent_prompts} prompt(s) sent. "
-            f"Site: {report.site_dir}"
+            f"Edition {report.edition}: {report.news}. {report.papers} papers read "
+            f"({report.full_text} with full text, {report.missing_full_text} missing), "
+            f"{report.sent_prompts} prompt(s) sent. Site: {report.site_dir}"
         )
         if make_zip and report.site_dir:
             click.echo(f"Archive: {zip_site(report.site_dir)}")

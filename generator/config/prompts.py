@@ -35,7 +35,7 @@ class DeepDivePrompt:
     """The page's title."""
     question: str
     """The question, asked after the system message and the bundle."""
-    max_tokens: int = ranged(1200, 1, 10_000_000)
+    max_tokens: int = ranged(3000, 1, 10_000_000)
     """The answer's budget in tokens."""
     temperature: float = ranged(0.2, 0.0, 2.0)
     """Sampling temperature."""
@@ -50,11 +50,11 @@ class ThinkingPrompt:
     """The page's title."""
     question: str = default_prompts.THINKING
     """The question both answers are asked."""
-    max_tokens: int = ranged(1500, 1, 10_000_000)
+    max_tokens: int = ranged(3000, 1, 10_000_000)
     """The answer without thinking: its budget in tokens."""
     temperature: float = ranged(0.2, 0.0, 2.0)
     """The answer without thinking: its sampling temperature."""
-    thinking_max_tokens: int = ranged(4000, 1, 10_000_000)
+    thinking_max_tokens: int = ranged(8000, 1, 10_000_000)
     """The thinking answer: its budget in tokens."""
     thinking_temperature: float = ranged(0.6, 0.0, 2.0)
     """The thinking answer: its sampling temperature."""

@@ -216,7 +216,7 @@ class ContinuitySettings:
     ids a request, at an edition's first fetch (again only with `--refresh`); 0: no lookup."""
     instruction: str = default_prompts.CHANGES
     """The comparison request ("what changed in the field")."""
-    max_tokens: int = ranged(700, 50, 100_000)
+    max_tokens: int = ranged(1200, 50, 100_000)
     """Its budget in tokens."""
     temperature: float = ranged(0.2, 0.0, 2.0)
     """Sampling temperature."""
@@ -233,7 +233,7 @@ class AskSettings:
     (fewer where the model's context is smaller); 0: the archive's record alone."""
     instruction: str = default_prompts.ASK
     """The task given after the archive bundle and before the question."""
-    max_tokens: int = ranged(1500, 100, 100_000)
+    max_tokens: int = ranged(3000, 100, 100_000)
     """The answer's budget in tokens."""
     temperature: float = ranged(0.3, 0.0, 2.0)
     """Sampling temperature."""

@@ -17,8 +17,9 @@ from typing import Any
 
 from ..chat_models import Completion, PromptRequest
 from ..evidence.checks import Standing
-from ..evidence.claims import claims_of
-from ..kinds import BRIEF, CHANGES, THEMES, KindRegistry
+from ..evidence.claims import answer_claims
+from ..evidence.naming import answer_names
+from ..kinds import BRIEF, CHANGES, CONTINUE, EVIDENCE, JUDGE, THEMES, KindRegistry
 from ..models import NumberedPaper
 from ..synthesis.structured import InvalidAnswer, parse_answer
 from ..text.safe_text import md_model
@@ -45,7 +46,7 @@ from .model import (
     ThinkingSummary,
     TokenTotals,
 )
-from .names import paper_names
+from .names import given_names, paper_names
 from .overview import overview_text
 from .picks import editors_picks
 from .record import EditionRecord, Status
@@ -73,7 +74,11 @@ def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
     structured, unparsed = _structured(inputs.papers, pairs, kinds, previous)
     briefs: dict[int, Brief] = dict(structured.get(BRIEF, ()))
     themes = [t for found in structured.get(THEMES, ()) for t in found]
-    names = paper_names(inputs.papers, {n: b.name for n, b in briefs.items()})
+    # A paper whose title gives no name may take one the answers gave it (where its own title
+    # or abstract uses it): "SpliceLeak", not its whole title, in every link.
+    nicknames = given_names((c.content for r, c in pairs if c.ok and kinds[r.kind].evidence),
+                            (p.number for p in inputs.papers))
+    names = paper_names(inputs.papers, {n: b.name for n, b in briefs.items()}, nicknames)
     every_check = facts.checks(pairs)  # a comparison's "Disagrees:" lines included
     checks = published_checks(inputs.papers, pairs, every_check, kinds)
     pages, answers = synthesis_pages(inputs.papers, pairs, structured, names, checks, facts, kinds,
@@ -129,7 +134,7 @@ def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
         bundle_note=inputs.bundle.note, wall_time_s=inputs.synthesis.wall_time_s,
         answers_from_cache=from_cache, answers=len(pairs), token_chart=token_chart(pairs),
         timeline=timeline(inputs.papers, statuses, withdrawn), evidence=_evidence_spend(pairs),
-        judge=_evidence_spend(pairs, "judge"))
+        judge=_evidence_spend(pairs, JUDGE), continued=_evidence_spend(pairs, CONTINUE))
     return Edition(
         name=edition, title=title, query=inputs.query, model=inputs.synthesis.model,
         papers=papers, pages=tuple(page for page, _ in pages), prompts=answers,
@@ -210,7 +215,7 @@ def published_checks(papers: Sequence[NumberedPaper],
     neither shown nor counted as a claim, nor kept among the record's checks."""
     if checks is None:
         return None
-    numbers = frozenset(p.number for p in papers)
+    titles = {p.number: p.paper.title for p in papers}
     kept = dict(checks)
     for request, completion in pairs:
         spec = kinds.get(request.kind)
@@ -218,7 +223,7 @@ def published_checks(papers: Sequence[NumberedPaper],
             continue
         shown = spec.published(completion.content)
         if shown != completion.content:
-            sentences = {c.sentence for c in claims_of(shown, numbers, spec.shift)}
+            sentences = {c.sentence for c in answer_claims(shown, titles, spec.shift)}
             kept[request.name] = tuple(c for c in kept[request.name] if c.sentence in sentences)
     return kept
 
@@ -237,6 +242,7 @@ def synthesis_pages(
 
     A structured kind's page shows its typed values (`page.values`), never its JSON."""
     linkers: dict[str, CitationLinker] = {}
+    titles = {p.number: p.paper.title for p in papers}
     grouped: dict[str, list[Answer]] = {}
     checks: dict[str, list[ClaimCheck]] = {}
     answers: list[Answer] = []
@@ -254,7 +260,9 @@ def synthesis_pages(
             answers.append(answer)
             grouped.setdefault(stem, []).append(answer)
             continue
-        # The reasoning first, as the page reads: its citations are found in that order.
+        # The reasoning first, as the page reads: its citations are found in that order. The
+        # names the answer cites papers by are linked in both (its claims use them too).
+        linker.names = answer_names(completion.content, titles)
         linker.evidence = None
         reasoning = md_model(completion.reasoning, shift, linker) if completion.ok else ""
         verdicts = evidence.get(request.name) if evidence is not None else None
@@ -290,7 +298,7 @@ def synthesis_pages(
     return pages, tuple(answers)
 
 
-def _evidence_spend(pairs: list[tuple[PromptRequest, Completion]], kind: str = "evidence"
+def _evidence_spend(pairs: list[tuple[PromptRequest, Completion]], kind: str = EVIDENCE
                     ) -> EvidenceSpend | None:
     """What the requests of `kind` cost: the evidence checks, or the judgements of quotes."""
     checks = [c for r, c in pairs if r.kind == kind]

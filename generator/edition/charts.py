@@ -117,5 +117,5 @@ def timeline(papers: Sequence[NumberedPaper], statuses: Mapping[int, str],
     return _svg(height + 4, body, "Submission dates of the papers, by status")
 
 
-_STATUS_WORDS = {"new": "new", "updated": "updated", "seen": "seen before",
+_STATUS_WORDS = {"new": "new", "updated": "revised", "seen": "seen before",
                  "withdrawn": "withdrawn on arXiv"}

@@ -25,6 +25,8 @@ from ..evidence.claims import NUMBER_RE as _NUMBER_RE
 from ..evidence.claims import before_stop, sentences
 from ..evidence.claims import numbers as _numbers
 from ..evidence.claims import plain_sentence as _plain
+from ..evidence.naming import Citation, find_citations, named_in, names_pattern
+from ..evidence.naming import squashed as _squashed
 from ..models import NumberedPaper
 from ..text.safe_text import escape_markdown, tooltip
 from .facts import PaperFacts, TextFacts
@@ -52,6 +54,12 @@ class PageCitations:
     contexts: dict[int, list[tuple[str, Standing | None]]] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     figures: list[FigureCheck] = field(default_factory=list)
+
+
+def _restates(given: str, name: str) -> bool:
+    """Whether a name given after a citation only says the paper's name again."""
+    given, name = _squashed(given), _squashed(name)
+    return bool(name) and (given == name or (len(name) >= 4 and given.startswith(name)))
 
 
 def _words(text: str) -> list[str]:
@@ -110,6 +118,9 @@ class CitationLinker:
         # The verdicts of the answer being linked, by sentence (see edition/evidence.py);
         # None: no evidence was asked for this text.
         self.evidence: Mapping[str, ClaimCheck] | None = None
+        # The names by which the answer being linked cites papers without their numbers
+        # (evidence.naming.answer_names): linked where they stand, and their sentences checked.
+        self.names: Mapping[int, tuple[str, ...]] = {}
 
     def __call__(self, text: str) -> str:
         out = []
@@ -137,19 +148,21 @@ class CitationLinker:
                 f'edition</span>')
 
     def _sentence(self, sentence: str) -> str:
-        matches = list(_CITE_RE.finditer(sentence))
-        if not matches:
+        by_name = [n for n in named_in(sentence, self.names) if n in self._papers]
+        if not find_citations(sentence) and not by_name:
             return sentence
-        cited_here = [n for m in matches for n in _numbers(m.group(2)) if n in self._papers]
         plain = _plain(sentence)  # before any change: the evidence checks know it so
         # A paper named twice in a row reads once; "X and X agree" goes (prose.py).
         once = one_paper_once(sentence, self._aliases)
         if once is None:
             return ""
         sentence = once
+        citations = find_citations(sentence)
+        cited_here = list(dict.fromkeys(
+            [n for c in citations for n in c.numbers if n in self._papers] + by_name))
         named = name_citations(plain, self._plain_names) if self._names else plain
         check = self.evidence.get(plain) if self.evidence is not None else None
-        for n in dict.fromkeys(cited_here):
+        for n in cited_here:
             self.result.cited[n] = self.result.cited.get(n, 0) + 1
             contexts = self.result.contexts.setdefault(n, [])
             if all(named != said for said, _ in contexts):
@@ -157,29 +170,91 @@ class CitationLinker:
         # Figures are marked first and parked behind placeholders, so that citation links and
         # our markup never land inside one another.
         parked: list[str] = []
-        if len(set(cited_here)) == 1:
+        if len(cited_here) == 1:
             sentence = self._mark_figures(sentence, cited_here[0], plain, parked)
+            citations = find_citations(sentence)
         pieces: list[str] = []
         last = 0
-        for match in _CITE_RE.finditer(sentence):
-            pieces.append(sentence[last:match.start()])
-            word, spec = match.group(1), match.group(2)
-            numbers = _numbers(spec)
-            for n in numbers:
+        linked_here = {n for c in citations for n in c.numbers}
+        for citation in citations:
+            pieces.append(self._names_linked(sentence[last:citation.start], linked_here))
+            for n in citation.numbers:
                 if n not in self._papers:
                     self.result.problems.append(Problem(
-                        f"{word} {spec}", n, f"no Paper {n} in this edition's bundle"))
-            pieces.append(self._markup(word, spec, numbers))
-            last = match.end()
-            if len(numbers) == 1 and numbers[0] in self._papers:
-                pieces.append(self._check_name(numbers[0], sentence, match.end()))
-        pieces.append(sentence[last:])
+                        f"{citation.word} {n}", n, f"no Paper {n} in this edition's bundle"))
+            pieces.append(self._citation(citation, sentence))
+            last = citation.end
+        pieces.append(self._names_linked(sentence[last:], linked_here))
         linked = _PARKED_RE.sub(lambda m: parked[int(m.group(1))], "".join(pieces))
-        if self.evidence is not None:  # a phantom citation alone is a claim too
-            check = self.evidence.get(plain)
-            if check is not None:
-                linked = before_stop(linked.rstrip(), self._evidence(check))
+        if check is not None:  # a phantom citation alone is a claim too
+            linked = before_stop(linked.rstrip(), self._evidence(check))
         return linked
+
+    def _names_linked(self, text: str, linked_here: set[int]) -> str:
+        """`text` with the first mention of each paper it names (by a name the answer gave it,
+        or its title's own name) linked, where the sentence does not link that paper already."""
+        pattern, owner = names_pattern(self.names)
+        if pattern is None or not text:
+            return text
+        out, last = [], 0
+        for match in pattern.finditer(text):
+            number = owner[match.group(1)]
+            if number in linked_here or number not in self._papers:
+                continue
+            linked_here.add(number)
+            out += [text[last:match.start()], self._link(number, match.group(1))]
+            last = match.end()
+        return "".join(out) + text[last:]
+
+    def _citation(self, citation: Citation, sentence: str) -> str:
+        """A citation as the papers' linked names, each once: the name the text gave a number
+        right after it is not said again (a title that names another paper is flagged)."""
+        given = dict(citation.given)
+        if citation.listed:
+            items = []
+            for n in citation.numbers:
+                if n not in self._papers:
+                    items.append(self._invalid(n, str(n)) + (f" ({given[n]})" if n in given
+                                                             else ""))
+                    continue
+                label = self._names.get(n, f"Paper {n}")
+                keep = n in given and not self._names_paper(given[n], n, label)
+                items.append(self._link(n, label) + (f" ({given[n]})" if keep else ""))
+            return citation.prefix + ", ".join(items)
+        numbers = list(citation.numbers)
+        head = self._markup(citation.word, citation.spec, numbers)
+        if len(numbers) != 1 or numbers[0] not in self._papers:
+            rest = sentence[citation.name_start:citation.end] if citation.name_start >= 0 else ""
+            return head + rest
+        (n,) = numbers
+        if citation.name_start < 0:
+            return head + self._check_name(n, sentence, citation.end)
+        name = given[n]
+        other = self._names_other(name, n)
+        if other is None:  # the model's name for this paper: the link says it
+            return head
+        reason = f"the name given names Paper {other}, not Paper {n}"
+        self.result.problems.append(Problem(_plain(f"Paper {n} ({name})"), n, reason))
+        return (head + sentence[citation.name_start:citation.end]
+                + f' <span class="digest-flag" title="{_attr(reason)}">⚠ title mismatch</span>')
+
+    def _names_paper(self, given: str, number: int, label: str) -> bool:
+        """Whether a name given a number names that paper: its name, a run of its title's
+        words, or a name no other paper of the bundle has."""
+        title = self._papers[number].paper.title
+        return (_restates(given, label) or title_score(given, title) >= 0.6
+                or self._names_other(given, number) is None)
+
+    def _names_other(self, given: str, number: int) -> int | None:
+        """Another paper of the bundle that a name given Paper `number` clearly names (its
+        title, or that paper's own name), or None."""
+        if title_score(given, self._papers[number].paper.title) >= 0.6:
+            return None
+        for n, item in self._papers.items():
+            if n != number and (title_score(given, item.paper.title) >= 0.8
+                                or _restates(given, self._plain_names.get(n, ""))):
+                return n
+        return None
 
     def _evidence(self, check: ClaimCheck) -> str:
         """A mark after the sentence, whatever its verdict (no failed sentence goes unmarked);

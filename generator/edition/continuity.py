@@ -18,6 +18,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from ..evidence.checks import ClaimCheck
 from ..evidence.claims import CITE_RE
 from ..evidence.claims import numbers as cited_numbers
+from ..evidence.naming import common
 from ..fetch.withdrawals import withdrawal_notice
 from ..models import Lookup, NumberedPaper, Withdrawal
 from .names import name_citations
@@ -103,32 +104,13 @@ def _short_name(paper: RecordPaper) -> str:
                     and not _plain_phrase(name)) else ""
 
 
-# Words any paper of the field may use: a name or title made of these alone names no paper
-# ("Large Language Models", "A Survey of Large Language Models").
-_COMMON_WORDS = frozenset("""
-    a an the of for and or in on with to via by from at as is are toward towards beyond new
-    large small language languages model models modeling modelling learning deep neural network
-    networks transformer transformers attention survey review overview study efficient
-    efficiency llm llms mllm mllms vlm vlms slm slms lm lms ai rag agent agents agentic
-    reasoning reasoner benchmark benchmarks benchmarking data dataset datasets vision visual
-    diffusion reinforcement graph graphs generation generative retrieval augmented inference
-    training fine tuning fine-tuning finetuning instruction instructions multimodal foundation
-    pretrained pre-trained pretraining pre-training scaling memory cache kv long context
-    alignment evaluation evaluating robust robustness understanding knowledge text image
-    images video speech audio code chain thought thoughts prompt prompts prompting
-    optimization method methods approach framework system systems analysis towards challenges
-    opportunities future directions perspective perspectives
-    """.split())
-
-
 def _words(text: str) -> list[str]:
     return re.findall(r"[\w'-]+", text)
 
 
 def _common(text: str) -> bool:
     """Whether every word of `text` is one of the field's common words."""
-    words = _words(text)
-    return bool(words) and all(w.casefold() in _COMMON_WORDS for w in words)
+    return common(text)
 
 
 def _plain_phrase(name: str) -> bool:

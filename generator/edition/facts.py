@@ -13,7 +13,7 @@ from typing import Protocol
 
 from ..chat_models import Completion, PromptRequest
 from ..evidence.checks import ClaimCheck, Judgement, decided
-from ..evidence.claims import Claim, claims_of, figure_in
+from ..evidence.claims import Claim, answer_claims, figure_in
 from ..evidence.judge import verdicts
 from ..evidence.quotes import PaperText, check_claims
 from ..evidence.requests import ALONE_TITLE
@@ -59,6 +59,7 @@ class TextFacts:
         """`kinds`: the run's registry, which says whose claims are checked (a linker or a
         pick that only asks what a paper states needs none)."""
         self._papers = {p.number: p for p in papers}
+        self._titles = {p.number: p.paper.title for p in papers}
         self._kinds = kinds
         self._texts = {p.number: f"{p.paper.title}\n{p.paper.abstract}\n{p.paper.comment}\n"
                                  f"{p.full_text.text}" for p in papers}
@@ -91,7 +92,7 @@ class TextFacts:
             spec = self._kinds[request.kind]
             if not (spec.evidence and completion.ok):
                 continue
-            claims = claims_of(completion.content, set(self._papers), spec.shift)
+            claims = answer_claims(completion.content, self._titles, spec.shift)
             checks = check_claims(claims, batches.get(request.name, []), texts,
                                   alone.get(request.name, ()))
             found[request.name] = decided(_with_ids(request.name, claims, with_judgements(

@@ -14,6 +14,7 @@ from .. import store
 from ..text.safe_text import clean, excerpt, text_of
 from .lead import lead_parts, parts_html, parts_text, since_lines, without_subject
 from .names import name_citations
+from .news import News
 from .question_record import QuestionRecord
 from .record import EditionRecord
 from .record_parts import FeedStamps
@@ -100,8 +101,7 @@ def atom_feed(title: str, site_url: str, records: Sequence[EditionRecord], limit
         element(entry, "published", record.feed.published if record.feed else record.built_at)
         element(entry, "updated", _updated(record))
         element(entry, "author").append(_name(f"{{{_ATOM}}}name", record.model))
-        lead = (parts_text(lead_parts(record))
-                or f"{len(record.papers)} papers ({len(record.new_papers)} new).")
+        lead = parts_text(lead_parts(record)) or f"{News.of(record).sentence}."
         summary = f"{lead} {text_of(record.overview_named)}".strip()
         element(entry, "summary", summary, type="text")
         element(entry, "content", _content(record, summary, url), type="html")
@@ -127,8 +127,7 @@ def entry_title(title: str, record: EditionRecord) -> str:
     names = [text_of(pick.name) for pick, _ in record.picked]
     if names:
         return f"{head}: {', '.join(names)}"
-    new = len(record.new_papers)
-    return f"{head}: {len(record.papers)} papers, {new or 'none'} new"
+    return f"{head}: {News.of(record).sentence}"
 
 
 def evidence_line(record: EditionRecord) -> str:

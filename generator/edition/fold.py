@@ -3,9 +3,10 @@
 A research map or a thinking answer runs to many phone screens; what follows it (the theme
 map, the second answer) is then found only by scrolling. Each long section keeps its heading
 (the table of contents, links and search find it) and its body goes into a pymdownx.details
-block of class `digest-fold`, closed: a phone shows the headings one under the other, a tap
-opens one. digest.css shows the bodies open and the fold's summary not at all on a laptop,
-where the page reads as before. The text is the already linked, inert Markdown: nothing here
+block of class `digest-fold`, closed: a phone shows the first section whole (the page's
+opening, read first), then the other headings one under the other, a tap opens one.
+digest.css shows the bodies open and the fold's summary not at all on a laptop, where the
+page reads as before. The text is the already linked, inert Markdown: nothing here
 makes HTML of it; the summary's words are ours.
 """
 
@@ -23,8 +24,9 @@ _UNREAD_RE = re.compile(r'<span class="digest-ev-box"[^>]*>.*?</span></span>|<[^
 
 
 def fold_sections(markdown: str, min_words: int = MIN_WORDS) -> str:
-    """`markdown` with the body of each section of its top heading level longer than
-    `min_words` folded under that heading; unchanged where it has fewer than two sections."""
+    """`markdown` with the body of each section of its top heading level but the first longer
+    than `min_words` folded under that heading; unchanged where it has fewer than two
+    sections."""
     lines = markdown.split("\n")
     heads = _headings(lines)
     if not heads:
@@ -37,7 +39,7 @@ def fold_sections(markdown: str, min_words: int = MIN_WORDS) -> str:
     for start, end in zip(starts, [*starts[1:], len(lines)], strict=True):
         body = lines[start + 1:end]
         words = len(_WORD_RE.findall(_UNREAD_RE.sub(" ", " ".join(body))))
-        if words < min_words:
+        if words < min_words or start == starts[0]:
             out += lines[start:end]
             continue
         kept = "\n".join(body).strip("\n").split("\n")

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from ..chat_models import SynthesisResult
 from ..kinds import KindRegistry
 from ..models import Bundle, FetchResult, Lookup, NumberedPaper, Triage
+from ..synthesis.continuation import with_continuations
 from .facts import PaperFacts, RecordedFacts, TextFacts
 from .record import EditionRecord
 from .record_parts import BundleFigures
@@ -34,6 +35,9 @@ class EditionInputs:
         """The inputs of a build, and the facts of its papers' text (to be recorded)."""
         papers = tuple(replace(p, full_text=replace(p.full_text, text=""))
                        for p in bundle.papers)
+        # An answer continued past its budget is published whole (its record keeps it so).
+        pairs = with_continuations(synthesis.pairs())
+        synthesis = replace(synthesis, completions=tuple(c for _, c in pairs))
         return cls(fetch.query, fetch.fetched_at, fetch.max_papers, fetch.skipped, fetch.triage,
                    papers, BundleFigures(bundle.chars, bundle.estimated_tokens, bundle_note),
                    synthesis, fetch.lookup), TextFacts(bundle.papers, kinds)

@@ -17,6 +17,7 @@ from ..kinds import CHANGES
 from ..text.safe_text import text_of
 from .continuity import without_disagreements
 from .names import name_citations
+from .news import News
 from .overview import overview_text
 from .prose import unique_sentences
 from .record import EditionRecord, RecordPaper
@@ -25,13 +26,9 @@ Parts = list[tuple[str, int | None]]
 
 
 def edition_counts(record: EditionRecord) -> str:
-    """"2 new papers, 1 updated and 1 withdrawn on arXiv among 4 in this edition" ("" for an
-    empty edition): a withdrawal is no update, so it is counted apart."""
-    if not record.papers:
-        return ""
-    return (f"{_count(len(record.new_papers), 'new paper')}"
-            f"{_and_updated(len(record.updated_papers), len(record.withdrawn_numbers))} among "
-            f"{len(record.papers)} in this edition")
+    """"2 new · 1 revised · 1 withdrawn, of 4 papers" ("" for an empty edition): the news
+    as every surface counts it (`News`)."""
+    return News.of(record).sentence if record.papers else ""
 
 
 def lead_parts(record: EditionRecord) -> Parts:
@@ -39,8 +36,9 @@ def lead_parts(record: EditionRecord) -> Parts:
     if not record.papers:
         return []
     counts = edition_counts(record)
+    news = News.of(record)
     if not record.picked:
-        if record.new_papers or record.updated_papers:
+        if news.new or news.revised:
             return [(f"{counts}; none stood out enough to pick.", None)]
         return [(f"Nothing new in this edition: every one of the {len(record.papers)} papers "
                  "was covered in an earlier edition, so there are no picks.", None)]
@@ -109,16 +107,6 @@ def paper_byline(paper: RecordPaper, limit: int = 4) -> str:
 def _sentence(text: str) -> str:
     text = " ".join(text.split())
     return text if text.endswith((".", "!", "?")) else text + "."
-
-
-def _count(n: int, what: str) -> str:
-    return f"{n} {what}{'s' if n != 1 else ''}" if n else f"No {what}s"
-
-
-def _and_updated(updated: int, withdrawn: int = 0) -> str:
-    said = [f"{updated} updated"] if updated else []
-    said += [f"{withdrawn} withdrawn on arXiv"] if withdrawn else []
-    return "".join((" and " if i == len(said) - 1 else ", ") + s for i, s in enumerate(said))
 
 
 @dataclass(frozen=True)

@@ -191,6 +191,7 @@ class RunFigures:
     timeline: str  # inline SVG
     evidence: EvidenceSpend | None = None
     judge: EvidenceSpend | None = None  # the judgements of the quotes found
+    continued: EvidenceSpend | None = None  # the continuations of answers cut at their budget
 
 
 @dataclass(frozen=True)
@@ -212,15 +213,6 @@ class Edition:
     triage: Triage | None = None  # with [triage] interests: every paper of the window, judged
     # Every structured kind's answers as typed values, by kind (generator.kinds parses them).
     structured: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
-
-    def count(self, status: Status) -> int:
-        """Papers of this status, a withdrawn one counted apart (`withdrawn_count`): a
-        withdrawal is no update."""
-        return sum(1 for p in self.papers if p.status == status and not p.withdrawn)
-
-    @property
-    def withdrawn_count(self) -> int:
-        return sum(1 for p in self.papers if p.withdrawn)
 
     @property
     def failed(self) -> tuple[Answer, ...]:

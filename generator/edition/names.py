@@ -13,86 +13,100 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
-from ..evidence.claims import CITE_RE
-from ..evidence.claims import numbers as cited_numbers
+from ..evidence.naming import (
+    CITE_RE,
+    GENERIC,
+    find_citations,
+    squashed,
+    title_name,
+    usable,
+    uses,
+)
 from ..models import NumberedPaper
 from .prose import papers_once
 
 MAX_NAME_CHARS = 40
-_SQUASH_RE = re.compile(r"[\W_]+")
-# A citation and the name or title a model may give right after it, in parentheses.
-_CITE_GIVEN_RE = re.compile(CITE_RE.pattern + r"(?:\s*\((?P<given>[^()\n]{2,150})\))?")
-_TITLE_WORDS = 5
-_GENERIC = {"", "none", "n/a", "na", "unknown", "the paper", "this paper", "paper", "papers",
-            "method", "system", "framework", "approach", "model", "abstract", "full text",
-            "excerpt", "bundle", "title", "authors",
-            # Heads a title has that name no system ("Position: …", "A Survey: …").
-            "position", "position paper", "survey", "a survey", "review", "a review",
-            "tutorial", "perspective", "technical report", "re", "note", "a note", "editorial",
-            "overview", "an overview", "preprint", "erratum", "comment", "reply"}
+MAX_LINK_CHARS = 50  # link text inline: a longer title is cited by its first words
+_SHORT_STOP = {"a", "an", "the", "of", "for", "and", "in", "on", "with", "to", "via", "by",
+               "at", "from", "as", "is", "are", "or"}
 
 
-def title_name(title: str) -> str:
-    """The system or method name a title gives before its colon ("FastKV: …"), or "" (a
-    colon inside a word or figure, "2:4 Sparsity", is no separator)."""
-    title = " ".join(title.split())
-    head = title.split(": ", 1)[0].strip() if ": " in title else ""
-    return head if _usable(head) and len(head.split()) <= _TITLE_WORDS else ""
-
-
-def short_name(title: str, brief_name: str = "", other_titles: Sequence[str] = ()) -> str:
+def short_name(title: str, brief_name: str = "", other_titles: Sequence[str] = (),
+               nicknames: Sequence[str] = (), text: str = "") -> str:
     """The name a reader recognises the paper by: its title's own name, else the brief's name
-    where this title carries it and no other title does, else the whole title."""
+    where this title carries it and no other title does, else a name the answers gave it that
+    its own title or abstract (`text`) uses, else the whole title where that is short, else
+    its first words."""
     whole = " ".join(title.split())
     named = title_name(whole)
     if named:
         return named
     name = " ".join(brief_name.split()).strip(" .,:;\"'“”")
-    if (_usable(name) and _uses(whole, name)
+    if (usable(name) and _uses(whole, name)
             and not any(_uses(other, name) for other in other_titles)):
         return name
-    return whole
+    if len(whole) <= MAX_LINK_CHARS:
+        return whole
+    said = f"{whole} {text}"
+    for nickname in nicknames:
+        if usable(nickname) and _uses(said, nickname) \
+                and not any(_uses(other, nickname) for other in other_titles):
+            return nickname
+    return first_words(whole)
 
 
-def _usable(name: str) -> bool:
-    """Short enough to be a name, and not a word of the bundle's own ("Paper 3", "Abstract")."""
-    return (2 <= len(name) <= MAX_NAME_CHARS and name.lower() not in _GENERIC
-            and not CITE_RE.search(name))
-
-
-def _squashed(text: str) -> str:
-    """Letters and digits only, lower case: "Flash-Decoding" and "flashdecoding" alike."""
-    return _SQUASH_RE.sub("", text.lower())
+def first_words(title: str, most: int = MAX_NAME_CHARS) -> str:
+    """A long title's first words, at most `most` characters, ending on a word that carries
+    meaning ("Agent-Assisted Side-Channel Attacks", never "… Attacks on")."""
+    words: list[str] = []
+    for word in title.split():
+        if len(" ".join([*words, word])) > most and words:
+            break
+        words.append(word)
+    while len(words) > 1 and words[-1].lower().strip(",:;") in _SHORT_STOP:
+        words.pop()
+    return " ".join(words).rstrip(",:;")
 
 
 def _restates(given: str, name: str) -> bool:
     """Whether a parenthetical only says the name again (or the title it was cut from)."""
-    given, name = _squashed(given), _squashed(name)
+    given, name = squashed(given), squashed(name)
     return given == name or (len(name) >= 4 and given.startswith(name))
 
 
 def _uses(text: str, name: str) -> bool:
-    """Whether `name` is a run of whole words of `text` ("Flash-Decoding" and "Flash
-    Decoding" alike), not a piece of one ("GPU" is not in "GPUs")."""
-    target = _squashed(name)
-    words = [_squashed(word) for word in text.split()]
-    return bool(target) and any("".join(words[i:j]) == target for i in range(len(words))
-                                for j in range(i + 1, min(len(words), i + 8) + 1))
+    return uses(text, name)
 
 
-def paper_names(papers: Sequence[NumberedPaper], brief_names: Mapping[int, str]
-                ) -> dict[int, str]:
+def given_names(answers: Iterable[str], numbers: Iterable[int]) -> dict[int, list[str]]:
+    """The names the answers give each paper after its number ("Paper 4 (MOCAP)"), in the
+    order they first give them."""
+    wanted = set(numbers)
+    found: dict[int, list[str]] = {}
+    for answer in answers:
+        for citation in find_citations(answer):
+            for number, given in citation.given:
+                if number in wanted and given not in found.setdefault(number, []):
+                    found[number].append(given)
+    return found
+
+
+def paper_names(papers: Sequence[NumberedPaper], brief_names: Mapping[int, str],
+                nicknames: Mapping[int, Sequence[str]] | None = None) -> dict[int, str]:
     """A distinct name for each paper of the bundle, by number. Papers that would share a name
     are each named by their whole title (and arXiv id, where the titles are the same too); a
-    title that reads as a citation ("Paper 1") names its paper by arXiv id."""
+    title that reads as a citation ("Paper 1") names its paper by arXiv id. `nicknames`: the
+    names the answers gave each paper, for a paper whose title gives none."""
     titles = {item.number: " ".join(item.paper.title.split()) for item in papers}
     names = {}
     for item in papers:
         others = [t for n, t in titles.items() if n != item.number]
         names[item.number] = short_name(titles[item.number],
-                                        brief_names.get(item.number, ""), others)
+                                        brief_names.get(item.number, ""), others,
+                                        (nicknames or {}).get(item.number, ()),
+                                        item.paper.abstract)
     shared = Counter(name.lower() for name in names.values())
     for item in papers:
         if shared[names[item.number].lower()] > 1:
@@ -100,7 +114,7 @@ def paper_names(papers: Sequence[NumberedPaper], brief_names: Mapping[int, str]
     shared = Counter(name.lower() for name in names.values())
     for item in papers:
         name = names[item.number]
-        if CITE_RE.search(name) or name.lower() in _GENERIC:  # a title such as "Paper 1"
+        if CITE_RE.search(name) or name.lower() in GENERIC:  # a title such as "Paper 1"
             names[item.number] = f"arXiv {item.paper.arxiv_id}"
         elif shared[name.lower()] > 1:  # two papers of the same title
             names[item.number] = f"{name} (arXiv {item.paper.arxiv_id})"
@@ -109,30 +123,30 @@ def paper_names(papers: Sequence[NumberedPaper], brief_names: Mapping[int, str]
 
 def cited_parts(text: str, names: Mapping[int, str]) -> list[tuple[str, int | None]]:
     """Plain text cut where it cites papers: (text, None) between citations, (name, number)
-    for each paper cited, so a page, the mail or the feed can make each name a link. "Paper 3"
-    and "Papers 1, 8 and 9" become the papers' names; numbers outside the bundle stay text."""
+    for each paper cited, so a page, the mail or the feed can make each name a link. Every
+    numbered form a model writes ("Paper 3", "Papers 1, 8 and 9", "**Papers:** 1 (A), 4 (B)")
+    becomes the papers' names, once: the name the text gives a number after it ("Paper 3
+    (FlashDecoding)", "(Paper 5, RLM-Cascade)") is not said again. Numbers outside the bundle
+    stay text."""
     parts: list[tuple[str, int | None]] = []
     last = 0
     text = papers_once(text, {n: (name,) for n, name in names.items()})  # never X and X
-    for match in _CITE_GIVEN_RE.finditer(text):
-        numbers = cited_numbers(match.group(2))
-        if not numbers or any(n not in names for n in numbers):
+    for citation in find_citations(text):
+        if not citation.numbers or any(n not in names for n in citation.numbers):
             continue
-        parts.append((text[last:match.start()], None))
-        last = match.end()
-        given = match.group("given")
-        if len(numbers) == 1:
-            parts.append((names[numbers[0]], numbers[0]))
-            # "Paper 3 (KV Cache Compression)" reads "KV Cache Compression", not twice.
-            if given is not None and not _restates(given, names[numbers[0]]):
-                parts.append((f" ({given})", None))
-            continue
-        for index, number in enumerate(numbers):
+        parts.append((text[last:citation.start], None))
+        last = citation.end
+        given = dict(citation.given)
+        if citation.listed:
+            parts.append((citation.prefix, None))
+        for index, number in enumerate(citation.numbers):
             if index:
-                parts.append((" and " if index == len(numbers) - 1 else ", ", None))
+                parts.append((" and " if index == len(citation.numbers) - 1
+                              and not citation.listed else ", ", None))
             parts.append((names[number], number))
-        if given:
-            parts.append((f" ({given})", None))
+            if citation.listed and number in given and not _restates(given[number],
+                                                                        names[number]):
+                parts.append((f" ({given[number]})", None))
     parts.append((text[last:], None))
     return [(piece, number) for piece, number in parts if piece]
 

@@ -40,13 +40,15 @@ log = logging.getLogger(__name__)
 MAX_RECORD_ABSTRACT_CHARS = 100_000
 READABLE_FORMATS = (1, 2, 3)  # 1 and 2: without answers (upgraded on reading)
 
+# A paper's state as the record keeps it; every surface calls "updated" revised (a new
+# version of a paper an earlier edition covered), as edition/news.py counts it.
 Status = Literal["new", "updated", "seen"]
 STATUS_LABELS: dict[str, str] = {
     "new": "new in this edition",
-    "updated": "a new version of a paper published before",
+    "updated": "revised: a new version of a paper published before",
     "seen": "seen in an earlier edition",
 }
-STATUS_SECTIONS: dict[str, str] = {"new": "New", "updated": "Updated", "seen": "Seen before"}
+STATUS_SECTIONS: dict[str, str] = {"new": "New", "updated": "Revised", "seen": "Seen before"}
 
 
 class RecordFormatError(DigestError):
@@ -244,7 +246,9 @@ class EditionRecord:
 
     @property
     def new_papers(self) -> tuple[RecordPaper, ...]:
-        return tuple(p for p in self.papers if p.status == "new")
+        """Papers new here, a withdrawn one left out: it is news as a withdrawal."""
+        gone = self.withdrawn_numbers
+        return tuple(p for p in self.papers if p.status == "new" and p.number not in gone)
 
     @property
     def updated_papers(self) -> tuple[RecordPaper, ...]:

@@ -33,6 +33,7 @@ from .feed import atom_feed
 from .fold import fold_sections
 from .lead import comparison, without_subject
 from .model import VERDICT_LABELS, VERDICT_SHORT, Edition
+from .news import News
 from .paper_homes import paper_homes
 from .question_record import QuestionRecord
 from .record import EditionRecord, record_text
@@ -73,7 +74,7 @@ def make_environment(workspace: Path) -> jinja2.Environment:
     env.filters.update(text=md_text, cell=md_cell, plain=plain, url=safe_url, tooltip=tooltip,
                        num=_num, cut=cut, suffix_headings=suffix_headings, cited=cited,
                        theme_slug=theme_slug, slug=paper_slug, comparison=comparison,
-                       excerpt=excerpt, fold_sections=fold_sections)
+                       excerpt=excerpt, fold_sections=fold_sections, news=News.of)
     # `marks`: where a reader's "more/less like this" goes (none unless [feedback] says).
     env.globals.update(labels=VERDICT_LABELS, short_labels=VERDICT_SHORT, marks=MarkLinks(),
                        key=KEY, evidence_marks=MARKS)

@@ -1,8 +1,10 @@
-"""What counts as a citation and as a citing sentence, shared by the stages that need it.
+"""What counts as a citing sentence, shared by the stages that need it.
 
 The synthesis stage asks for evidence behind each citing sentence of an answer; the render
 stage links the same sentences and shows the evidence beside them. Both find the sentences
-here, through the same Markdown pass (`safe_text.md_model`), so they always agree on them.
+here, through the same Markdown pass (`safe_text.md_model`), so they always agree on them. A
+sentence cites a paper by its number, in any form a model writes (naming.py), or by a name the
+answer gave it (or its title's own name): "MOCAP is designed for…" is a claim about MOCAP.
 """
 
 from __future__ import annotations
@@ -11,16 +13,16 @@ import functools
 import html
 import re
 import unicodedata
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from ..text.safe_text import md_model
+from .naming import CITE_RE as CITE_RE
+from .naming import NUMBER_RE as NUMBER_RE
+from .naming import answer_names, named_in
+from .naming import cited_numbers as cited_numbers
+from .naming import numbers as numbers
 
-_NUM = r"\d{1,3}"
-_RANGE = rf"{_NUM}(?:\s*(?:[-–—]|to)\s*{_NUM})?"
-_SEP = r"\s*(?:,\s*(?:and\s+|&\s*)?|\band\s+|&\s*)"
-CITE_RE = re.compile(rf"(?<![\[\w])([Pp]apers?)\s+({_RANGE}(?:{_SEP}{_RANGE})*)\b")
-NUMBER_RE = re.compile(rf"({_NUM})(?:\s*(?:[-–—]|to)\s*({_NUM}))?")
 SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z*(\[\"“])|\n+")
 # A figure a sentence states: a number with a percent sign or a factor ("45.8%", "2.1×").
 FIGURE_RE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(%|×|x(?![A-Za-z])|-fold|\s?times\b)")
@@ -47,27 +49,9 @@ class Claim:
     phantoms: tuple[int, ...] = ()  # the numbers it cites that the bundle does not have
 
 
-def numbers(spec: str) -> list[int]:
-    """The paper numbers of a citation's "1, 8, 9" or "3–5" part."""
-    found: list[int] = []
-    for match in NUMBER_RE.finditer(spec):
-        low = int(match.group(1))
-        high = int(match.group(2)) if match.group(2) else low
-        if high < low or high - low > 50:
-            high = low
-        found.extend(range(low, high + 1))
-    return found
-
-
 def cited(sentence: str, valid: Collection[int]) -> list[int]:
     """The papers of `valid` that a sentence cites, each once, in order."""
     return [n for n in cited_numbers(sentence) if n in valid]
-
-
-def cited_numbers(sentence: str) -> list[int]:
-    """Every paper number a sentence cites ("Paper N" forms), each once, in order."""
-    return list(dict.fromkeys(n for m in CITE_RE.finditer(sentence)
-                              for n in numbers(m.group(2))))
 
 
 def sentences(segment: str) -> list[tuple[str, str]]:
@@ -90,19 +74,25 @@ def plain_sentence(sentence: str) -> str:
     return " ".join(text.split())[:400]
 
 
-def claims_of(answer: str, valid: Collection[int], shift: int = 1) -> tuple[Claim, ...]:
+def claims_of(answer: str, valid: Collection[int], shift: int = 1,
+              names: Mapping[int, tuple[str, ...]] | None = None) -> tuple[Claim, ...]:
     """The citing sentences of a model answer, as the render stage will see them: extracted
-    once per answer (its evidence requests and its verdicts both number them)."""
-    return _claims(answer, frozenset(valid), shift)
+    once per answer (its evidence requests and its verdicts both number them). `names`: the
+    names by which the answer cites papers without their numbers (naming.answer_names)."""
+    return _claims(answer, frozenset(valid), shift,
+                   tuple(sorted((n, tuple(given)) for n, given in (names or {}).items())))
 
 
 @functools.lru_cache(maxsize=256)
-def _claims(answer: str, valid: frozenset[int], shift: int) -> tuple[Claim, ...]:
+def _claims(answer: str, valid: frozenset[int], shift: int,
+            names: tuple[tuple[int, tuple[str, ...]], ...]) -> tuple[Claim, ...]:
     found: list[Claim] = []
+    by_name = dict(names)
 
     def collect(segment: str) -> str:
         for sentence, _ in sentences(segment):
-            every = cited_numbers(sentence)
+            every = list(dict.fromkeys([*cited_numbers(sentence),
+                                        *(named_in(sentence, by_name) if by_name else ())]))
             papers = tuple(n for n in every if n in valid)
             phantoms = tuple(n for n in every if n not in valid)
             if papers or phantoms:  # a phantom citation is a claim too: never backed
@@ -111,6 +101,12 @@ def _claims(answer: str, valid: frozenset[int], shift: int) -> tuple[Claim, ...]
 
     md_model(answer, shift, collect, math=False)  # read for its sentences: no MathML wanted
     return tuple(found)
+
+
+def answer_claims(answer: str, titles: Mapping[int, str], shift: int = 1) -> tuple[Claim, ...]:
+    """An answer's claims over a bundle whose papers are `titles` (by number): the sentences
+    that cite them by number or by a name the answer (or a title) gives them."""
+    return claims_of(answer, titles.keys(), shift, answer_names(answer, titles))
 
 
 def before_stop(sentence: str, mark: str) -> str:

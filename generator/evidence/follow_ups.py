@@ -15,7 +15,7 @@ from ..chat_models import Completion, PromptRequest
 from ..config import Config
 from ..kinds import EVIDENCE, JUDGE
 from ..models import Bundle
-from .claims import Claim, claims_of
+from .claims import Claim, answer_claims
 from .judge import Quoted, judge_request
 from .quotes import PaperText, check_claims
 from .requests import evidence_requests
@@ -27,7 +27,7 @@ class FollowUps:
     def __init__(self, config: Config, bundle: Bundle) -> None:
         self._config = config
         self._bundle = bundle
-        self._papers = frozenset(p.number for p in bundle.papers)
+        self._titles = {p.number: p.paper.title for p in bundle.papers}
         self._texts: Mapping[int, PaperText] | None = None
         # Each evidence check's claims, by its name, as its answer's follow-ups were made.
         self._claims: dict[str, tuple[PromptRequest, tuple[Claim, ...]]] = {}
@@ -39,12 +39,12 @@ class FollowUps:
         if request.kind == JUDGE:
             return []
         settings = self._config.evidence
-        checks = evidence_requests(request, completion, settings, self._papers,
+        checks = evidence_requests(request, completion, settings, self._titles,
                                    self._config.registry)
         if checks and settings.judge:
             spec = self._config.registry[request.kind]
-            by_number = {c.number: c for c in claims_of(completion.content, self._papers,
-                                                         spec.shift)}
+            by_number = {c.number: c for c in answer_claims(completion.content, self._titles,
+                                                             spec.shift)}
             with self._lock:
                 for check in checks:
                     self._claims[check.name] = (request, tuple(by_number[n] for n in check.claims

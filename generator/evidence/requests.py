@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -19,7 +19,7 @@ from ..chat_models import Completion, Message, PromptRequest
 from ..config import EvidenceSettings
 from ..kinds import EVIDENCE, KindRegistry
 from ..synthesis.structured import response_format, schema_instruction
-from .claims import Claim, claims_of
+from .claims import Claim, answer_claims
 
 TASK = """Evidence check. Your answer above cites papers of the bundle. For each numbered claim \
 below and for each paper it cites, return the claim's number, that paper's number and a quote \
@@ -76,14 +76,15 @@ def evidence_name(parent: str, batch: Sequence[Claim]) -> str:
 
 
 def evidence_requests(parent: PromptRequest, completion: Completion, settings: EvidenceSettings,
-                      papers: Collection[int], kinds: KindRegistry
+                      titles: Mapping[int, str], kinds: KindRegistry
                       ) -> list[PromptRequest]:
-    """The evidence requests for one answer; none if it has no citing sentence or failed."""
+    """The evidence requests for one answer over a bundle whose papers are `titles` (by
+    number); none if it has no citing sentence or failed."""
     spec = kinds[parent.kind]
     if not (settings.enabled and spec.evidence and completion.ok):
         return []
     # A claim citing a paper the bundle does not have is never backed: nothing to ask.
-    claims = [c for c in claims_of(completion.content, papers, spec.shift)
+    claims = [c for c in answer_claims(completion.content, titles, spec.shift)
               if c.papers and not c.phantoms]
     size = spec.evidence_batch or settings.claims_per_request
     batches = [claims[i:i + size] for i in range(0, len(claims), size)]

@@ -15,10 +15,12 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from ..config import Config
-from ..edition.history import History
+from ..edition.history import History, read_record
+from ..edition.news import News
 from ..edition.render import make_environment
 from ..errors import UsageError
 from ..fetch.papers import OnText
+from ..store import Docs
 from ..synthesis.batch import Observer, failed
 from .fetch import fetch_stage, query_for, triage_stage
 from .render import render_flagged, render_stage
@@ -36,6 +38,7 @@ class BuildReport:
     failed_prompts: tuple[str, ...]
     sent_prompts: int
     site_dir: Path | None
+    news: str = ""  # the edition's news as every surface counts it (edition/news.py)
 
 
 def today() -> str:
@@ -102,6 +105,8 @@ def run(
         history = render_flagged(config, services.cache, record, history)
     stages.stage("site: MkDocs build and check")
     site_dir = site_stage(config, only_if_changed=True, history=history)
+    if record is None:  # rendered before from the same inputs: its committed record says
+        record = read_record(Docs(config.docs_dir).record_path(edition))
     statuses = [s.full_text.status for s in fetch.sources]
     return BuildReport(
         edition=edition,
@@ -112,4 +117,5 @@ def run(
         # Every request that went to the server, answered or not (a cached answer was not sent).
         sent_prompts=sum(1 for c in synthesis.completions if not c.from_cache),
         site_dir=site_dir,
+        news=News.of(record).sentence if record.papers else "no papers",
     )

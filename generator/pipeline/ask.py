@@ -33,6 +33,7 @@ from ..prompts.builders import build_requests
 from ..store import Docs
 from ..synthesis.batch import Observer
 from ..synthesis.capabilities import load_capabilities, save_capabilities
+from ..synthesis.continuation import with_continuations
 from ..synthesis.planning import DEFAULT_CHARS_PER_TOKEN, ESTIMATE_SAFETY, PROMPT_OVERHEAD_TOKENS
 from .services import Services
 from .synthesize import answer_all, answered, learn_server
@@ -97,7 +98,7 @@ def question_record(config: Config, question: str, found: Sequence[ArchivePaper]
                     ) -> QuestionRecord:
     """The record of a question answered over the papers `found`: its answer's claims checked
     and decided once, as an edition's are, and the figures the papers state written down."""
-    pairs = result.pairs()
+    pairs = with_continuations(result.pairs())  # an answer continued past its budget, whole
     facts = TextFacts(bundle.papers, config.registry)
     checks = facts.checks(pairs)
     listed = tuple(QuestionPaper(n, p.base_id, p.paper.arxiv_id, p.paper.title, p.name,

@@ -28,6 +28,7 @@ from ..synthesis.capabilities import (
     save_capabilities,
     without_requests,
 )
+from ..synthesis.continuation import Continued
 from ..synthesis.dispatch import AdaptiveWidth
 from ..synthesis.json_answers import StructuredFormats
 from ..synthesis.one_request import Shrink
@@ -89,12 +90,12 @@ def all_cached(config: Config, services: Services, edition: str,
     return answered(services, requests, follow_ups(config, bundle))
 
 
-def follow_ups(config: Config, bundle: Bundle) -> FollowUp | None:
-    """What an answer brings: its evidence checks, when [evidence] is on, and what a check
-    brings: the judgement of the quotes it found (`judge`)."""
-    if not config.evidence.enabled:
-        return None
-    return FollowUps(config, bundle)
+def follow_ups(config: Config, bundle: Bundle) -> FollowUp:
+    """What an answer brings: its continuations, where it stopped at its budget, then its
+    evidence checks (of the whole answer), when [evidence] is on, and what a check brings: the
+    judgement of the quotes it found (`judge`)."""
+    checks = FollowUps(config, bundle) if config.evidence.enabled else None
+    return Continued(config.registry, checks)
 
 
 def learn_server(config: Config, services: Services, known: Capabilities) -> Capabilities:

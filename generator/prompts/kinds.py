@@ -24,6 +24,7 @@ from ..kinds import (
     ASK,
     BRIEF,
     CHANGES,
+    CONTINUE,
     DEEP_DIVE,
     EVIDENCE,
     JUDGE,
@@ -147,6 +148,10 @@ BUILTIN_KINDS = KindRegistry((
     # The second judgement of the quotes an evidence check found: the claim and its quote alone
     # (evidence/judge.py says why), so it carries no bundle.
     KindSpec(JUDGE, None, None, False, _judge_budget, schema=JUDGE_SCHEMA, follows=True),
+    # The rest of an answer cut at its budget (synthesis/continuation.py): its conversation
+    # and the answer so far, so it shares their prefix; it sizes no plan (where it does not
+    # fit, the answer stays cut and says so).
+    KindSpec(CONTINUE, None, None, True, _no_budget, follows=True),
     # One candidate paper after the reader's interests: all share that prefix, not the bundle
     # (it runs before there is one), so it is gated like the bundle prompts.
     KindSpec(TRIAGE, None, None, True, _no_budget, schema=TRIAGE_SCHEMA),

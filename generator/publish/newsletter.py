@@ -99,7 +99,7 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
     subject = subject_line(settings.subject, text_of(title), edition,
                            text_of(picked[0][0].name) if picked else "")
     papers = {p.number: p for p in record.papers}
-    new = [p for p in record.papers if p.status == "new"]
+    new = record.new_papers
     pages = [(text_of(p.title), page_url(site_url, store.edition_page(edition, p.stem)))
              for p in record.pages]
 
@@ -142,7 +142,7 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
                                                    pick.number))
             backing = _backing(record, pick)
             about = _about(paper)
-            label = "" if paper.status == "new" else " (updated: a new version)"
+            label = "" if paper.status == "new" else " (revised: a new version)"
             mark_text, mark_html = marked(paper)
             lines += [f"{index}. {name}{label}" + (f": {why}" if why else ""), f"   {backing}",
                       f"   {about}", f"   {link}", *([f"   {mark_text}"] if mark_text else [])]
@@ -169,13 +169,13 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
         blocks += [_heading("The field in this edition"),
                    f'<p style="margin:0 0 20px">{overview_html}</p>']
     shown = {pick.number for pick, _ in picked}
-    new = [paper for paper in new if paper.number not in shown]  # each paper said once
-    if new:
+    also = [paper for paper in new if paper.number not in shown]  # each paper said once
+    if also:
         heading = "Also new" if picked else "New papers"
         lines += [heading.upper(), ""]
         blocks.append(_heading(heading))
         items = []
-        for paper in new:
+        for paper in also:
             tldr, link = text_of(record.tldr(paper.number)), paper_url(paper.number) or ""
             mark_text, mark_html = marked(paper)
             lines += [f"- {text_of(paper.title)}" + (f": {tldr}" if tldr else ""),

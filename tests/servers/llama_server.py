@@ -93,6 +93,12 @@ class LlamaState:
     max_in_flight: int = 0  # requests at the server at once, queued ones included
     held_tokens: int = 0  # of the unified cache, by the answers being generated
     cache_full: int = 0  # streams that met "Context size has been exceeded."
+    # A stream holding the unified cache waits (5 s at most) for the next request to arrive
+    # or the cache to have filled once: whether the cache fills then depends on what the
+    # client sends at once, not on how fast this machine streams the first answer.
+    hold_for_overlap: bool = False
+    arrivals: int = 0
+    arrived: threading.Condition = field(default_factory=threading.Condition)
     slot_lock: threading.Condition = field(default_factory=threading.Condition)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -188,6 +194,10 @@ class _Handler(BaseHTTPRequestHandler):
                                            + json.dumps(invalid, separators=(",", ":")))
             self._send_json(400, refusal)
             return
+        with state.arrived:
+            state.arrivals += 1
+            mine = state.arrivals
+            state.arrived.notify_all()
         prompt = "".join(str(m.get("content", "")) for m in body.get("messages", []))
         prompt_tokens = state.tokens(prompt) + TEMPLATE_TOKENS * len(body.get("messages", []))
         if prompt_tokens > state.slot_ctx:  # the prompt alone: max_tokens is not counted
@@ -224,6 +234,11 @@ class _Handler(BaseHTTPRequestHandler):
                 full = state.unified and state.held_tokens + held > state.n_ctx
                 state.cache_full += full
                 state.held_tokens += 0 if full else held
+            if state.hold_for_overlap:
+                with state.arrived:
+                    state.arrived.notify_all()
+                    state.arrived.wait_for(lambda: full or state.cache_full > 0
+                                           or state.arrivals > mine, timeout=5.0)
             try:
                 self._stream(ident, answer, usage if usage_wanted else None, timings, full)
             finally:
