@@ -26,11 +26,19 @@ from tests.servers.arxiv import ArxivServer
 from tests.servers.router import Router, free_port, missing
 from tests.servers.sglang import SglangServer
 
-if missing() and not os.environ.get("CI"):
-    pytest.skip(missing(), allow_module_level=True)
-
 EDITION = "2026-12-02"
 OPTIONS = tuple(part for option in ROUTER_POLICY for part in option.split())
+
+
+@pytest.fixture(autouse=True)
+def the_real_router() -> None:
+    """Skipped where sglang-router is not installed; CI installs it (.ci/run), so there its
+    absence is a failure, never a skip."""
+    reason = missing()
+    if reason and os.environ.get("CI") == "true":
+        pytest.fail(f"{reason}; CI must run the router's end-to-end test")
+    if reason:
+        pytest.skip(reason)
 
 
 def run(*args: str) -> Result:
@@ -95,6 +103,22 @@ def test_the_fleet_is_read_through_the_real_router(
     remembered = json.loads((tmp_path / "ws" / ".cache" / "servers.json").read_text())
     (entry,) = remembered.values()
     assert (entry["found"]["concurrency"], entry["found"]["router_workers"]) == (5, 2)
+
+
+def test_a_router_that_takes_fewer_than_the_fleet_narrows_the_width(
+        tmp_path: Path, arxiv_server: ArxivServer, workers: list[SglangServer]) -> None:
+    """The router's own cap (--max-concurrent-requests, no queue) is not stated anywhere: its
+    429s narrow the width, and every prompt is answered (the test config retries nothing)."""
+    capped = (*OPTIONS, "--max-concurrent-requests", "1", "--queue-size", "0")
+    router = Router([w.base_url.removesuffix("/v1") for w in workers], options=capped,
+                    log=tmp_path / "router.log").start(healthy=2)
+    try:
+        config = workspace(tmp_path, arxiv_server, router, workers[0])
+        result = run("synthesize", "--config", str(config), "--edition", EDITION)
+    finally:
+        router.stop()
+    assert result.exit_code == 0, result.output
+    assert "6 of 6 prompt(s) answered" in result.output
 
 
 def test_wait_for_server_waits_for_a_worker_that_starts_late(
