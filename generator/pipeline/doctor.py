@@ -145,8 +145,9 @@ def run_doctor(config: Config, probe: ServerFacts, chat: ChatModel, source: Pape
     if llm.model in served:
         found = structured_and_usage(chat, found)
     save_capabilities(cache, chat.base_url, llm.model, found)
-    # What was found, in words; the context and (on SGLang) the cache report get checks below.
-    skip = {"context", "prefix-cache report"} if found.limits else {"context"}
+    # What was found, in words; the context, the router (check_fleet) and, on SGLang, the cache
+    # report get checks of their own.
+    skip = {"context", "router", *({"prefix-cache report"} if found.limits else ())}
     checks.extend(Check(what, "info", words) for what, words in found.lines() if what not in skip)
     checks.append(check_context(config, cache, found, probe))
     if found.structured == "":
