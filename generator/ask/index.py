@@ -168,6 +168,9 @@ class ArchiveIndex:
                 ) -> IndexUpdate:
         with self._db() as db:
             self._schema(db)
+            # What is indexed is read under the write lock: a question updating at the same
+            # time waits for this one, then finds nothing left to do.
+            db.execute("BEGIN IMMEDIATE")
             known = dict(db.execute("SELECT edition, digest FROM editions").fetchall())
             removed = tuple(sorted(set(known) - set(digests)))
             todo = sorted(e for e, d in digests.items() if known.get(e) != d)
