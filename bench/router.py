@@ -18,7 +18,7 @@ The floor of a fleet of N workers with `cap` slots each: the larger of the longe
 prompt's prefill and decode, then its evidence check's and judgement's), every request's own
 prefill and decode spread over all N x cap slots, and every distinct prefill spread over the N
 prefill queues. The setup `digest server-command --router N` prints is marked with a star.
-See docs/benchmarks.md, "Several workers behind SGLang's router".
+See docs/benchmarks.md, "Several workers behind SGLang's router (`bench/router.py`)".
 """
 
 from __future__ import annotations

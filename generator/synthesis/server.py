@@ -68,11 +68,12 @@ def sglang_command(model: str, base_url: str, context_length: int | None = None,
     return " ".join(parts)
 
 
-# SGLang's router in front of several workers, as measured fastest for editions, one or several
-# at once (bench/router.py, docs/benchmarks.md): cache-aware routing that rebalances at a small
-# load gap, so that one edition's prompts, which share one bundle, spread over the workers.
-ROUTER_POLICY = ("--policy cache_aware", "--balance-abs-threshold 2",
-                 "--balance-rel-threshold 1.2")
+# SGLang's router in front of several workers, as measured fastest for editions, one or four
+# at once (bench/router.py, docs/benchmarks.md): cache-aware routing that rebalances at any gap
+# in load, so that one edition's prompts, which share one bundle, spread evenly over the
+# workers (the defaults rebalance only at a gap of 64: one edition, one worker).
+ROUTER_POLICY = ("--policy cache_aware", "--balance-abs-threshold 0",
+                 "--balance-rel-threshold 1.0")
 
 
 def router_commands(model: str, base_url: str, workers: int, context_length: int | None = None,
@@ -330,8 +331,8 @@ def _readiness_words(response: requests.Response) -> str:
     if response.status_code == 200:
         return f"ready ({healthy} healthy worker(s))" if healthy is not None else "ready"
     if healthy is not None or "workers" in str(data.get("reason", "")):
-        listed = f" of {total}" if total else ""
-        return f"no healthy worker behind the router yet ({healthy or 0}{listed})"
+        counted = f" ({healthy or 0} of {total} healthy)" if total else ""
+        return f"no healthy worker behind the router yet{counted}"
     return "/readiness answered 503 (still starting?)"
 
 
