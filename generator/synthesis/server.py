@@ -292,8 +292,9 @@ class ServerProbe:
         /v1/models."""
         try:
             response = self._get(f"{self.root_url}/readiness", timeout=5.0)
-            if response.status_code in (200, 503):
-                return response.status_code == 200, _readiness_words(response)
+            said = _readiness_words(response)
+            if said:
+                return response.status_code == 200, said
             response = self._get(f"{self.root_url}/health", timeout=5.0)
             if response.status_code == 200:
                 return True, "healthy"
@@ -321,7 +322,10 @@ class ServerProbe:
 
 
 def _readiness_words(response: requests.Response) -> str:
-    """What a /readiness answer says, in words: SGLang's router counts its healthy workers."""
+    """What a /readiness answer says, in words ("" where it is not one: a 404, or a server
+    still loading that answers 503 to every path, whose /health then says why)."""
+    if response.status_code not in (200, 503):
+        return ""
     try:
         data = response.json()
     except ValueError:
@@ -330,10 +334,10 @@ def _readiness_words(response: requests.Response) -> str:
     healthy, total = _int(data.get("healthy_workers")), _int(data.get("total_workers"))
     if response.status_code == 200:
         return f"ready ({healthy} healthy worker(s))" if healthy is not None else "ready"
-    if healthy is not None or "workers" in str(data.get("reason", "")):
-        counted = f" ({healthy or 0} of {total} healthy)" if total else ""
-        return f"no healthy worker behind the router yet{counted}"
-    return "/readiness answered 503 (still starting?)"
+    if data.get("status") != "not ready":  # SGLang's router's own answer, recorded
+        return ""
+    counted = f" ({healthy or 0} of {total} healthy)" if total else ""
+    return f"no healthy worker behind the router yet{counted}"
 
 
 def _positive(value: Any) -> int | None:
