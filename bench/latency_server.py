@@ -15,6 +15,11 @@ non-thinking twin only at the end, so the modes share the bundle's cached prefix
 With `cache_blind` (the default) a request looks up the cache when it arrives, as a scheduler
 that does not re-match waiting requests would: requests that arrive together all miss. Without
 it (cache-aware, as SGLang schedules), the lookup happens when the request's prefill starts.
+
+As SGLang, it runs at most `max_running_requests` requests at once (prefill and decode); more
+wait their turn in its queue. It answers what SGLang's router reads of a worker
+(`/server_info` with `served_model_name`, `/model_info`, `/health`), so that several of them
+can stand behind the real router (bench/router.py).
 """
 
 from __future__ import annotations
@@ -138,6 +143,8 @@ class Stats:
     prompt_tokens: int = 0
     cached_tokens: int = 0
     requests: int = 0
+    peak_in_flight: int = 0  # chat requests it held at once, waiting ones included
+    waited: int = 0  # requests that arrived with every running slot taken, and waited
 
 
 class LatencyServer:
@@ -147,6 +154,8 @@ class LatencyServer:
         self.stats = Stats()
         self._cache = PrefixCache(model.page_tokens)
         self._lock = threading.Lock()
+        self._running = threading.BoundedSemaphore(model.max_running_requests)
+        self._in_flight = 0
         self._queue: queue.Queue[_Job | None] = queue.Queue()
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.owner = self
@@ -172,6 +181,15 @@ class LatencyServer:
         with self._lock:
             self._cache.clear()
             self.stats = Stats()
+
+    def arrived(self) -> None:
+        with self._lock:
+            self._in_flight += 1
+            self.stats.peak_in_flight = max(self.stats.peak_in_flight, self._in_flight)
+
+    def left(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
 
     def cached(self, prompt: str) -> int:
         """Tokens of `prompt` already in the prefix cache, in whole pages."""
@@ -266,13 +284,16 @@ class _Handler(BaseHTTPRequestHandler):
                 {"id": owner.served_model, "object": "model", "max_model_len": 131072}]})
         elif self.path in ("/server_info", "/get_server_info"):
             self._json({"max_running_requests": owner.model.max_running_requests,
-                        "context_length": 131072})
+                        "context_length": 131072, "served_model_name": owner.served_model,
+                        "model_path": owner.served_model, "enable_cache_report": True,
+                        "schedule_policy": "lpm"})
+        elif self.path in ("/model_info", "/get_model_info"):
+            self._json({"model_path": owner.served_model, "is_generation": True})
         else:
             self.send_error(404)
 
     def do_POST(self) -> None:
         owner = self.server.owner
-        model = owner.model
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         if self.path == "/bench/reset":
             owner.reset()
@@ -281,6 +302,22 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.path.endswith("/chat/completions"):  # SGLang's /tokenize and the like:
             self.send_error(404)  # not modelled (the client falls back to its estimate)
             return
+        owner.arrived()
+        try:
+            if not owner._running.acquire(blocking=False):
+                with owner._lock:
+                    owner.stats.waited += 1
+                owner._running.acquire()  # beyond max_running_requests, it waits its turn
+            try:
+                self._chat(body)
+            finally:
+                owner._running.release()
+        finally:
+            owner.left()
+
+    def _chat(self, body: dict[str, Any]) -> None:
+        owner = self.server.owner
+        model = owner.model
         prompt = prompt_text(body)
         prompt_tokens = len(prompt) // CHARS_PER_TOKEN
         cached = owner.prefill(prompt)

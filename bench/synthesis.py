@@ -63,6 +63,11 @@ SEED_KINDS = ("research_map", "deep_dive", "thinking")  # the seed's six prompts
 def edition_bundle(config: Config) -> Bundle:
     """A 20-paper bundle from the recorded arXiv feeds, with real PDF text for the first
     `full_text_papers` (as many as config.toml asks for)."""
+    return build_bundle(edition_sources(config))
+
+
+def edition_sources(config: Config) -> list[Source]:
+    """The papers of `edition_bundle`, each with its text."""
     server = ArxivServer(FIXTURES).start()
     try:
         source = ArxivSource(RecordingSession(timeout=10), server.api_url, RateLimiter(0))
@@ -80,7 +85,7 @@ def edition_bundle(config: Config) -> Bundle:
         text = (extract_text(pdfs[i % len(pdfs)].read_bytes(), config.arxiv.max_pdf_chars)
                 if i < config.arxiv.full_text_papers else FullText("not_requested"))
         sources.append(Source(paper, text))
-    return build_bundle(sources)
+    return sources
 
 
 def body_of(request: PromptRequest) -> dict[str, object]:

@@ -7,7 +7,7 @@ its mock model): a stage never knows which it was given.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -21,6 +21,33 @@ class ServedModel:
 
     id: str
     max_model_len: int | None
+
+
+@dataclass(frozen=True)
+class RouterWorker:
+    """One worker behind SGLang's router: its URL as the router lists it, whether the router
+    finds it healthy, and its own /server_info as read from here (None: not read, because it
+    is unhealthy or cannot be reached from this machine)."""
+
+    url: str
+    healthy: bool
+    info: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """SGLang's router (sglang-router) and the workers it lists at /workers."""
+
+    workers: tuple[RouterWorker, ...]
+
+    @property
+    def healthy(self) -> tuple[RouterWorker, ...]:
+        return tuple(w for w in self.workers if w.healthy)
+
+    @property
+    def unseen(self) -> tuple[RouterWorker, ...]:
+        """Healthy workers whose settings could not be read from here."""
+        return tuple(w for w in self.healthy if w.info is None)
 
 
 class StreamEvents:
@@ -69,7 +96,14 @@ class ServerFacts(Protocol):
 
     def models(self) -> list[ServedModel]: ...
 
-    def server_info(self) -> dict[str, Any] | None: ...
+    def server_info(self) -> dict[str, Any] | None:
+        """Its limits: SGLang's /server_info, or behind SGLang's router the workers' together
+        (synthesis/router.py); None where none are stated."""
+        ...
+
+    def fleet(self) -> Fleet | None:
+        """The workers behind SGLang's router; None where the server is no router."""
+        ...
 
     # The tokenizer endpoint family that answered (server.TOKENIZERS), once one has.
     tokenizer: str | None

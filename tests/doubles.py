@@ -19,7 +19,7 @@ from generator.chat_models import Completion, PromptRequest, Usage
 from generator.errors import LlmRequestError, PdfTextError
 from generator.models import Paper, Window
 from generator.pipeline.services import Services
-from generator.ports import ServedModel, StreamEvents
+from generator.ports import Fleet, ServedModel, StreamEvents
 from generator.store.cache import Cache
 from tests.servers.sglang import Answer, Fault, default_responder
 
@@ -115,6 +115,9 @@ class PlainServer:
         return [ServedModel(MockModel.model, None)]
 
     def server_info(self) -> dict[str, Any] | None:
+        return None
+
+    def fleet(self) -> Fleet | None:
         return None
 
     tokenizer: str | None = None

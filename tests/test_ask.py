@@ -8,9 +8,11 @@ is in tests/golden-questions/ (`DIGEST_UPDATE_GOLDEN=1 python -m pytest tests/te
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
+import sqlite3
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,12 +30,13 @@ from generator.edition.question_record import QuestionRecord, load_questions
 from generator.edition.record import EditionRecord, RecordPaper
 from generator.edition.render import make_environment
 from generator.edition.values import Brief, Continuity
-from generator.errors import UsageError
+from generator.errors import LockedError, UsageError
 from generator.evidence.checks import ClaimCheck
 from generator.models import Withdrawal, base_of, paper_slug
 from generator.pipeline.ask import INDEX_FILE, archive_index, ask_stage
 from generator.prompts.kinds import BUILTIN_KINDS
 from generator.publish.site import edition_nav
+from generator.store.cache import Cache
 from tests.conftest import ROOT, write_config
 from tests.doubles import MockModel, services
 from tests.servers.arxiv import ArxivServer
@@ -357,6 +360,55 @@ def test_ask_publish_then_site_then_render_all_without_the_cache(
     page = (docs / answer["published"]).read_text(encoding="utf-8")
     assert "2026-11-25 (taken off the site)" in page and "../papers/" not in page
     assert runner.invoke(cli, ["site", "--config", str(config)]).exit_code == 0
+
+
+def test_questions_share_the_workspace_and_a_build_excludes_them(tmp_path: Path) -> None:
+    cache = Cache(tmp_path)
+    with cache.lock(shared=True), cache.lock(shared=True):  # two questions at once
+        with pytest.raises(LockedError), cache.lock():  # a build: refused
+            pass
+    with cache.lock(), pytest.raises(LockedError), cache.lock(shared=True):
+        pass
+    with cache.questions_lock(), open(tmp_path / "questions.lock") as other:
+        with pytest.raises(BlockingIOError):  # a second publisher waits its turn
+            fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def test_a_question_is_answered_and_published_while_another_is_being_answered(
+        tmp_path: Path, sglang_server: SglangServer) -> None:
+    """Four questions at once used to be three refusals ("another digest run is using this
+    workspace"): a question holds a read lock, which a build's lock still excludes."""
+    config = _workspace(tmp_path)
+    config.write_text(config.read_text(encoding="utf-8") + f'[llm]\nbase_url = '
+                      f'"{sglang_server.base_url}"\nmax_retries = 0\n', encoding="utf-8")
+    cache = Cache(tmp_path / ".cache")
+    ask = ["ask", "--config", str(config), "speculative decoding", "--publish"]
+    with cache.lock(shared=True):  # another question, being answered
+        result = CliRunner().invoke(cli, ask)
+    assert result.exit_code == 0, result.output
+    assert [p.suffix for p in (tmp_path / "site_src" / "questions").glob("2*")] != []
+    with cache.lock():  # a build
+        refused = CliRunner().invoke(cli, ask)
+    assert refused.exit_code == 1 and "another digest run" in refused.output
+
+
+def test_an_index_in_use_by_another_question_is_waited_for_never_rebuilt(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import generator.ask.index
+
+    index = _index(tmp_path)
+    docs = tmp_path / "site_src"
+    files = sorted((p.parent.name, p) for p in docs.glob("editions/*/edition.json"))
+    held = sqlite3.connect(index.path)
+    held.execute("BEGIN IMMEDIATE")  # another question's update, under way
+    monkeypatch.setattr(generator.ask.index, "BUSY_TIMEOUT_S", 0.2)
+    try:
+        with pytest.raises(UsageError, match="in use by another question"):
+            index.update(files[:1], read_record)  # one edition dropped: it must write
+    finally:
+        held.rollback()
+        held.close()
+    assert index.editions() == sorted(e for e, _ in files)  # the index was kept whole
 
 
 def test_a_failed_answer_is_reported_in_our_words_and_never_published(

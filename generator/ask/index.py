@@ -22,6 +22,7 @@ from pathlib import Path
 from ..edition.names import name_citations
 from ..edition.record import EditionRecord, RecordPaper
 from ..edition.withdrawn import Sighting, current
+from ..errors import UsageError
 from ..models import Withdrawal
 from ..store.codec import from_data, to_data
 from ..store.fingerprint import file_digest
@@ -31,6 +32,7 @@ log = logging.getLogger(__name__)
 Reader = Callable[[Path], EditionRecord]  # a record file, parsed
 
 INDEX_FORMAT = 1  # a different format is rebuilt from the records
+BUSY_TIMEOUT_S = 60.0  # how long a question waits for another's update of the index
 COLUMNS = ("title", "authors", "abstract", "brief", "claims", "notes")
 # BM25 weights of the columns above: a title or a brief says what a paper is about more
 # surely than one sentence of its abstract.
@@ -118,7 +120,8 @@ class ArchiveIndex:
     @contextlib.contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path)
+        # Questions asked side by side share the file: one waits for the other's update.
+        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S)
         try:
             with db:
                 yield db
@@ -146,16 +149,28 @@ class ArchiveIndex:
         paths = dict(files)
         try:
             return self._update(digests, paths, read)
+        except sqlite3.OperationalError as err:
+            if "locked" in str(err) or "busy" in str(err):  # in use, not damaged: kept
+                raise UsageError(f"the archive index {self.path} stayed in use by another "
+                                 f"question for {BUSY_TIMEOUT_S:g} s; ask again") from err
+            return self._rebuilt(digests, paths, read, err)
         except sqlite3.DatabaseError as err:  # a damaged file: the records rebuild it
-            log.warning("the archive index %s is unreadable (%s): built again from the "
-                        "records", self.path, err)
-            self.path.unlink(missing_ok=True)
-            return self._update(digests, paths, read)
+            return self._rebuilt(digests, paths, read, err)
+
+    def _rebuilt(self, digests: dict[str, str], paths: dict[str, Path], read: Reader,
+                 err: sqlite3.DatabaseError) -> IndexUpdate:
+        log.warning("the archive index %s is unreadable (%s): built again from the records",
+                    self.path, err)
+        self.path.unlink(missing_ok=True)
+        return self._update(digests, paths, read)
 
     def _update(self, digests: dict[str, str], paths: dict[str, Path], read: Reader
                 ) -> IndexUpdate:
         with self._db() as db:
             self._schema(db)
+            # What is indexed is read under the write lock: a question updating at the same
+            # time waits for this one, then finds nothing left to do.
+            db.execute("BEGIN IMMEDIATE")
             known = dict(db.execute("SELECT edition, digest FROM editions").fetchall())
             removed = tuple(sorted(set(known) - set(digests)))
             todo = sorted(e for e, d in digests.items() if known.get(e) != d)

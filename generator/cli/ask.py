@@ -60,7 +60,8 @@ def ask(config_path: str, question: str, since: str, until: str, papers: int | N
         cache = workspace_cache(config)
         services = make_services(config, os.environ, cache)
         progress = Progress()
-        with workspace_lock(cache):
+        # Questions are answered side by side (a read lock); a build still excludes them.
+        with workspace_lock(cache, shared=True):
             try:
                 wait_for(services, wait_s)
                 asked = ask_stage(config, services, question, since=since, until=until,
@@ -68,9 +69,11 @@ def ask(config_path: str, question: str, since: str, until: str, papers: int | N
             finally:
                 progress.close()
             answered = asked.record is not None and asked.record.answer.completion.ok
-            # A failed answer is never published: the page would be an error message.
-            published = publish_question(config, asked.record) if (
-                publish and answered and asked.record is not None) else []
+            published: list[str] = []
+            if publish and answered and asked.record is not None:
+                # A failed answer is never published: the page would be an error message.
+                with cache.questions_lock():
+                    published = publish_question(config, asked.record)
         record = asked.record
         if as_json:
             click.echo(json.dumps(answer_json(asked, published), indent=2, ensure_ascii=False))

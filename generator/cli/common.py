@@ -72,9 +72,11 @@ def read_config(path: str) -> Config:
     return load_config(path, os.environ, registry=BUILTIN_KINDS)
 
 
-def workspace_lock(cache: Cache) -> contextlib.AbstractContextManager[None]:
-    """The one lock of a workspace (in its cache): every command that writes into it holds it."""
-    return cache.lock()
+def workspace_lock(cache: Cache, *, shared: bool = False
+                   ) -> contextlib.AbstractContextManager[None]:
+    """The one lock of a workspace (in its cache): every command that writes into it holds it;
+    `shared`, a command that only reads the archive (`digest ask`), beside others like it."""
+    return cache.lock(shared=shared)
 
 
 def edition_name(edition: str | None) -> str:

@@ -51,17 +51,22 @@ def doctor(config_path: str) -> None:
 @click.command("server-command")
 @verbose_option
 @config_option
-def server_command(config_path: str) -> None:
+@click.option("--router", "workers", type=click.IntRange(min=2, max=64), default=None,
+              metavar="N", help="N SGLang workers (one GPU each) behind SGLang's router, with "
+                                "the routing policy measured fastest for editions.")
+def server_command(config_path: str, workers: int | None) -> None:
     """Print the SGLang launch command that fits this workspace's config.
 
     The context length leaves room for the bundle (the last edition's, or an estimate) plus
-    the longest answer.
+    the longest answer. With --router N: one line per worker and the router's line last; the
+    router listens where [llm] base_url points, and the digest reads each worker's limits.
 
     \b
     Example:
         digest server-command --config my-digest/config.toml
+        digest server-command --router 4
     """
-    from ..pipeline.doctor import bundle_size, launch_command
+    from ..pipeline.doctor import bundle_size, launch_command, router_launch
     from ..synthesis.server import is_local
 
     with user_errors():
@@ -75,4 +80,13 @@ def server_command(config_path: str) -> None:
                        f"key in ${config.llm.api_key_env}; put it behind TLS (a reverse proxy) "
                        "or on the runner's own machine (docs/publishing.md: Publishing on a schedule)",
                        err=True)
+        if workers:
+            click.echo(f"# {workers} workers on this machine, one GPU each, then SGLang's router "
+                       "in front of them (pip install sglang-router); workers on other machines: "
+                       "start each with --host 0.0.0.0 and list it in --worker-urls by an "
+                       "address that both the router and the digest reach (docs/servers.md)",
+                       err=True)
+            for line in router_launch(config, cache, base_url, workers):
+                click.echo(line)
+            return
         click.echo(launch_command(config, cache, base_url))

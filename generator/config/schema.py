@@ -100,7 +100,8 @@ class LlmSettings:
     sign of overload is sent again by the batch, fewer at a time (up to five times), and nothing
     else is retried."""
     max_concurrency: int = ranged(0, 0, 1024)
-    """Prompts in flight at once. 0: as many as the server runs (its `/server_info`), else two
+    """Prompts in flight at once. 0: as many as the server runs (its `/server_info`; behind
+    SGLang's router, the sum of its workers'), else two
     at first, one more per answer that comes back whole, half after a 429, 502-504, a dropped
     connection or a cut stream (never a 500: an invalid request is not overload); the most in
     flight with none meeting overload is remembered for the next run. Any other value is a fixed

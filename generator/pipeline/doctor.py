@@ -19,7 +19,7 @@ from ..chat_models import Message, PromptRequest
 from ..config import Config
 from ..errors import ArxivError, LlmRequestError
 from ..kinds import THINKING
-from ..ports import ChatModel, PaperSearch, ServerFacts
+from ..ports import ChatModel, Fleet, PaperSearch, ServerFacts
 from ..store.cache import Cache
 from ..synthesis.bundle import build_bundle
 from ..synthesis.capabilities import (
@@ -29,8 +29,10 @@ from ..synthesis.capabilities import (
     structured_and_usage,
     without_requests,
 )
+from ..synthesis.dispatch import stated_running
 from ..synthesis.planning import PROMPT_OVERHEAD_TOKENS, load_plan
-from ..synthesis.server import reasoning_parser_for, sglang_command
+from ..synthesis.server import reasoning_parser_for, router_commands, sglang_command
+from ..text.urls import redact_url
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +95,12 @@ def launch_command(config: Config, cache: Cache, base_url: str) -> str:
     return sglang_command(config.llm.model, base_url, context, config.llm.api_key_env)
 
 
+def router_launch(config: Config, cache: Cache, base_url: str, workers: int) -> list[str]:
+    """`workers` SGLang workers for this workspace and SGLang's router in front of them."""
+    context = suggested_context(needed_context(config, bundle_size(config, cache).tokens))
+    return router_commands(config.llm.model, base_url, workers, context, config.llm.api_key_env)
+
+
 def launch_advice(config: Config, cache: Cache, base_url: str) -> str:
     """What to do when nothing answers at the server's URL."""
     return (f"Start SGLang with:\n  {launch_command(config, cache, base_url)}\n"
@@ -105,14 +113,17 @@ def run_doctor(config: Config, probe: ServerFacts, chat: ChatModel, source: Pape
                cache: Cache) -> list[Check]:
     checks: list[Check] = []
     llm = config.llm
-    hint = launch_command(config, cache, chat.base_url)
     try:
         models = probe.models()
     except (requests.RequestException, ValueError) as err:
         status = getattr(getattr(err, "response", None), "status_code", None)
         reason = f"HTTP {status}" if status else type(err).__name__
-        checks.append(Check("server", "problem", f"{chat.base_url} does not answer ({reason})",
-                            f"start SGLang: {hint}"))
+        fleet = probe.fleet() if status else None  # SGLang's router, with no worker to ask?
+        if fleet is not None:
+            checks.extend(check_fleet(config, fleet))
+        else:
+            checks.append(Check("server", "problem", f"{chat.base_url} does not answer ({reason})",
+                                f"start SGLang: {launch_command(config, cache, chat.base_url)}"))
         checks.append(check_arxiv(config, source))
         return checks
     checks.append(Check("server", "ok", f"{chat.base_url} answers"))
@@ -126,13 +137,17 @@ def run_doctor(config: Config, probe: ServerFacts, chat: ChatModel, source: Pape
                             "set [llm] model in config.toml to one of these"))
 
     info = probe.server_info()
+    fleet = probe.fleet() if info is None or info.get("router") else None
+    if fleet is not None:
+        checks.extend(check_fleet(config, fleet))
     found = without_requests(probe, llm.model, llm.context_tokens,
                              load_capabilities(cache, chat.base_url, llm.model), info)
     if llm.model in served:
         found = structured_and_usage(chat, found)
     save_capabilities(cache, chat.base_url, llm.model, found)
-    # What was found, in words; the context and (on SGLang) the cache report get checks below.
-    skip = {"context", "prefix-cache report"} if found.limits else {"context"}
+    # What was found, in words; the context, the router (check_fleet) and, on SGLang, the cache
+    # report get checks of their own.
+    skip = {"context", "router", *({"prefix-cache report"} if found.limits else ())}
     checks.extend(Check(what, "info", words) for what, words in found.lines() if what not in skip)
     checks.append(check_context(config, cache, found, probe))
     if found.structured == "":
@@ -141,7 +156,9 @@ def run_doctor(config: Config, probe: ServerFacts, chat: ChatModel, source: Pape
                             "answers are validated and asked for again when invalid",
                             "a server with json_schema or json_object support (SGLang, vLLM, "
                             "llama.cpp) answers them in one go"))
-    if info is None:
+    if fleet is not None:
+        checks.extend(fleet_sglang_checks(config, fleet))
+    elif info is None:
         checks.append(Check("sglang", "info",
                             "no /server_info: not SGLang, so its prefix cache, cache report, "
                             "schedule policy and reasoning parser cannot be checked"))
@@ -150,6 +167,61 @@ def run_doctor(config: Config, probe: ServerFacts, chat: ChatModel, source: Pape
     if llm.model in served:
         checks.append(check_thinking(config, chat))
     checks.append(check_arxiv(config, source))
+    return checks
+
+
+def check_fleet(config: Config, fleet: Fleet) -> list[Check]:
+    """SGLang's router: how many workers it has healthy, and each worker by its own settings
+    (its limits, its context), or that they cannot be read from here."""
+    healthy, total = len(fleet.healthy), len(fleet.workers)
+    setup = f"`digest server-command --router {max(total, 2)}` prints a measured setup"
+    if not healthy:
+        return [Check("router", "problem",
+                      f"SGLang's router, with no healthy worker ({healthy} of {total} listed)",
+                      f"start the workers ({setup}); `--wait-for-server SECONDS` waits for one")]
+    checks = [Check("router", "ok" if healthy == total else "warning",
+                    f"SGLang's router, {healthy} of {total} worker(s) healthy; it does not say "
+                    "its routing policy", setup if healthy == total else
+                    "see the router's log for the workers it cannot reach")]
+    for number, worker in enumerate(fleet.workers, start=1):
+        url = redact_url(worker.url)
+        if not worker.healthy:
+            checks.append(Check(f"worker {number}", "warning", f"{url}: not healthy"))
+        elif worker.info is None:
+            checks.append(Check(f"worker {number}", "info",
+                                f"{url}: its /server_info cannot be read from here, so its "
+                                "limits and settings are not known; the digest starts at 2 "
+                                "prompts at a time and widens while answers come back clean"))
+        else:
+            info = dict(worker.info)
+            running, context = stated_running(info), info.get("context_length")
+            at_once = f"{running} requests at once" if running else "no stated limit"
+            shown = f"{context:,}-token context" if isinstance(context, int) else "no context"
+            checks.append(Check(f"worker {number}", "ok", f"{url}: {at_once}, {shown}"))
+    return checks
+
+
+def fleet_sglang_checks(config: Config, fleet: Fleet) -> list[Check]:
+    """The SGLang checks on each worker behind the router: one line where every worker gives
+    the same answer, else one per worker."""
+    read = [(n, dict(w.info)) for n, w in enumerate(fleet.workers, start=1) if w.info is not None]
+    per_worker = [(n, check_sglang(config, info)) for n, info in read]
+    checks: list[Check] = []
+    for index, first in enumerate(per_worker[0][1] if per_worker else []):
+        same = [found[index] for _, found in per_worker]
+        if all(c == first for c in same):
+            every = "every worker" if len(same) > 1 else f"worker {per_worker[0][0]}"
+            checks.append(Check(first.name, first.verdict, f"{first.detail} ({every})",
+                                first.advice))
+        else:
+            checks.extend(Check(f"{c.name}, worker {n}", c.verdict, c.detail, c.advice)
+                          for (n, _), c in zip(per_worker, same, strict=True))
+    if fleet.unseen:
+        numbers = ", ".join(str(n) for n, w in enumerate(fleet.workers, start=1)
+                            if w.healthy and w.info is None)
+        checks.append(Check("sglang", "info",
+                            f"worker(s) {numbers} cannot be read from here: their prefix cache, "
+                            "cache report, schedule policy and reasoning parser are not known"))
     return checks
 
 
@@ -178,6 +250,8 @@ def check_context(config: Config, cache: Cache, found: Capabilities,
 
 def context_flag(found: Capabilities, tokens: int) -> str:
     """How the server found sets its context length, on its own command line."""
+    if found.limits and found.router_workers is not None:
+        return f"--context-length {tokens} on every worker (SGLang)"
     if found.limits:
         return f"--context-length {tokens} (SGLang)"
     return {"vllm": f"--max-model-len {tokens} (vLLM)",

@@ -179,8 +179,7 @@ def answer_all(config: Config, services: Services, known: Capabilities,
     An edition's prompts and a reader's question (`digest ask`) both go through here."""
     chat, cache = services.chat, services.cache
     formats = StructuredFormats(known.structured)
-    width = AdaptiveWidth(known.concurrency if known.concurrency_source != "/server_info"
-                          else None, ceiling=known.slots)
+    width = AdaptiveWidth(None if known.stated else known.concurrency, ceiling=known.slots)
     with launch_advice_on_failure(config, services):
         result = run_batch(
             requests, chat, cache,

@@ -241,13 +241,17 @@ class Cache:
         return self.root / "editions" / edition / "synthesis.json"
 
     @contextlib.contextmanager
-    def lock(self) -> Iterator[None]:
-        """Hold the workspace lock for a run; a second run at once is refused, not interleaved."""
+    def lock(self, *, shared: bool = False) -> Iterator[None]:
+        """Hold the workspace lock for a run; a second run at once is refused, not interleaved.
+        `shared`: a run that only reads the archive and the cache's finished work (`digest
+        ask`; its cache entries are written atomically), held beside others of its kind and
+        never beside a run that writes."""
         self.root.mkdir(parents=True, exist_ok=True)
         path = self.root / "digest.lock"
         with open(path, "a+") as handle:
             try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(handle.fileno(),
+                            (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
             except OSError as err:
                 if err.errno in (errno.EAGAIN, errno.EACCES):
                     raise LockedError(
@@ -256,10 +260,23 @@ class Cache:
                     ) from err
                 raise
             try:
-                handle.seek(0)
-                handle.truncate()
-                handle.write(f"{os.getpid()}\n")
-                handle.flush()
+                if not shared:  # the one holder: its process id, for whoever wonders
+                    handle.seek(0)
+                    handle.truncate()
+                    handle.write(f"{os.getpid()}\n")
+                    handle.flush()
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    @contextlib.contextmanager
+    def questions_lock(self) -> Iterator[None]:
+        """Held (waited for, not refused) while a question is published: questions answered
+        side by side write the list of questions and the feed one after another."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / "questions.lock", "a+") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
                 yield
             finally:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

@@ -114,6 +114,12 @@ def run_batch(
         adaptive = (width or AdaptiveWidth()) if info is None and not max_concurrency else None
         if adaptive is not None:
             adaptive.used = True
+        elif info is not None and info.get("router") and not max_concurrency:
+            # Behind SGLang's router the workers' sum is a ceiling, not a promise: the router
+            # may take fewer at once (--max-concurrent-requests) without saying so, and answer
+            # 429; the width then narrows, and grows back to the fleet's, never beyond it.
+            fleet = concurrency(0, info, len(todo) + (1 << 20), private, bundle_tokens)
+            adaptive = AdaptiveWidth(fleet, ceiling=fleet)
 
         def limit(sent: int) -> int:
             width = concurrency(max_concurrency, info, sent, private, bundle_tokens)
@@ -132,11 +138,13 @@ def run_batch(
             try:
                 # Where the width is ours to find, a sign of overload comes back at once and
                 # is sent again below, fewer at a time, never by the client itself.
+                # An answer that reads as cut is suspected only of a server that says nothing
+                # of itself (a proxy that turns a cut into `stop`), not of SGLang's workers.
                 completion, sent = complete_one(client, cache, request, run.keys[index],
                                              events, shrink, formats=formats,
                                              retry=adaptive is None,
-                                             cuts=None if adaptive is None else
-                                             index in suspected, kinds=kinds)
+                                             cuts=index in suspected if info is None and
+                                             adaptive is not None else None, kinds=kinds)
             except BaseException:
                 if adaptive is not None:  # workers waiting for a slot must not wait for ever
                     adaptive.answered(False, False, ticket)

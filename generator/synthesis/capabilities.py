@@ -24,6 +24,7 @@ from ..store.cache import Cache, read_json, write_json
 from ..store.codec import CodecError, from_data, to_data
 from ..text.urls import redact_url
 from .json_answers import StructuredFormats, format_refused, with_format
+from .router import FLEET_SOURCE
 from .server import TOKENIZERS
 from .structured import response_format
 
@@ -52,13 +53,22 @@ class Capabilities:
     concurrency: int | None = None  # prompts at once: stated, or what the last run settled at
     concurrency_source: str = ""
     slots: int | None = None  # requests it serves at once, as /props says (llama-server)
+    router_workers: int | None = None  # SGLang's router: its healthy workers; None: no router
 
     @property
     def server(self) -> str:
         """The kind of server, as far as it showed it ("" where it showed nothing)."""
+        if self.router_workers is not None:
+            return f"SGLang's router ({_workers(self.router_workers)})"
         if self.limits:
             return "SGLang"  # /server_info with its limits: SGLang's own endpoint
         return SERVER_NAMES.get(self.tokenizer or "", "")
+
+    @property
+    def stated(self) -> bool:
+        """Whether its concurrency is what the server (or every worker behind it) states, not
+        what a run settled at."""
+        return self.concurrency_source in ("/server_info", FLEET_SOURCE)
 
     def lines(self) -> list[tuple[str, str]]:
         """(what, found) for each capability, in words, for `digest doctor`."""
@@ -74,11 +84,16 @@ class Capabilities:
                        if self.concurrency else "not stated: starts at 2 and grows while "
                        "answers come back clean, halves on 429/503, a dropped connection or a cut "
                        "stream")
-        if self.slots and self.concurrency_source != "/server_info":
+        if self.slots and not self.stated:
             concurrency += f"; never more than its {self.slots} slot(s) (/props total_slots)"
+        router = self.router_workers is not None
+        limits = ("/server_info" if not router else FLEET_SOURCE) if self.limits else (
+            "not stated (no /server_info)" if not router else
+            "not stated: the workers' /server_info cannot be read from here")
         return [
-            ("limits", known(self.limits, "/server_info" if self.limits else
-                             "not stated (no /server_info)")),
+            *([("router", f"SGLang's router, {_workers(self.router_workers or 0)} healthy "
+                          "behind it")] if router else []),
+            ("limits", known(self.limits, limits)),
             ("tokenizer", known(self.tokenizer, tokenizer)),
             ("structured output", known(self.structured,
                                         STRUCTURED_WORDS.get(self.structured or "", ""))),
@@ -89,6 +104,10 @@ class Capabilities:
             ("context", context),
             ("concurrency", concurrency),
         ]
+
+
+def _workers(count: int) -> str:
+    return f"{count} worker{'s' if count != 1 else ''}"
 
 
 def _key(base_url: str, model: str) -> str:
@@ -120,13 +139,20 @@ def without_requests(probe: ServerFacts, model: str, configured_context: int | N
                      known: Capabilities, info: dict[str, Any] | None) -> Capabilities:
     """What the server's informational endpoints say (no prompt sent), over what was known;
     `info`: its /server_info, as the caller fetched it (None: it has none)."""
-    found = replace(known, limits=info is not None)
+    found = replace(known, limits=info is not None, router_workers=None)
     if info is None:  # llama-server states its slots (-np) at /props; SGLang its limits
-        found = replace(found, slots=probe.slots())
+        fleet = probe.fleet()  # SGLang's router, its workers' settings out of reach from here
+        found = replace(found, slots=probe.slots(),
+                        router_workers=len(fleet.healthy) if fleet else None)
+        if known.stated:  # stated last time, not now: found again, gradually
+            found = replace(found, concurrency=None, concurrency_source="")
     if info is not None:
         running = info.get("max_running_requests")
+        source = FLEET_SOURCE if info.get("router") else "/server_info"
         if isinstance(running, int) and running > 0:
-            found = replace(found, concurrency=running, concurrency_source="/server_info")
+            found = replace(found, concurrency=running, concurrency_source=source)
+        if info.get("router"):
+            found = replace(found, router_workers=len(info.get("workers") or ()))
         found = replace(found, cache_report=bool(info.get("enable_cache_report")))
     if probe.tokenize(model, ["Hello, world."]):
         found = replace(found, tokenizer=probe.tokenizer)
@@ -179,7 +205,7 @@ def after_run(known: Capabilities, formats: StructuredFormats, width: int | None
         if not found.limits:
             found = replace(found, cache_report=any(c.usage.cached_tokens is not None
                                                     for c in sent))
-    if width is not None and found.concurrency_source != "/server_info":
+    if width is not None and not found.stated:
         found = replace(found, concurrency=width,
                         concurrency_source="settled at by the last run's answers")
     return found

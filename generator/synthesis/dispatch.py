@@ -227,24 +227,43 @@ def concurrency(configured: int, server_info: dict[str, Any] | None, prompts: in
     `configured` (`[llm] max_concurrency`) wins when set. Otherwise as many as the server runs
     at once (`max_running_requests`), no more than its KV-cache budget holds beside the shared
     bundle (`max_total_num_tokens`, each prompt holding `private_tokens` of its own), and no
-    more than there are prompts. A server that says nothing is given UNKNOWN_START at first by
-    the batch runner, and more as its answers come back whole.
+    more than there are prompts. Behind SGLang's router (`workers`, synthesis/router.py) that
+    is the sum of each worker's own limit: each holds the bundle in its own cache. A server
+    that says nothing is given UNKNOWN_START at first by the batch runner, and more as its
+    answers come back whole.
     """
     if configured > 0:
         return max(1, min(configured, prompts))
-    limit = prompts
     info = server_info or {}
+    workers = info.get("workers")
+    if isinstance(workers, list) and workers:
+        limits = [_one_server(w, private_tokens, shared_tokens) if isinstance(w, dict) else None
+                  for w in workers]
+        # Every worker states its limits where the fleet is read (router.fleet_limits).
+        limit = sum(w or 1 for w in limits)
+    else:
+        limit = _one_server(info, private_tokens, shared_tokens) or prompts
+    return max(1, min(limit, prompts))
+
+
+def stated_running(info: dict[str, Any]) -> int | None:
+    """`max_running_requests` as SGLang states it (some versions under `internal_states`)."""
     running = _positive(info.get("max_running_requests"))
     if running is None:
         states = info.get("internal_states")
         if isinstance(states, list) and states and isinstance(states[0], dict):
             running = _positive(states[0].get("max_running_requests"))
-    if running is not None:
-        limit = min(limit, running)
+    return running
+
+
+def _one_server(info: dict[str, Any], private_tokens: int, shared_tokens: int) -> int | None:
+    """One server's limit from its /server_info; None where it states none."""
+    limit = stated_running(info)
     budget = _positive(info.get("max_total_num_tokens"))
     if budget is not None and private_tokens > 0:
-        limit = min(limit, max(1, (budget - shared_tokens) // private_tokens))
-    return max(1, limit)
+        held = max(1, (budget - shared_tokens) // private_tokens)
+        limit = held if limit is None else min(limit, held)
+    return limit
 
 
 def _positive(value: object) -> int | None:

@@ -1,7 +1,8 @@
 """What we can learn about the LLM server without running a prompt, and how to start one.
 
-SGLang exposes its settings (`/server_info`, `/model_info`, `/health`); other OpenAI-compatible
-servers expose only `/v1/models`. Everything here degrades to "unknown" rather than guessing.
+SGLang exposes its settings (`/server_info`, `/model_info`, `/health`); SGLang's router lists
+the workers whose settings count (router.py); other OpenAI-compatible servers expose only
+`/v1/models`. Everything here degrades to "unknown" rather than guessing.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from urllib.parse import urlparse
 
 import requests
 
-from ..ports import ServedModel
+from ..ports import Fleet, RouterWorker, ServedModel
+from .router import FLEET_SOURCE, fleet_limits, is_router, listed_workers, reachable_from_here
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +66,35 @@ def sglang_command(model: str, base_url: str, context_length: int | None = None,
     if context_length:
         parts.append(f"--context-length {context_length}")
     return " ".join(parts)
+
+
+# SGLang's router in front of several workers, as measured fastest for editions, one or four
+# at once (bench/router.py, docs/benchmarks.md): cache-aware routing that rebalances at any gap
+# in load, so that one edition's prompts, which share one bundle, spread evenly over the
+# workers (the defaults rebalance only at a gap of 64: one edition, one worker).
+ROUTER_POLICY = ("--policy cache_aware", "--balance-abs-threshold 0",
+                 "--balance-rel-threshold 1.0")
+
+
+def router_commands(model: str, base_url: str, workers: int, context_length: int | None = None,
+                    api_key_env: str = "SGLANG_API_KEY") -> list[str]:
+    """The launch lines of `workers` SGLang workers on one machine (one GPU each, on the ports
+    after the router's) and of SGLang's router in front of them, where `base_url` expects a
+    server. The workers listen on this machine only: the router reaches them there, and so
+    does a digest run on the same machine, which reads each one's limits."""
+    port = urlparse(base_url).port or 30000
+    ports = [port + 1 + n for n in range(workers)]
+    lines = [f"CUDA_VISIBLE_DEVICES={n} "
+             + sglang_command(model, f"http://127.0.0.1:{p}/v1", context_length, api_key_env)
+             for n, p in enumerate(ports)]
+    router = ["python -m sglang_router.launch_router"]
+    if not is_local(base_url):
+        router += ["--host 0.0.0.0", f'--api-key "${api_key_env}"']
+    else:
+        router.append("--host 127.0.0.1")
+    router += [f"--port {port}", "--worker-urls " + " ".join(f"http://127.0.0.1:{p}"
+                                                             for p in ports), *ROUTER_POLICY]
+    return [*lines, " ".join(router)]
 
 
 @dataclass(frozen=True)
@@ -119,8 +150,12 @@ class ServerProbe:
         self.base_url = base_url.rstrip("/")
         # SGLang's native endpoints live at the root, beside /v1.
         self.root_url = self.base_url[:-3] if self.base_url.endswith("/v1") else self.base_url
+        self._api_key = api_key
         self._headers = {"Authorization": f"Bearer {api_key}"}
         self.tokenizer: str | None = None  # the TOKENIZERS shape that answered, once one has
+        self._router: bool | None = None  # whether it is SGLang's router, once asked
+        self._worker: ServerProbe | None = None  # behind the router: a worker that was read
+        self._unreachable: set[str] = set()  # workers that did not answer from here
 
     def _get(self, url: str, timeout: float = 10.0) -> requests.Response:
         return self._session.get(url, headers=self._headers, timeout=timeout)
@@ -132,11 +167,11 @@ class ServerProbe:
         data = response.json().get("data", [])
         return [ServedModel(str(m.get("id")), _int(m.get("max_model_len"))) for m in data]
 
-    def json_or_none(self, *paths: str) -> dict[str, Any] | None:
+    def json_or_none(self, *paths: str, timeout: float = 10.0) -> dict[str, Any] | None:
         """The first of `paths` (at the root URL) that answers 200 with a JSON object."""
         for path in paths:
             try:
-                response = self._get(f"{self.root_url}{path}")
+                response = self._get(f"{self.root_url}{path}", timeout=timeout)
                 if response.status_code == 200:
                     data = response.json()
                     if isinstance(data, dict):
@@ -146,15 +181,61 @@ class ServerProbe:
         return None
 
     def server_info(self) -> dict[str, Any] | None:
-        info = self.json_or_none("/server_info", "/get_server_info")
+        """SGLang's limits; behind its router, the workers' together (router.fleet_limits)."""
+        info = self._own_info()
+        self._router = is_router(info)
+        return fleet_limits(self._read_fleet()) if self._router else info
+
+    def _own_info(self, timeout: float = 10.0) -> dict[str, Any] | None:
+        info = self.json_or_none("/server_info", "/get_server_info", timeout=timeout)
         if info and isinstance(info.get("server_args"), dict):
             info = {**info["server_args"], **info}  # some versions nest the arguments
+        return info
+
+    def fleet(self) -> Fleet | None:
+        """The workers behind SGLang's router, each with its own settings where they can be
+        read from here; None where the server is no router."""
+        if self._router is None:  # the router answers /get_server_info only
+            self._router = is_router(self.json_or_none("/get_server_info"))
+        return self._read_fleet() if self._router else None
+
+    def _read_fleet(self) -> Fleet:
+        return Fleet(tuple(RouterWorker(url, healthy, self._worker_info(url) if healthy else None)
+                           for url, healthy in listed_workers(self.json_or_none("/workers"))))
+
+    def _worker_info(self, url: str) -> dict[str, Any] | None:
+        """A worker's own /server_info, read directly; None where it does not answer from here
+        (asked once a run: a worker behind a firewall costs one timeout, not one a call)."""
+        if url in self._unreachable or not reachable_from_here(url, self.base_url):
+            return None
+        # The key goes where the router's URL sends it, never from https down to plain http.
+        key = self._api_key if urlparse(url).scheme == "https" or not \
+            self.base_url.startswith("https:") else ""
+        worker = ServerProbe(self._session, f"{url}/v1", key)
+        info = worker._own_info(timeout=5.0)
+        if info is None:
+            self._unreachable.add(url)
+        elif self._worker is None:
+            self._worker = worker  # every worker serves the model: one counts its tokens
         return info
 
     def tokenize(self, model: str, texts: list[str]) -> list[int] | None:
         """Exact token counts of raw `texts` (no chat template) from whichever tokenizer
         endpoint the server has (see TOKENIZERS); None where it has none. The endpoint that
-        answered is kept (`tokenizer`), so later counts go straight to it."""
+        answered is kept (`tokenizer`), so later counts go straight to it. SGLang's router has
+        no tokenizer of its own (its /v1/tokenize answers 400): a worker behind it counts."""
+        if self._worker is not None:
+            counts = self._worker.tokenize(model, texts)
+            self.tokenizer = self._worker.tokenizer
+            return counts
+        counts = self._own_counts(model, texts)
+        if counts is None and self._router is None:
+            self.fleet()  # a router? then a worker it lists, read from here, counts
+            if self._worker is not None:
+                return self.tokenize(model, texts)
+        return counts
+
+    def _own_counts(self, model: str, texts: list[str]) -> list[int] | None:
         shapes = [t for t in TOKENIZERS if t.name == self.tokenizer] if self.tokenizer else []
         for shape in shapes or list(TOKENIZERS):
             counts = [self._count(shape, model, text) for text in texts[:1]]
@@ -192,7 +273,7 @@ class ServerProbe:
             return served[model], "/v1/models"
         info = info or {}
         if _int(info.get("context_length")):
-            return info["context_length"], "/server_info"
+            return info["context_length"], FLEET_SOURCE if info.get("router") else "/server_info"
         props = self.json_or_none("/props") or {}
         settings = props.get("default_generation_settings")
         n_ctx = _int(settings.get("n_ctx")) if isinstance(settings, dict) else None
@@ -206,8 +287,14 @@ class ServerProbe:
         return _positive((self.json_or_none("/props") or {}).get("total_slots"))
 
     def readiness(self) -> tuple[bool, str]:
-        """(ready, what was seen): /health where the server has it, else /v1/models."""
+        """(ready, what was seen): /readiness where the server has it (SGLang's router: ready
+        once a worker is healthy; its /health answers 200 with none), else /health, else
+        /v1/models."""
         try:
+            response = self._get(f"{self.root_url}/readiness", timeout=5.0)
+            said = _readiness_words(response)
+            if said:
+                return response.status_code == 200, said
             response = self._get(f"{self.root_url}/health", timeout=5.0)
             if response.status_code == 200:
                 return True, "healthy"
@@ -232,6 +319,25 @@ class ServerProbe:
             if on_progress:
                 on_progress(waited, seen)
             time.sleep(min(interval, max(0.05, timeout - waited)))
+
+
+def _readiness_words(response: requests.Response) -> str:
+    """What a /readiness answer says, in words ("" where it is not one: a 404, or a server
+    still loading that answers 503 to every path, whose /health then says why)."""
+    if response.status_code not in (200, 503):
+        return ""
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    data = data if isinstance(data, dict) else {}
+    healthy, total = _int(data.get("healthy_workers")), _int(data.get("total_workers"))
+    if response.status_code == 200:
+        return f"ready ({healthy} healthy worker(s))" if healthy is not None else "ready"
+    if data.get("status") != "not ready":  # SGLang's router's own answer, recorded
+        return ""
+    counted = f" ({healthy or 0} of {total} healthy)" if total else ""
+    return f"no healthy worker behind the router yet{counted}"
 
 
 def _positive(value: Any) -> int | None:

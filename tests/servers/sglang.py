@@ -323,7 +323,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.path == "/props" and state.kind == "llama.cpp":
             self._json(200, {"default_generation_settings": {"n_ctx": state.max_model_len},
                              "total_slots": 1})
-        elif starting:
+        elif starting and self.path in ("/health", "/v1/models", "/server_info"):
             self._error(503, "The server is starting.", "ServiceUnavailableError")
         elif self.path == "/health":
             self._json(200, {})
@@ -336,9 +336,13 @@ class _Handler(BaseHTTPRequestHandler):
                     entry["max_model_len"] = state.max_model_len
                 models.append(entry)
             self._json(200, {"object": "list", "data": models})
+        elif self.path in ("/model_info", "/get_model_info") and sglang:
+            # What SGLang's router reads of a worker, beside /server_info.
+            self._json(200, {"model_path": state.models[0], "is_generation": True})
         elif self.path == "/server_info":
             self._json(200, {
-                "model_path": state.models[0], "context_length": state.max_model_len,
+                "model_path": state.models[0], "served_model_name": state.models[0],
+                "context_length": state.max_model_len,
                 "disable_radix_cache": state.radix_cache_off,
                 "enable_cache_report": state.cache_report,
                 "schedule_policy": state.schedule_policy,
