@@ -122,6 +122,18 @@ class Source:
     full_text: FullText
 
 
+@dataclass(frozen=True)
+class LibraryPaper:
+    """A paper of the reader's own library (a BibTeX or RIS export, or a list of arXiv ids):
+    what triage is shown of it, and where the file has it."""
+
+    arxiv_id: str = ""  # without version; "" for an entry that names no arXiv paper
+    title: str = ""
+    abstract: str = ""
+    date: str = ""  # as far as the file tells: "2026", "2026-11" or "2026-11-25"
+    where: str = ""  # the entry in its file, for messages ("entry 3 (vaswani2017)", "line 4")
+
+
 TriageStatus = Literal["selected", "below_cut", "excluded", "unscored"]
 
 
@@ -159,6 +171,12 @@ class Triage:
     # The marks it was judged with ("more:2611.00001"), so a rebuild judges with the same:
     # kept with the fetch, never in the published record (record_data leaves it out).
     shown: tuple[str, ...] = ()
+    library: int = 0  # papers of the reader's library ([triage] library) shown as examples
+    # The window's papers already in the reader's library (base ids): listed, never bundled.
+    in_library: tuple[str, ...] = ()
+    # The library's papers it was judged with, as shown: kept with the fetch (a rebuild judges
+    # with the same), never in the published record (a lab's library is its own).
+    seeds: tuple[LibraryPaper, ...] = ()
 
     def selected_papers(self) -> list[Paper]:
         """The papers the edition bundles, best first (ties: the newer)."""

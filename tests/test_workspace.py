@@ -133,6 +133,22 @@ def test_the_workflow_validates_and_names_only_what_the_workspace_has(ws: Path) 
         assert needed <= set(jobs) and set(re.findall(r"needs\.([\w-]+)\.", text)) <= needed
 
 
+def test_the_workflow_passes_the_chat_webhooks_secret_to_the_send_that_posts_it(ws: Path) -> None:
+    jobs: dict[str, dict[str, Any]] = yaml.safe_load((ws / WORKFLOW).read_text())["jobs"]
+    (step,) = [s for s in _steps(jobs["send"]) if "digest send" in s.get("run", "")]
+    # The variable the config's example names, from the secret of that name, beside SMTP's.
+    example = re.search(r'^# webhook_url_env = "(\w+)"', (ws / "config.toml").read_text(),
+                        re.MULTILINE)
+    assert example is not None
+    variable = example.group(1)
+    assert step["env"][variable] == f"${{{{ secrets.{variable} }}}}"
+    assert step["env"]["DIGEST_SMTP_PASSWORD"] == "${{ secrets.DIGEST_SMTP_PASSWORD }}"
+    # The job runs where only [chat] is set too.
+    (check,) = [s for s in _steps(jobs["send"]) if s.get("id") == "mail"]
+    assert '"chat"' in check["run"] and '"webhook_url_env"' in check["run"]
+    assert variable in (ws / "README.md").read_text()
+
+
 def test_this_repositorys_workflows_validate() -> None:
     assert workflow_schema_problems(*sorted((ROOT / ".github" / "workflows").glob("*.yml"))) == ""
 

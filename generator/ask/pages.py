@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import jinja2
@@ -14,6 +14,7 @@ from .. import store
 from ..chat_models import Completion, PromptRequest
 from ..config import Config
 from ..edition.assemble import synthesis_pages
+from ..edition.bibtex import Citable, bibliography
 from ..edition.facts import Checks
 from ..edition.feed import atom_feed
 from ..edition.history import History
@@ -66,15 +67,33 @@ class RecordedQuestionFacts:
 class Site:
     """What the site has now that a question's page links: editions and papers' own pages (an
     edition taken off the site takes them along; the page then names them unlinked, or links
-    the paper's arXiv page)."""
+    the paper's arXiv page), and each paper as its newest edition cites it (BibTeX)."""
 
     editions: frozenset[str]
     papers: frozenset[str]  # base ids with a page of their own
+    citable: Mapping[str, Citable] = field(default_factory=dict, compare=False, hash=False)
 
     @classmethod
     def of(cls, records: Sequence[EditionRecord]) -> Site:
+        citable: dict[str, Citable] = {}
+        for record in records:  # newest first: the newest edition's version of each paper
+            for p in record.papers:
+                citable.setdefault(p.base_id, Citable(p.arxiv_id, p.title, p.authors,
+                                                      p.published, p.categories))
         return cls(frozenset(r.edition for r in records),
-                   frozenset(p.base_id for r in records for p in r.papers))
+                   frozenset(p.base_id for r in records for p in r.papers), citable)
+
+
+def bibtex_path(record: QuestionRecord) -> str:
+    """The BibTeX of the papers a question's answer read, beside its page."""
+    return f"{QUESTIONS}/{record.slug}.bib"
+
+
+def question_bibtex(record: QuestionRecord, site: Site) -> str:
+    """The papers the answer read as BibTeX, each as its newest edition has it (keys are the
+    editions' keys); a paper whose editions all left the site, by its title and id alone."""
+    return bibliography((site.citable.get(p.base_id) or Citable(p.arxiv_id, p.title)
+                         for p in record.papers), f"Papers read to answer question {record.slug}")
 
 
 def question_view(record: QuestionRecord, kinds: KindRegistry, site: Site | None = None
@@ -106,6 +125,9 @@ def question_pages(env: jinja2.Environment, records: Sequence[QuestionRecord],
                    kinds: KindRegistry, site: Site | None = None) -> dict[str, str]:
     """Every question's page and the list of them, by path under docs_dir."""
     pages = {record.page: question_page(env, record, kinds, site) for record in records}
+    pages |= {bibtex_path(record): question_bibtex(record, site or Site(frozenset(),
+                                                                         frozenset()))
+              for record in records}
     if records:
         pages[INDEX_PAGE] = with_title("Questions", render_template(
             env, "questions.md.j2", questions=records))
@@ -127,6 +149,9 @@ def write_questions(docs_dir: Path, env: jinja2.Environment, records: Sequence[Q
         atomic_write_text(docs_dir / path, text)
         written.append(path)
     remove_stale(docs_dir / QUESTIONS, {docs_dir / p for p in pages})
+    for stale in (docs_dir / QUESTIONS).glob("*.bib"):
+        if stale.relative_to(docs_dir).as_posix() not in pages:
+            stale.unlink()
     return written
 
 

@@ -36,6 +36,7 @@ from .common import (
 )
 from .feedback import feedback
 from .progress import Progress
+from .send import send
 from .server import doctor, server_command
 from .workspace import init as init  # re-exported: docs/screenshots.py and bench/ call it
 
@@ -296,70 +297,13 @@ def remove(config_path: str, edition: str) -> None:
         click.echo(f"Removed edition {edition}. Site: {site_dir}")
 
 
-@cli.command()
-@verbose_option
-@config_option
-@edition_option
-@click.option("--dry-run", is_flag=True,
-              help="Write the message as an .eml file (and print its path) instead of sending.")
-@click.option("--resend", is_flag=True, help="Send again to everyone, even those already sent.")
-@click.option("--resend-held", is_flag=True,
-              help="Also send to the readers held back because an interrupted run may have "
-                   "reached them.")
-def send(config_path: str, edition: str | None, dry_run: bool, resend: bool,
-         resend_held: bool) -> None:
-    """Mail a published edition (default: the latest) as a newsletter, once.
-
-    Sends to [email] to through [email] smtp_host, one message per reader; what went to whom
-    is kept with the edition, so a second run sends nothing and a failed one completes the
-    delivery (a reader it may have reached already is held back: --resend).
-
-    \b
-    Example:
-        DIGEST_SMTP_PASSWORD=... digest send --config my-digest/config.toml
-    """
-    from ..pipeline.send import send_stage
-
-    with user_errors():
-        config = read_config(config_path)
-        cache = workspace_cache(config)
-        with workspace_lock(cache):  # two sends at once would both read "not yet sent"
-            result = send_stage(config, cache, edition, os.environ, dry_run=dry_run, resend=resend,
-                                resend_held=resend_held)
-        if result.eml is not None:
-            click.echo(f"Edition {result.edition}: {result.subject!r} ({result.size:,} bytes) "
-                       f"written to {result.eml}")
-            return
-        delivery = result.delivery
-        assert delivery is not None
-        if delivery.held:  # exit 1 below: a reader may lack the edition until someone decides
-            click.secho(f"Held back: {', '.join(delivery.held)}: an earlier `digest send` was "
-                        "cut off after handing them the message, which may have arrived. "
-                        "`digest send --resend-held` sends it to them again.",
-                        fg="yellow", err=True)
-        if not delivery.sent and not delivery.refused:
-            click.echo(f"Edition {result.edition} was already sent to "
-                       f"{len(delivery.already)} recipient(s): nothing sent (--resend sends "
-                       "it again).")
-            sys.exit(1 if delivery.held else 0)
-        click.echo(f"Edition {result.edition}: {result.subject!r} sent to "
-                   f"{len(delivery.sent)} recipient(s)"
-                   + (f" ({len(delivery.already)} had it already)" if delivery.already else "")
-                   + ".")
-        if delivery.refused:
-            click.secho("refused: " + "; ".join(f"{a} ({why})" for a, why in
-                                                delivery.refused.items())
-                        + ". Run `digest send` again to retry them.", fg="red", err=True)
-        if delivery.refused or delivery.held:
-            sys.exit(1)
-
-
 # The LLM server's commands (doctor, server-command) live beside this module.
 cli.add_command(ask)
 cli.add_command(init)
 cli.add_command(doctor)
 cli.add_command(feedback)
 cli.add_command(server_command)
+cli.add_command(send)
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -22,7 +22,10 @@ from ..edition.history import History
 from ..errors import LockedError, UsageError
 from ..marks import FORMAT, KINDS, close_read, load_marks, new_mark, pull, save_marks
 from ..marks.github import DEFAULT_API, GitHubIssues
+from ..pipeline.library import Shelf, library_shelf
 from ..pipeline.services import workspace_cache
+from ..synthesis.triage import LIBRARY
+from ..text.safe_text import text_of
 from .common import config_option, read_config, user_errors, verbose_option, workspace_lock
 
 LOCK_WAIT_S = 120.0
@@ -76,7 +79,7 @@ def pull_command(config_path: str, keep_open: bool, if_configured: bool, lock_wa
             return
         with held(config, lock_wait_s), _issues(config, timeout_s) as issues:
             pulled = pull(issues, config.marks_file, close=not keep_open)
-        known = _known(config.docs_dir)
+        known = _known(History.load(config.docs_dir))
         for mark in pulled.added:
             note = "" if mark.arxiv_id in known else " (not in any edition yet: kept)"
             click.echo(f"#{mark.issue}: {mark.kind} like {mark.arxiv_id}{note}")
@@ -206,7 +209,7 @@ def add_command(config_path: str, arxiv_id: str, kind: str, lock_wait_s: float) 
         with held(config, lock_wait_s):
             marks = load_marks(config.marks_file, config.feedback.github_repo)
             save_marks(config.marks_file, marks.with_mark(mark))
-        note = "" if mark.arxiv_id in _known(config.docs_dir) else (
+        note = "" if mark.arxiv_id in _known(History.load(config.docs_dir)) else (
             " It is in no edition yet: the mark is kept, and counts once triage can show it.")
         click.echo(f"Marked {mark.arxiv_id}: {kind} like this.{note}")
         _warn_without_triage(config)
@@ -238,7 +241,8 @@ def remove_command(config_path: str, arxiv_id: str, lock_wait_s: float) -> None:
 @verbose_option
 @config_option
 def list_command(config_path: str) -> None:
-    """Show the marks, with the papers' titles where an edition covered them.
+    """Show the marks, with the papers' titles where an edition covered them, then the papers
+    of your library ([triage] library) that triage is shown, newest first.
 
     \b
     Example:
@@ -247,21 +251,47 @@ def list_command(config_path: str) -> None:
     with user_errors():
         config = read_config(config_path)
         marks = load_marks(config.marks_file)
-        known = _known(config.docs_dir)
+        history = History.load(config.docs_dir)
+        known = _known(history)
         if not marks.marks:
             click.echo("No marks yet.")
         for mark in marks.marks:
             title = known.get(mark.arxiv_id, "(in no edition yet)")
-            click.echo(f"{mark.kind:<4}  {mark.arxiv_id:<16}  {mark.at}  {mark.source:<12}  "
+            click.echo(f"{mark.kind:<4}  {mark.arxiv_id:<16}  {mark.at:<10}  {mark.source:<12}  "
                        f"{title}")
+        shelf = library_shelf(config, workspace_cache(config), history, marks, None)
+        if shelf is not None:
+            for paper in shelf.shown:
+                click.echo(f"more  {paper.arxiv_id or '(no arXiv id)':<16}  {paper.date:<10}  "
+                           f"{LIBRARY:<12}  {text_of(paper.title)}")
+            _say_library(shelf, config.triage.library_examples)
+        _warn_without_triage(config)
+
+
+def _say_library(shelf: Shelf, most: int) -> None:
+    """How much of the library triage is shown, and why the rest is not."""
+    library = shelf.library
+    said = [f"{len(shelf.shown)} of the {len(library.papers)} paper(s) of {library.name} are "
+            "shown to triage as \"more like this\" (source: library), newest first"]
+    if shelf.beyond:
+        said.append(f"{shelf.beyond} more are left out by [triage] library_examples = {most} "
+                    "or by a mark of theirs")
+    if shelf.untitled:
+        said.append(f"{len(shelf.untitled)} whose title is not known yet are looked up on "
+                    "arXiv by the next triage")
+    if library.skipped:
+        said.append(f"{library.skipped} entr{'y' if library.skipped == 1 else 'ies'} with "
+                    "neither an arXiv id nor a title are skipped")
+    click.echo("; ".join(said) + ".")
 
 
 def _warn_without_triage(config: Config) -> None:
     if not config.triage.enabled:
-        click.secho("Note: marks shape triage, which is off: set [triage] interests in "
+        click.secho("Note: marks and the library shape triage, which is off: set [triage] "
+                    "interests in "
                     f"{config.path} for them to take effect.", fg="yellow", err=True)
 
 
-def _known(docs_dir: Path) -> dict[str, str]:
+def _known(history: History) -> dict[str, str]:
     """The titles of every paper an edition covered, by id without version."""
-    return {p.base_id: p.title for r in History.load(Path(docs_dir)).records for p in r.papers}
+    return {p.base_id: p.title for r in history.records for p in r.papers}

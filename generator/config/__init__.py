@@ -17,6 +17,7 @@ from ..errors import ConfigError
 from ..kinds import KindRegistry
 from .checks import check_values
 from .read import build, describe, unknown
+from .readers import ChatSettings as ChatSettings
 from .readers import EmailSettings as EmailSettings
 from .readers import FeedbackSettings as FeedbackSettings
 from .schema import SECTIONS

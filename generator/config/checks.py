@@ -7,12 +7,16 @@ dotted key; all problems are reported together.
 from __future__ import annotations
 
 import dataclasses
+import re
 import unicodedata
 from urllib.parse import urlparse
 
 from ..marks.github import valid_repo
 from .read import out_of_range
+from .readers import CHAT_FORMATS
 from .schema import Config
+
+_ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def check_values(config: Config) -> list[str]:
@@ -52,6 +56,7 @@ def check_values(config: Config) -> list[str]:
         problems.append(f"feedback.email: not an email address: {f.email!r}")
     if not f.label.strip() or any(c in f.label for c in ",\n\r"):
         problems.append(f"feedback.label: one label, no comma or line break, got {f.label!r}")
+    problems.extend(_chat(config))
     host = urlparse(a.api_url).hostname or ""
     if urlparse(a.api_url).scheme not in ("http", "https") or not host:
         problems.append(f"arxiv.api_url: expected an http(s) URL, got {a.api_url!r}")
@@ -83,6 +88,25 @@ def check_values(config: Config) -> list[str]:
         problems.append(f"prompts.deep_dives: the label {label!r} is used more than once")
 
     problems.extend(_check_paths(config))
+    return problems
+
+
+def _chat(config: Config) -> list[str]:
+    """[chat]: a known format, and the name of an environment variable, never the URL itself
+    (which is a secret, so it is never repeated in the problem either)."""
+    c, problems = config.chat, []
+    if c.format not in CHAT_FORMATS:
+        problems.append(f"chat.format: expected {', '.join(repr(f) for f in CHAT_FORMATS)}, "
+                        f"got {c.format!r}")
+    name = c.webhook_url_env.strip()
+    if "://" in name or "/" in name:
+        problems.append("chat.webhook_url_env: names the environment variable that holds the "
+                        "webhook's URL, not the URL itself, which is a secret: put the URL in "
+                        "an environment variable (a repository secret in the workflow), name "
+                        "that variable here, and take the URL out of this file")
+    elif name and not _ENV_NAME_RE.fullmatch(name):
+        problems.append(f"chat.webhook_url_env: expected the name of an environment variable "
+                        f"(letters, digits and _), got {name!r}")
     return problems
 
 

@@ -1,7 +1,7 @@
 """The tables of config.toml about the digest's readers beyond the site: their "more/less
-like this" marks ([feedback]) and the newsletter ([email]).
+like this" marks ([feedback]), the newsletter ([email]) and the team's chat ([chat]).
 
-Apart from the rest of the schema in `config` (which re-exports both, so callers import them
+Apart from the rest of the schema in `config` (which re-exports them, so callers import them
 from there) because they alone name outside services and the environment variables that hold
 their credentials.
 """
@@ -71,3 +71,24 @@ class EmailSettings:
     @property
     def enabled(self) -> bool:
         return bool(self.to)
+
+
+CHAT_FORMATS = ("slack", "discord", "json")
+
+
+@dataclass(frozen=True)
+class ChatSettings:
+    """The edition in the team's chat: `digest send` posts it once to an incoming webhook (Slack,
+    Discord, or anything that takes JSON); off until `webhook_url_env` is set."""
+
+    webhook_url_env: str = ""
+    """The environment variable holding the incoming webhook's URL, which is a secret: it is read
+    from the environment only, and never written to a page, a record or a log. Empty: no post."""
+    format: str = "slack"
+    """`slack`, `discord` or `json` (the edition as a plain JSON object, for other receivers)."""
+    timeout_seconds: float = ranged(30.0, 1, 600)
+    """The whole post, from connecting to the last byte of the answer."""
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.webhook_url_env.strip())

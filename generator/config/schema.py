@@ -17,6 +17,7 @@ from ..kinds import KindRegistry
 from . import default_prompts
 from .prompts import PromptSettings
 from .read import ranged
+from .readers import ChatSettings as ChatSettings
 from .readers import EmailSettings as EmailSettings
 from .readers import FeedbackSettings as FeedbackSettings
 
@@ -199,6 +200,12 @@ class TriageSettings:
     """Each score's budget in tokens."""
     temperature: float = ranged(0.0, 0.0, 2.0)
     """Sampling temperature."""
+    library: str = ""
+    """Your own library, relative to this file: a BibTeX or RIS export (Zotero, Mendeley) or a
+    text file of arXiv ids, one a line. Its newest papers are shown to triage as "more like
+    this" examples, and a paper of the window already in it is listed, never bundled again."""
+    library_examples: int = ranged(20, 0, 500)
+    """The library's papers shown to triage at most, newest first."""
 
     @property
     def enabled(self) -> bool:
@@ -257,6 +264,7 @@ class Config:
     ask: AskSettings = field(default_factory=AskSettings)
     feedback: FeedbackSettings = field(default_factory=FeedbackSettings)
     email: EmailSettings = field(default_factory=EmailSettings)
+    chat: ChatSettings = field(default_factory=ChatSettings)
     # The settings of kinds registered beyond the built-in ones (generator.kinds), by kind.
     kinds: Mapping[str, Any] = field(default_factory=dict)
     # The kinds of prompt this run knows: the built-in ones (generator.prompts.kinds) unless
@@ -286,6 +294,11 @@ class Config:
         return self.workspace / "feedback.json"
 
     @property
+    def library_file(self) -> Path | None:
+        """The reader's library ([triage] library), None where none is set."""
+        return self.workspace / self.triage.library if self.triage.library.strip() else None
+
+    @property
     def mkdocs_yml(self) -> Path:
         return self.workspace / "mkdocs.yml"
 
@@ -303,4 +316,5 @@ SECTIONS: dict[str, type] = {
     "ask": AskSettings,
     "feedback": FeedbackSettings,
     "email": EmailSettings,
+    "chat": ChatSettings,
 }

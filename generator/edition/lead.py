@@ -14,13 +14,14 @@ from dataclasses import dataclass
 
 from ..evidence.checks import EvidenceFigure
 from ..kinds import CHANGES
-from ..text.safe_text import text_of
+from ..text.safe_text import excerpt, text_of
 from .continuity import without_disagreements
 from .names import name_citations
 from .news import News
 from .overview import overview_text
 from .prose import unique_sentences
 from .record import EditionRecord, RecordPaper
+from .values import Pick
 
 Parts = list[tuple[str, int | None]]
 
@@ -67,6 +68,16 @@ def lead_parts(record: EditionRecord) -> Parts:
                       f" Why they matter: {figure.found} of {shown} picks with their quotes "
                       "found in the papers (not judged).", None))
     return parts
+
+
+def pick_backing(record: EditionRecord, pick: Pick) -> str:
+    """What backs a pick's reason, in words, with the quote where one was found: the line the
+    mail and the chat post give under each pick (`Pick.mark`, `Pick.unbacked_note`)."""
+    if pick.backed and pick.claim is not None:
+        return f"{pick.mark}, its quote: “{text_of(excerpt(pick.claim.quote))}”"
+    if record.checks is None:
+        return "Not checked: this edition asked for no evidence."
+    return f"⚠ Not backed: {pick.unbacked_note}"
 
 
 def without_subject(parts: Parts, subject: int) -> Parts:

@@ -37,8 +37,10 @@ def build_record(edition: str, title: str, inputs: EditionInputs, facts: PaperFa
         max_papers=inputs.max_papers, bundle=inputs.bundle,
         synthesis_wall_time_s=synthesis.wall_time_s, overview=overview,
         skipped_seen=inputs.skipped,
-        # Which marks triage was shown stays in the workspace: the marks are never published.
-        triage=replace(inputs.triage, shown=()) if inputs.triage else None, names=dict(names),
+        # Which marks and library papers triage was shown stays in the workspace: neither is
+        # published.
+        triage=replace(inputs.triage, shown=(), seeds=()) if inputs.triage else None,
+        names=dict(names),
         briefs=dict(briefs), themes=tuple(themes), picks=tuple(picks),
         citations={page.stem: _citations(page.citations, numbered) for page in pages},
         checks=checks, figures=facts.recorded(), structured=_structured(structured, kinds),

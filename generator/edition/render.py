@@ -29,6 +29,7 @@ from ..models import paper_slug
 from ..store import Docs
 from ..store.cache import atomic_write_text
 from ..text.safe_text import cut, excerpt, md_cell, md_text, page_title, plain, safe_url, tooltip
+from .bibtex import bibtex_key, edition_bibtex
 from .feed import atom_feed
 from .fold import fold_sections
 from .lead import comparison, without_subject
@@ -74,7 +75,8 @@ def make_environment(workspace: Path) -> jinja2.Environment:
     env.filters.update(text=md_text, cell=md_cell, plain=plain, url=safe_url, tooltip=tooltip,
                        num=_num, cut=cut, suffix_headings=suffix_headings, cited=cited,
                        theme_slug=theme_slug, slug=paper_slug, comparison=comparison,
-                       excerpt=excerpt, fold_sections=fold_sections, news=News.of)
+                       excerpt=excerpt, fold_sections=fold_sections, news=News.of,
+                       bibtex_key=bibtex_key)
     # `marks`: where a reader's "more/less like this" goes (none unless [feedback] says).
     env.globals.update(labels=VERDICT_LABELS, short_labels=VERDICT_SHORT, marks=MarkLinks(),
                        key=KEY, evidence_marks=MARKS)
@@ -217,6 +219,7 @@ def render_edition(env: jinja2.Environment, edition: Edition, published: Sequenc
         f"Edition {name}")
     add(store.edition_page(name, store.RUN_REPORT),
         render_template(env, "run_report.md.j2", edition=edition), f"Run report · {name}")
+    add(store.edition_bibtex(name), edition_bibtex(edition.record))
     if edition.triage is not None:
         add(store.edition_page(name, store.TRIAGE),
             render_template(env, "triage.md.j2", edition=edition), f"Triage · {name}")

@@ -18,8 +18,9 @@ from ..fetch.papers import FetchSettings, OnText, run_fetch
 from ..fetch.withdrawals import look_up
 from ..marks import Marks, load_marks, new_mark
 from ..models import FetchResult, Paper, Triage
-from ..synthesis.triage import Example, run_triage, window_of
+from ..synthesis.triage import LIBRARY, Example, run_triage, window_of
 from ..text.safe_text import cut
+from .library import library_shelf
 from .services import Services, launch_advice_on_failure
 
 log = logging.getLogger(__name__)
@@ -83,9 +84,10 @@ def triage_stage(config: Config, services: Services, search: EditionQuery,
                  previous: FetchResult | None, past: History | None = None) -> Triage:
     """Every paper of the window, judged: the window as recorded for this edition (`previous`,
     if its query and cap are the same), else listed by arXiv; the judgements from the cache
-    where it has them. The reader's marks are shown as examples (from `past`, the editions
-    before this one); a rebuild shows the marks the window was judged with, so a mark read
-    since changes the next edition, not this one (nor asks the model again)."""
+    where it has them. The reader's marks and library are shown as examples (marks from
+    `past`, the editions before this one); a rebuild shows the marks and library papers the
+    window was judged with, so a mark read or a paper added since changes the next edition,
+    not this one (nor asks the model again)."""
     t, query = config.triage, search.query
     past = past if past is not None else History.load(config.docs_dir)
     marks = load_marks(config.marks_file)
@@ -98,18 +100,26 @@ def triage_stage(config: Config, services: Services, search: EditionQuery,
         marks = Marks(tuple(new_mark(s.split(":", 1)[1], s.split(":", 1)[0], "")
                             for s in again.shown), ())
         marked = again.marked
+        seeds, owned = again.seeds, frozenset(again.in_library)
     else:
+        shelf = library_shelf(config, services.cache, past, marks, services.arxiv)
         papers = services.arxiv.search_window(query, t.max_candidates,
                                               config.arxiv.max_abstract_chars,
                                               config.arxiv.page_size)
+        seeds = shelf.shown if shelf else ()
+        owned = frozenset(p.base_id for p in papers.papers if shelf and shelf.library.holds(p))
     examples = triage_examples(marks, past, config.feedback.max_examples,
                                config.feedback.example_chars)
+    examples += [Example("more", p.arxiv_id, " ".join(p.title.split()),
+                         cut(" ".join(p.abstract.split()), config.feedback.example_chars),
+                         source=LIBRARY) for p in seeds]
     with launch_advice_on_failure(config, services):
-        return run_triage(papers, query, t.max_candidates, t, config.arxiv.max_papers,
-                          services.chat, services.cache, language=config.digest.language,
-                          seen=search.skip, max_concurrency=config.llm.max_concurrency,
-                          server_info=services.probe.server_info, examples=examples,
-                          marked=marked, kinds=config.registry)
+        triage = run_triage(papers, query, t.max_candidates, t, config.arxiv.max_papers,
+                            services.chat, services.cache, language=config.digest.language,
+                            seen=search.skip, max_concurrency=config.llm.max_concurrency,
+                            server_info=services.probe.server_info, examples=examples,
+                            marked=marked, owned=owned, kinds=config.registry)
+    return replace(triage, seeds=tuple(seeds))
 
 
 def triage_examples(marks: Marks, history: History, most: int, chars: int) -> list[Example]:

@@ -28,14 +28,14 @@ from ..edition.lead import (
     paper_byline,
     parts_html,
     parts_text,
+    pick_backing,
     since_lines,
     without_subject,
 )
 from ..edition.record import EditionRecord, RecordPaper
-from ..edition.values import Pick
 from ..errors import UsageError
 from ..marks import MarkLinks
-from ..text.safe_text import excerpt, safe_url, text_of
+from ..text.safe_text import safe_url, text_of
 
 WIDTH = 640
 # A {pick} and what joins it to the rest (before it or after it), dropped when nothing was picked.
@@ -140,7 +140,7 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
             name, link = text_of(pick.name), paper_url(pick.number) or url["edition"]
             why, why_html = linked(without_subject(record.cited_parts(pick.why),
                                                    pick.number))
-            backing = _backing(record, pick)
+            backing = pick_backing(record, pick)
             about = _about(paper)
             label = "" if paper.status == "new" else " (revised: a new version)"
             mark_text, mark_html = marked(paper)
@@ -214,15 +214,6 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
         f'sans-serif;font-size:16px;line-height:1.5;overflow-wrap:anywhere">{body}</div>'
         '</body></html>')
     return Newsletter(subject, "\n".join(lines) + "\n", document, site_url, edition)
-
-
-def _backing(record: EditionRecord, pick: Pick) -> str:
-    """What backs a pick's reason, in words, with the quote where one was found."""
-    if pick.backed and pick.claim is not None:
-        return f"{pick.mark}, its quote: “{text_of(excerpt(pick.claim.quote))}”"
-    if record.checks is None:
-        return "Not checked: this edition asked for no evidence."
-    return f"⚠ Not backed: {pick.unbacked_note}"
 
 
 def _about(paper: RecordPaper) -> str:

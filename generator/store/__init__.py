@@ -17,6 +17,7 @@ PAPERS = "papers"  # each paper's own page, the same across editions
 THEMES = "themes"  # each theme's own page, across editions
 RUN_REPORT = "run-report"
 TRIAGE = "triage"
+BIBTEX = "papers.bib"
 
 
 def edition_dir(edition: str) -> str:
@@ -29,6 +30,11 @@ def edition_overview(edition: str) -> str:
 
 def edition_page(edition: str, stem: str) -> str:
     return f"{edition_dir(edition)}/{stem}.md"
+
+
+def edition_bibtex(edition: str) -> str:
+    """Every paper of the edition as BibTeX (edition/bibtex.py), beside its overview."""
+    return f"{edition_dir(edition)}/{BIBTEX}"
 
 
 def paper_page(edition: str, slug: str) -> str:

@@ -233,6 +233,12 @@ class Cache:
         return {p.parent.name for p in (self.root / "editions").glob(f"*/{record}.json")}
 
     @property
+    def library_path(self) -> Path:
+        """The titles and abstracts of the reader's library papers, as arXiv gave them
+        (pipeline/library.py): each id is asked for once."""
+        return self.root / "library-lookup.json"
+
+    @property
     def rate_limit_path(self) -> Path:
         """The time of the last request to each rate-limited host (see RateLimiter)."""
         return self.root / "arxiv-last-request.json"
