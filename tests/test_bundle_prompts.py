@@ -55,10 +55,10 @@ def test_every_request_shares_the_system_message_and_bundle_prefix() -> None:
         assert r.messages[1].content.startswith(bundle.text)
     on = requests[-1]
     assert on.thinking and json.loads(on.extra_body_json) == extra
-    assert (on.max_tokens, on.temperature) == (4000, 0.6)
+    assert (on.max_tokens, on.temperature) == (8000, 0.6)
     off = requests[-2]
     assert not off.thinking and off.extra_body_json == "{}"
-    assert (off.max_tokens, off.temperature) == (1500, 0.2)
+    assert (off.max_tokens, off.temperature) == (3000, 0.2)
     assert json.loads(requests[1].extra_body_json)["response_format"]["type"] == "json_schema"
     assert requests[0].max_tokens == 3000 and requests[1].temperature == 0.2
 

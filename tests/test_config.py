@@ -45,7 +45,7 @@ def test_empty_file_gives_defaults_and_missing_prompts_section_is_fine(tmp_path:
     assert config.prompts.research_map.max_tokens == 3000
     assert config.prompts.thinking.thinking_max_tokens == 8000
     assert config.prompts.thinking.thinking_temperature == 0.6
-    assert all(d.max_tokens == 1200 and d.temperature == 0.2 for d in config.prompts.deep_dives)
+    assert all(d.max_tokens == 3000 and d.temperature == 0.2 for d in config.prompts.deep_dives)
     assert config.cache_dir == (tmp_path / ".cache").resolve()
 
 

@@ -163,7 +163,7 @@ def test_a_withdrawn_paper_is_flagged_on_its_page_the_lead_the_feed_and_earlier_
     assert "2611.10003v2" not in overview.split("### Withdrawn on arXiv", 1)[0].split(
         "## Papers", 1)[1]
     lead = "".join(piece for piece, _ in lead_parts(record))  # the mail's first line
-    assert lead.startswith("2 new papers, 1 updated and 1 withdrawn on arXiv among 4 in this")
+    assert lead.startswith("2 new (1 a follow-up) · 1 revised · 1 withdrawn, of 4 papers.")
     assert f"Withdrawn on arXiv: {A3.title}" in docs(config, "feed.xml")
     # Edition 1 was rendered again: where its pages cite A3, the flag stands beside it.
     earlier = docs(config, f"editions/{FIRST}/research-map.md")

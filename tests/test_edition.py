@@ -126,7 +126,7 @@ def test_picks_are_news_a_paper_seen_before_is_not_picked_again() -> None:
     assert again.record.picks == ()
     pages = render_edition(make_environment(ROOT), again, [again.record]).pages
     text = pages["index.md"]
-    assert "no picks in this edition" in text and "in the same version" in text
+    assert "no picks in this edition" in text and "covered in an earlier one" in text
 
 
 def test_the_record_reads_back_and_checks_its_format() -> None:

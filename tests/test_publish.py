@@ -90,7 +90,7 @@ def test_the_feed_parses_and_lists_both_editions(two_editions: Path) -> None:
     second, first = (read_record(two_editions / "config.toml", e) for e in (SECOND, FIRST))
     assert titles == [
         f"Test Digest, {SECOND}: " + (", ".join(p.name for p in second.picks)
-                                     or f"{len(second.papers)} papers, none new"),
+                                     or f"nothing new, of {len(second.papers)} papers"),
         f"Test Digest, {FIRST}: " + ", ".join(p.name for p in first.picks)]
     assert first.picks  # the first edition's papers are all new
     links = [e.find(f"{ATOM}link").get("href") for e in entries]  # type: ignore[union-attr]
@@ -100,7 +100,7 @@ def test_the_feed_parses_and_lists_both_editions(two_editions: Path) -> None:
 
 def test_a_seen_paper_is_marked_seen(two_editions: Path) -> None:
     overview = (two_editions / "site_src" / "editions" / SECOND / "index.md").read_text()
-    assert "**0 new**, 0 updated (a new version), 6 seen in an earlier edition" in overview
+    assert "**Nothing new** · 6 seen in an earlier edition" in overview
     assert "No new papers since the last edition" in overview
     assert "### Seen before (6) { data-search-exclude }" in overview and "### New" not in overview
     paper = (two_editions / "site_src" / "editions" / SECOND / "papers" / "2202.12139v1.md")
@@ -340,7 +340,7 @@ def test_the_site_works_offline_in_a_browser(two_editions: Path) -> None:
         page.on("request", lambda request: requests.append(request.url))
         page.goto((two_editions / "site" / "index.html").as_uri())
         assert page.title() == "Test Digest"
-        assert page.locator("h1").first.inner_text().startswith("Latest: ")
+        assert page.locator("h1").first.inner_text().startswith("Edition ")
         # Typed key by key, as a reader does: Material's search reacts to key events, so a
         # value set at once (fill) after the index is ready is never searched for.
         page.locator("input.md-search__input").press_sequentially("Fuzzing")

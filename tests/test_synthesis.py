@@ -286,13 +286,16 @@ def test_a_check_whose_conversation_cannot_fit_is_made_in_a_smaller_one(
     workspace = write_config(tmp_path / "ws", arxiv_server, sglang_server, max_pdf_chars=30_000,
                              evidence=True, extra="context_tokens = 200000\n")
     workspace.write_text(workspace.read_text().replace(
-        "[evidence]\n", "[evidence]\nclaims_per_request = 12\nmax_quote_words = 400\n"))
+        "[evidence]\n", "[evidence]\nclaims_per_request = 12\nmax_quote_words = 400\n")
+        # The thinking answer's budget as the others': a larger one cuts its bundle so far
+        # that its checks would fit their conversation.
+        + "\n[prompts.thinking]\nthinking_max_tokens = 3000\n")
     result = build(workspace)
     assert result.exit_code == 0, result.output
     data = record(workspace)
     checks = [p for p in data.prompts if p.kind == "evidence"]
     assert checks and not [p.name for p in checks if not p.completion.ok]
-    assert all("(checked in a smaller conversation)" in p.title for p in checks)
+    assert all("(checked in a smaller conversation)" in p.title for p in checks), [(p.name, p.title) for p in checks]
     assert [p.name for p in data.prompts if not p.completion.ok] == []
     alone = [body for body in state.chat_requests
              if is_evidence(body) and len(body["messages"]) == 4

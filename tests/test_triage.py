@@ -241,17 +241,21 @@ def test_the_edition_and_home_lead_with_the_picks_and_the_interests(triaged_ws: 
     assert [p.score for p in picks] == sorted((scores[p.arxiv_id] for p in picks),
                                               reverse=True)
     assert picks[0].score == max(scores.values())
-    for page in (triaged_ws.parent / "site_src" / "editions" / EDITION / "index.md",
-                 triaged_ws.parent / "site_src" / "index.md"):
-        text = page.read_text()
-        lead = text.index("## Editor's picks")
-        assert "Scored against your interests" in text[lead:]
-        assert "Software testing: fuzzing, test generation" in text[lead:]
-        shown = picks[0].name
-        if picks[0].title.startswith(shown):
-            shown = picks[0].title  # a name the title starts with: the whole title
-        assert f"**[{shown}](papers/" in text[lead:]
-        assert f"triage {picks[0].score}/10" in text[lead:]
+    text = (triaged_ws.parent / "site_src" / "index.md").read_text()
+    lead = text.index("## Editor's picks")
+    assert "Scored against your interests" in text[lead:]
+    assert "Software testing: fuzzing, test generation" in text[lead:]
+    shown = picks[0].name
+    if picks[0].title.startswith(shown):
+        shown = picks[0].title  # a name the title starts with: the whole title
+    assert f"**[{shown}](papers/" in text[lead:]
+    assert f"triage {picks[0].score}/10" in text[lead:]
+    # The overview marks the picks in its list of papers, best first by score, and links
+    # the triage page; why each was picked is on its paper page.
+    overview = (triaged_ws.parent / "site_src" / "editions" / EDITION / "index.md").read_text()
+    assert "best first by triage score" in overview and "(triage.md)" in overview
+    top = overview.index("★ [Editor's pick 1]")
+    assert overview.rindex(picks[0].title.replace("`", "'")[:30], 0, top) >= 0
 
 
 def test_hostile_titles_and_reasons_stay_text(

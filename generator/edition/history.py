@@ -107,6 +107,19 @@ class History:
         return History(tuple(sorted([*others, record], key=lambda r: r.edition, reverse=True)),
                        docs_dir=self._docs_dir, files=files)
 
+    def record_of(self, edition: str) -> EditionRecord:
+        """One edition's record, parsed from the bytes this run already read where it did
+        (a rebuild that changed nothing reads each record file once, for its fingerprint)."""
+        for record in self._records or ():
+            if record.edition == edition:
+                return record
+        if self._docs_dir is None:
+            raise RecordMissingError(f"no record of edition {edition} in this history")
+        path = Docs(self._docs_dir).record_path(edition)
+        if path not in self._read:
+            self._read[path] = read_record(path, self._files)
+        return self._read[path]
+
     def record_digests(self) -> dict[Path, bytes]:
         """The digest of every record file of the workspace (`files` below), each read at
         most once in a run: what a step's fingerprint takes instead of reading it again."""

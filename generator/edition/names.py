@@ -4,7 +4,8 @@
 editions. A paper's short name comes only from its own title: the system or method name the
 title gives ("FastKV: …"), or the name its brief uses where the title itself carries it and no
 other paper's title does (a paper that merely compares against PagedAttention is never named
-"PagedAttention"). Otherwise its name is its whole title, never a title cut short. A name is
+"PagedAttention"), or a nickname the answers gave it that its own title or abstract uses.
+Otherwise its name is its whole title up to 50 characters, else its first words. A name is
 never a word of the bundle's own ("Paper 3"), and no two papers share one, so a citation of a
 paper always reads as that paper.
 """

@@ -15,12 +15,11 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from ..config import Config
-from ..edition.history import History, read_record
+from ..edition.history import History
 from ..edition.news import News
 from ..edition.render import make_environment
 from ..errors import UsageError
 from ..fetch.papers import OnText
-from ..store import Docs
 from ..synthesis.batch import Observer, failed
 from .fetch import fetch_stage, query_for, triage_stage
 from .render import render_flagged, render_stage
@@ -106,7 +105,7 @@ def run(
     stages.stage("site: MkDocs build and check")
     site_dir = site_stage(config, only_if_changed=True, history=history)
     if record is None:  # rendered before from the same inputs: its committed record says
-        record = read_record(Docs(config.docs_dir).record_path(edition))
+        record = history.record_of(edition)
     statuses = [s.full_text.status for s in fetch.sources]
     return BuildReport(
         edition=edition,
