@@ -247,7 +247,8 @@ def test_editions_accumulate_newest_first(workspace: Path) -> None:
     assert build(workspace, EDITION).exit_code == 0
     ws = workspace.parent
     home = (ws / "site_src" / "index.md").read_text()
-    assert home.startswith(f"# Edition {EDITION}\n\n**Nothing new** · [all 6 papers](editions/{EDITION}/index.md)")
+    assert home.startswith(
+        f"# Edition {EDITION}\n\n**Nothing new** · [all 6 papers](editions/{EDITION}/index.md)")
     assert home.index(f"[{EDITION}](editions/{EDITION}/index.md)") < home.index(
         "[2026-11-25](editions/2026-11-25/index.md)")
     paper = (ws / "site_src" / "editions" / EDITION / "papers" / "2202.12139v1.md").read_text()
