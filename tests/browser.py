@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 from collections.abc import Callable, Iterator
@@ -21,10 +22,25 @@ def _missing(reason: str) -> None:
     pytest.skip(reason)
 
 
+_SHARED: dict[str, Any] = {}  # one browser a process: a launch costs a second of CPU
+
+
+def _close_shared() -> None:
+    browser, playwright = _SHARED.pop("browser", None), _SHARED.pop("playwright", None)
+    try:
+        if browser is not None:
+            browser.close()
+    finally:
+        if playwright is not None:
+            playwright.stop()
+
+
 @contextmanager
 def launch_chromium(missing: Callable[[str], None] = _missing) -> Iterator[Any]:
-    """A headless Chromium browser (closed on exit); where there is none, `missing` says why
-    (the tests skip, except in CI; a benchmark stops)."""
+    """A headless Chromium browser; where there is none, `missing` says why (the tests skip,
+    except in CI; a benchmark stops). One browser serves the whole process (launched on first
+    use, closed at exit); what a caller opens in it (its pages' contexts) is closed on exit, so
+    each caller starts with nothing of another's: no cookies, storage or emulated media."""
     path = shutil.which("chromium") or shutil.which("chromium-browser")
     if path is None:
         missing("Debian's chromium is not installed (.ci/run installs it)")
@@ -32,9 +48,19 @@ def launch_chromium(missing: Callable[[str], None] = _missing) -> Iterator[Any]:
         from playwright.sync_api import sync_playwright
     except ImportError:
         missing("playwright is not installed")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=path, args=FLAGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    browser = _SHARED.get("browser")
+    if browser is None or not browser.is_connected():
+        _close_shared()
+        _SHARED["playwright"] = sync_playwright().start()
+        browser = _SHARED["browser"] = _SHARED["playwright"].chromium.launch(
+            executable_path=path, args=FLAGS)
+        if not _SHARED.get("registered"):
+            atexit.register(_close_shared)
+            _SHARED["registered"] = True
+    before = set(browser.contexts)
+    try:
+        yield browser
+    finally:
+        for context in browser.contexts:
+            if context not in before:
+                context.close()

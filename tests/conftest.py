@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Iterator
@@ -10,6 +11,9 @@ from pathlib import Path
 import pytest
 
 from generator.edition.record import EditionRecord
+from generator.errors import PdfTextError
+from generator.fetch import papers, pdf_text
+from generator.models import FullText
 from tests.servers.arxiv import ArxivServer
 from tests.servers.github import GitHubServer
 from tests.servers.sglang import SglangServer
@@ -17,6 +21,30 @@ from tests.servers.sglang import SglangServer
 ROOT = Path(__file__).resolve().parents[1]
 # The recorded data, in the repository (tests/fixtures/UPSTREAM.md says where it comes from).
 FIXTURES = Path(os.environ.get("DIGEST_FIXTURES", ROOT / "tests" / "fixtures"))
+
+
+_TEXTS: dict[tuple[bytes, int], FullText | PdfTextError] = {}
+
+
+def _extracted_once(data: bytes, max_chars: int) -> FullText:
+    """pypdf's text of these bytes, extracted once a test process: every build of the suite
+    reads the same recorded PDFs into a fresh workspace, and extraction (deterministic for the
+    bytes, failures included) was a third of a build's CPU. The real extractor does the work."""
+    key = (hashlib.sha256(data).digest(), max_chars)
+    if key not in _TEXTS:
+        try:
+            _TEXTS[key] = pdf_text.extract_text(data, max_chars)
+        except PdfTextError as err:
+            _TEXTS[key] = err
+    found = _TEXTS[key]
+    if isinstance(found, PdfTextError):
+        raise PdfTextError(str(found))
+    return found
+
+
+@pytest.fixture(autouse=True)
+def _pdf_text_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(papers, "extract_text", _extracted_once)
 
 
 @pytest.fixture(scope="session")

@@ -28,6 +28,7 @@ from ..marks import MarkLinks
 from ..models import paper_slug
 from ..store import Docs
 from ..store.cache import atomic_write_text
+from ..text import compiled
 from ..text.safe_text import cut, excerpt, md_cell, md_text, page_title, plain, safe_url, tooltip
 from .bibtex import bibtex_key, edition_bibtex
 from .feed import atom_feed
@@ -72,6 +73,7 @@ def make_environment(workspace: Path) -> jinja2.Environment:
         lstrip_blocks=True,
         autoescape=False,  # Markdown, not HTML: the filters below do the escaping
     )
+    env.bytecode_cache = compiled.for_environment(env)  # each template compiled once a process
     env.filters.update(text=md_text, cell=md_cell, plain=plain, url=safe_url, tooltip=tooltip,
                        num=_num, cut=cut, suffix_headings=suffix_headings, cited=cited,
                        theme_slug=theme_slug, slug=paper_slug, comparison=comparison,

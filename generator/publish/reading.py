@@ -19,6 +19,7 @@ from mkdocs.utils import get_relative_url
 
 from .. import store
 from ..store import Docs
+from ..text import compiled
 
 # Material's header line with the page's title (partials/header.html), and a date in it.
 _TOPIC_RE = re.compile(r'(<div class="md-header__topic" data-md-component="header-topic">\s*'
@@ -50,6 +51,12 @@ class ReadingPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
             theme.dirs.insert(1 if theme.custom_dir else 0, ours)
         config.extra["digest_latest"] = self.latest or ""
         return config
+
+    def on_env(self, env: Any, **kwargs: Any) -> Any:
+        """The theme's templates compiled once a process (text/compiled.py), not every build."""
+        if env.bytecode_cache is None:
+            env.bytecode_cache = compiled.for_environment(env)
+        return env
 
     def on_page_content(self, content: str, page: Any, files: Any, **kwargs: Any) -> str:
         """An older edition's page opens with a banner linking the latest edition (kept out

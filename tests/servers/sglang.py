@@ -634,11 +634,16 @@ def _pieces(text: str, size: int = 40) -> list[str]:
 
 
 def _common(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
+    """The length of the prefix `a` and `b` share: halved by slices compared at C speed (a
+    loop over characters was a tenth of a build's CPU, every prompt against every one seen)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a.startswith(b[low:middle], low):
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 class _Server(ThreadingHTTPServer):
