@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 from click.testing import CliRunner
@@ -25,9 +27,12 @@ from generator.errors import DigestError
 from generator.marks import FeedbackError, load_marks
 from generator.publish.mail import EmailError, SendRecord
 from generator.publish.webhook import ChatError, PostRecord
-from tests.conftest import ROOT
+from tests.conftest import ROOT, write_config
+from tests.servers.arxiv import ArxivServer
 from tests.servers.sglang import SglangServer
 from tests.test_ask import _archive, _workspace
+
+ATOM = "{http://www.w3.org/2005/Atom}"
 
 
 def _served(tmp_path: Path, sglang_server: SglangServer) -> Path:
@@ -236,3 +241,26 @@ def test_a_send_or_post_record_holding_null_is_named_never_taken_for_none(
         SendRecord(path, "2026-12-02")
     with pytest.raises(ChatError, match="nothing was posted"):
         PostRecord(path, "2026-12-02")
+
+
+# The feed follows the site's address -----------------------------------------------------------
+
+def test_a_rebuild_after_the_site_address_changed_moves_the_feed_with_the_pages(
+        tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer) -> None:
+    """The render's fingerprint held the config file but not DIGEST_SITE_URL, which the
+    environment sets: a rebuild with nothing else changed skipped the render, so the feed
+    written into docs_dir kept the old address while MkDocs moved the pages' canonical links."""
+    config = write_config(tmp_path / "ws", arxiv_server, sglang_server)
+    build = ["build", "--config", str(config), "--edition", "2026-12-02"]
+    old, new = "https://old.example.org/digest/", "https://new.example.net/"
+    for address in (old, new):
+        result = CliRunner().invoke(cli, build, env={"DIGEST_SITE_URL": address})
+        assert result.exit_code == 0, result.output
+    site = config.parent / "site"
+    feed = ElementTree.parse(site / "feed.xml").getroot()
+    links = [link.get("href", "") for link in feed.iter(f"{ATOM}link")]
+    assert links and all(link.startswith(new) for link in links), links
+    assert old.removeprefix("https://") not in (site / "feed.xml").read_text(encoding="utf-8")
+    canonical = re.search(r'<link rel="canonical" href="([^"]+)"',
+                          (site / "index.html").read_text(encoding="utf-8"))
+    assert canonical is not None and canonical.group(1).startswith(new)
