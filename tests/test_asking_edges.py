@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree
 
 import pytest
@@ -29,7 +30,7 @@ from generator.publish.mail import EmailError, SendRecord
 from generator.publish.webhook import ChatError, PostRecord
 from tests.conftest import ROOT, write_config
 from tests.servers.arxiv import ArxivServer
-from tests.servers.sglang import SglangServer
+from tests.servers.sglang import Answer, Responder, SglangServer, structured_answer
 from tests.test_ask import _archive, _workspace
 
 ATOM = "{http://www.w3.org/2005/Atom}"
@@ -264,3 +265,71 @@ def test_a_rebuild_after_the_site_address_changed_moves_the_feed_with_the_pages(
     canonical = re.search(r'<link rel="canonical" href="([^"]+)"',
                           (site / "index.html").read_text(encoding="utf-8"))
     assert canonical is not None and canonical.group(1).startswith(new)
+
+
+# Full text is never published ------------------------------------------------------------------
+
+_EXCERPT_RE = re.compile(r"^## Paper (\d+): .*?^### Full-text excerpt \([^)]*\)\n\n(.*?)"
+                         r"(?=\n\n## Paper |\Z)", re.MULTILINE | re.DOTALL)
+COPIED = 1500  # characters of a paper's full text an answer copies: ten times a long quote
+
+
+def _copying(copied: list[str]) -> Responder:
+    """A model that answers in its own words, then pastes 1,500 characters of the first paper
+    excerpt it was shown (what it pasted goes into `copied`)."""
+
+    def respond(body: dict[str, Any]) -> Answer:
+        structured = structured_answer(body)
+        if structured:
+            return structured
+        shown = "\n".join(str(m["content"]) for m in body["messages"])
+        number, excerpt = next((int(n), t) for n, t in _EXCERPT_RE.findall(shown)
+                               if len(t) > COPIED + 200)
+        paste = " ".join(excerpt[100:100 + COPIED].split()[1:-1])  # whole words
+        copied.append(paste)
+        return Answer(f"Paper {number} is the one to read first. As its text puts it:\n\n"
+                      f"{paste}\n\nThat is why Paper {number} matters.\n")
+    return respond
+
+
+def _squashed(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _published_anywhere(folder: Path, passage: str) -> list[Path]:
+    """The files under `folder` (pages, records, the feed, the site) that hold `passage`."""
+    return [p for p in folder.rglob("*") if p.is_file() and p.suffix in
+            (".md", ".json", ".html", ".xml", ".txt")
+            and passage in _squashed(p.read_text(encoding="utf-8", errors="replace"))]
+
+
+def test_an_answer_copying_a_papers_full_text_is_recorded_and_published_cut(
+        tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer) -> None:
+    copied: list[str] = []
+    sglang_server.state.responder = _copying(copied)
+    config = write_config(tmp_path / "ws", arxiv_server, sglang_server)
+    result = CliRunner().invoke(cli, ["build", "--config", str(config), "--edition",
+                                      "2026-12-02"])
+    assert result.exit_code == 0, result.output
+    workspace = config.parent
+    passage = _squashed(copied[0])[400:700]  # any stretch of the copy, longer than a quote
+    for folder in ("site_src", "site"):
+        assert _published_anywhere(workspace / folder, passage) == []
+    record = json.loads((workspace / "site_src" / "editions" / "2026-12-02" / "edition.json")
+                        .read_text(encoding="utf-8"))
+    answers = [p["completion"]["content"] for p in record["prompts"] if p["completion"]["content"]]
+    assert answers and all("copied word for word from the full text of arXiv" in a
+                           and "is the one to read first" in a and "matters." in a
+                           for a in answers if not a.lstrip().startswith("{"))
+    page = next((workspace / "site_src" / "editions" / "2026-12-02").glob("research-map*.md"))
+    assert "characters copied word for word" in page.read_text(encoding="utf-8")
+
+    # The archive's answer to a question, on its page and in --json, the same.
+    question = record["papers"][0]["title"]
+    asked = CliRunner().invoke(cli, ["ask", "--config", str(config), "--json", "--publish",
+                                     question])
+    assert asked.exit_code == 0, asked.output
+    answer = json.loads(asked.stdout)
+    assert "copied word for word from the full text of arXiv" in answer["answer"]
+    assert _squashed(copied[-1])[400:700] not in _squashed(answer["answer"])
+    assert _published_anywhere(workspace / "site_src", _squashed(copied[-1])[400:700]) == []
