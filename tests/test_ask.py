@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from generator.ask.archive import ask_bundle
-from generator.ask.index import ArchiveIndex, question_terms
+from generator.ask.index import ArchiveIndex, IndexLockedError, question_terms
 from generator.ask.pages import publish_question, question_page, terminal_answer
 from generator.cli import cli
 from generator.config import load_config
@@ -403,7 +403,7 @@ def test_an_index_in_use_by_another_question_is_waited_for_never_rebuilt(
     held.execute("BEGIN IMMEDIATE")  # another question's update, under way
     monkeypatch.setattr(generator.ask.index, "BUSY_TIMEOUT_S", 0.2)
     try:
-        with pytest.raises(UsageError, match="in use by another question"):
+        with pytest.raises(IndexLockedError, match="locked by another process"):
             index.update(files[:1], read_record)  # one edition dropped: it must write
     finally:
         held.rollback()

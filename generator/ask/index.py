@@ -11,6 +11,7 @@ is kept beside (its `Sighting`), so the current state of every paper needs no re
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import re
@@ -22,7 +23,7 @@ from pathlib import Path
 from ..edition.names import name_citations
 from ..edition.record import EditionRecord, RecordPaper
 from ..edition.withdrawn import Sighting, current
-from ..errors import UsageError
+from ..errors import DigestError, LockedError
 from ..models import Withdrawal
 from ..store.codec import from_data, to_data
 from ..store.fingerprint import file_digest
@@ -111,63 +112,124 @@ def paper_document(record: EditionRecord, paper: RecordPaper) -> dict[str, str]:
     }
 
 
-class ArchiveIndex:
-    """The archive's index in one SQLite file (`path`), opened per use."""
+class IndexLockedError(LockedError):
+    """Another process holds the archive index locked past the wait: the index is left as it
+    is (a locked index is in use, never damaged, and never rebuilt from under its holder)."""
 
-    def __init__(self, path: Path) -> None:
+
+class UnusableIndex(DigestError):
+    """The file at the index's path is not an index this version wrote (another format,
+    another program's tables, or not a database at all): `update` builds it again from the
+    records; a read names it."""
+
+
+def _locked(err: sqlite3.Error) -> bool:
+    """Whether SQLite says the file is in use (busy or locked), not that it is damaged."""
+    code = getattr(err, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(err) or "busy" in str(err)
+
+
+def _create(db: sqlite3.Connection) -> None:
+    db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5("
+               f"edition UNINDEXED, base_id UNINDEXED, arxiv_id UNINDEXED, "
+               f"{', '.join(COLUMNS)}, tokenize = 'porter unicode61 remove_diacritics 2')")
+    db.execute("CREATE TABLE IF NOT EXISTS editions (edition TEXT PRIMARY KEY, "
+               "digest TEXT NOT NULL, sighting TEXT NOT NULL)")
+    db.execute(f"PRAGMA user_version = {INDEX_FORMAT}")
+
+
+def _tables(db: sqlite3.Connection) -> set[tuple[str, str, str]]:
+    return set(db.execute("SELECT type, name, coalesce(sql, '') FROM sqlite_master"))
+
+
+@functools.cache
+def _our_tables() -> frozenset[tuple[str, str, str]]:
+    """The schema of an index this version writes, as SQLite lists it (FTS5's own tables
+    included): a file that lists anything else is not ours."""
+    db = sqlite3.connect(":memory:")
+    try:
+        _create(db)
+        return frozenset(_tables(db))
+    finally:
+        db.close()
+
+
+class ArchiveIndex:
+    """The archive's index in one SQLite file (`path`), opened per use; `busy_timeout_s`: how
+    long a use waits for another process that holds the file locked (None: BUSY_TIMEOUT_S)."""
+
+    def __init__(self, path: Path, busy_timeout_s: float | None = None) -> None:
         self.path = path
+        self.busy_timeout_s = busy_timeout_s
+
+    @property
+    def _timeout(self) -> float:
+        return BUSY_TIMEOUT_S if self.busy_timeout_s is None else self.busy_timeout_s
 
     @contextlib.contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
+        """The index, open and checked to be ours, on every path that reads or writes it:
+        IndexLockedError where another process holds it locked for longer than the wait,
+        UnusableIndex where the file is not ours or damaged (never said of a locked one)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # Questions asked side by side share the file: one waits for the other's update.
-        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S)
+        db = sqlite3.connect(self.path, timeout=self._timeout)
         try:
             with db:
+                self._schema(db)
                 yield db
+        except sqlite3.Error as err:
+            if _locked(err):
+                raise IndexLockedError(
+                    f"the archive index {self.path} is locked by another process ({err}) and "
+                    f"stayed locked for {self._timeout:g} s; it was left as it is: ask again "
+                    "when that process is done") from err
+            raise UnusableIndex(f"the archive index {self.path} is unreadable ({err}); the "
+                                "next `digest ask` builds it again from the records") from err
         finally:
             db.close()
 
     def _schema(self, db: sqlite3.Connection) -> None:
+        """Create the tables in an empty file; refuse a file whose tables are not ours."""
+        if not _tables(db) and not db.execute("PRAGMA user_version").fetchone()[0]:
+            db.execute("BEGIN IMMEDIATE")  # one creator: another waits, then finds them
+            if not _tables(db):
+                _create(db)
+            db.commit()
         found = db.execute("PRAGMA user_version").fetchone()[0]
-        if found not in (0, INDEX_FORMAT):
-            log.info("the archive index %s is of another format: built again", self.path)
-            db.executescript("DROP TABLE IF EXISTS docs; DROP TABLE IF EXISTS editions;")
-        db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5("
-                   f"edition UNINDEXED, base_id UNINDEXED, arxiv_id UNINDEXED, "
-                   f"{', '.join(COLUMNS)}, tokenize = 'porter unicode61 remove_diacritics 2')")
-        db.execute("CREATE TABLE IF NOT EXISTS editions (edition TEXT PRIMARY KEY, "
-                   "digest TEXT NOT NULL, sighting TEXT NOT NULL)")
-        db.execute(f"PRAGMA user_version = {INDEX_FORMAT}")
+        if found != INDEX_FORMAT:
+            raise UnusableIndex(f"the archive index {self.path} is of format {found}, not "
+                                f"{INDEX_FORMAT}")
+        if _tables(db) != _our_tables():
+            raise UnusableIndex(f"the file at the archive index's path {self.path} holds "
+                                "tables this version did not write")
 
     def update(self, files: Sequence[tuple[str, Path]],
                read: Reader) -> IndexUpdate:
         """Index the records `files` lists (edition, path) that are new or changed since the
         last update, and drop the editions no longer listed; `read` parses a record (only
-        the ones to index are read)."""
+        the ones to index are read). A file that is not ours, or damaged, is built again from
+        the records; a locked one is waited for, then left as it is (IndexLockedError)."""
         digests = {edition: file_digest(path).hex() for edition, path in files}
         paths = dict(files)
         try:
             return self._update(digests, paths, read)
-        except sqlite3.OperationalError as err:
-            if "locked" in str(err) or "busy" in str(err):  # in use, not damaged: kept
-                raise UsageError(f"the archive index {self.path} stayed in use by another "
-                                 f"question for {BUSY_TIMEOUT_S:g} s; ask again") from err
-            return self._rebuilt(digests, paths, read, err)
-        except sqlite3.DatabaseError as err:  # a damaged file: the records rebuild it
+        except UnusableIndex as err:
             return self._rebuilt(digests, paths, read, err)
 
     def _rebuilt(self, digests: dict[str, str], paths: dict[str, Path], read: Reader,
-                 err: sqlite3.DatabaseError) -> IndexUpdate:
-        log.warning("the archive index %s is unreadable (%s): built again from the records",
-                    self.path, err)
-        self.path.unlink(missing_ok=True)
+                 err: UnusableIndex) -> IndexUpdate:
+        log.warning("%s: built again from the records", err)
+        for stale in (self.path, *(self.path.with_name(self.path.name + suffix)
+                                   for suffix in ("-journal", "-wal", "-shm"))):
+            stale.unlink(missing_ok=True)
         return self._update(digests, paths, read)
 
     def _update(self, digests: dict[str, str], paths: dict[str, Path], read: Reader
                 ) -> IndexUpdate:
         with self._db() as db:
-            self._schema(db)
             # What is indexed is read under the write lock: a question updating at the same
             # time waits for this one, then finds nothing left to do.
             db.execute("BEGIN IMMEDIATE")
@@ -197,7 +259,6 @@ class ArchiveIndex:
 
     def editions(self) -> list[str]:
         with self._db() as db:
-            self._schema(db)
             return [e for (e,) in db.execute("SELECT edition FROM editions ORDER BY edition")]
 
     def covering(self, base_ids: Sequence[str]) -> dict[str, list[str]]:
@@ -205,7 +266,6 @@ class ArchiveIndex:
         wanted = set(base_ids)
         found: dict[str, list[str]] = {b: [] for b in base_ids}
         with self._db() as db:
-            self._schema(db)
             for edition, base_id in db.execute("SELECT edition, base_id FROM docs"):
                 if base_id in wanted:
                     found[base_id].append(edition)
@@ -214,7 +274,6 @@ class ArchiveIndex:
     def withdrawn(self) -> dict[str, Withdrawal]:
         """Every paper withdrawn as of the newest edition (edition/withdrawn.py), by base id."""
         with self._db() as db:
-            self._schema(db)
             rows = db.execute("SELECT sighting FROM editions").fetchall()
         return current(from_data(Sighting, json.loads(s)) for (s,) in rows)
 
@@ -232,7 +291,6 @@ class ArchiveIndex:
             return []
         window, args = _window(since, until)
         with self._db() as db:
-            self._schema(db)
             total = db.execute(f"SELECT count(DISTINCT base_id) FROM docs{window}",
                                args).fetchone()[0]
             if not total:

@@ -58,6 +58,11 @@ class RecordedQuestionFacts:
     def recorded(self) -> tuple[FigureFact, ...]:
         return self._record.figures
 
+    def uncopied(self, pairs: Sequence[tuple[PromptRequest, Completion]],
+                 checks: Checks | None
+                 ) -> tuple[list[tuple[PromptRequest, Completion]], Checks | None]:
+        return list(pairs), checks  # the record's answers were cut when it was written
+
     def follow_ups(self, papers: Sequence[NumberedPaper], statuses: Mapping[int, Status],
                    earlier: Sequence[tuple[RecordPaper, str]]) -> tuple[FollowUp, ...]:
         return ()

@@ -23,6 +23,7 @@ from ..publish.deploy import deploy_site
 from ..publish.site import zip_site
 from .ask import ask
 from .common import (
+    TextOnlyGroup,
     config_option,
     edition_name,
     edition_option,
@@ -42,7 +43,7 @@ from .workspace import init as init  # re-exported: docs/screenshots.py and benc
 
 log = logging.getLogger(__name__)
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=TextOnlyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="digest")
 @click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
 def cli(verbose: int) -> None:

@@ -17,6 +17,7 @@ from ..edition.question_record import QuestionRecord
 from ..pipeline.ask import Asked, ask_stage
 from ..pipeline.services import make_services, workspace_cache
 from .common import (
+    IsoDate,
     config_option,
     read_config,
     user_errors,
@@ -32,9 +33,10 @@ from .progress import Progress
 @verbose_option
 @config_option
 @click.argument("question")
-@click.option("--since", default="", metavar="EDITION",
-              help="Only editions from this one on (a date: 2026-09-01).")
-@click.option("--until", default="", metavar="EDITION", help="Only editions up to this one.")
+@click.option("--since", type=IsoDate(), default="", metavar="DATE",
+              help="Only editions from this date on (YYYY-MM-DD: 2026-09-01).")
+@click.option("--until", type=IsoDate(), default="", metavar="DATE",
+              help="Only editions up to this date (YYYY-MM-DD).")
 @click.option("--papers", type=click.IntRange(1, 40), default=None, metavar="N",
               help="Read the N most relevant papers (default: [ask] papers, 8).")
 @click.option("--publish", is_flag=True,

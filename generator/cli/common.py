@@ -10,8 +10,11 @@ import contextlib
 import errno
 import logging
 import os
+import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from datetime import date
+from typing import Any
 
 import click
 
@@ -111,3 +114,65 @@ wait_option = click.option(
          "minutes to load a model).")
 edition_option = click.option("--edition", default=None,
                               help="Edition name, a date (default: today, UTC).")
+
+_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
+
+
+class IsoDate(click.ParamType[str, Any]):
+    """A date as YYYY-MM-DD (2026-09-01), kept as that text: the editions' names sort by it, so
+    a value that is not a date would be compared as a string and answered silently."""
+
+    name = "date"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+                ) -> str:
+        text = str(value)
+        if not text:
+            return ""
+        try:
+            if _DATE_RE.fullmatch(text):
+                return date.fromisoformat(text).isoformat()
+        except ValueError:
+            pass
+        self.fail(f"{text!r} is not a date: give one as YYYY-MM-DD, such as 2026-09-01", param,
+                  ctx)
+
+
+def shown(arg: str) -> str:
+    """An argument as the user typed it, bytes that are not UTF-8 as \\xNN escapes."""
+    try:
+        raw = arg.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate that no byte gave
+        return arg.encode("utf-8", "backslashreplace").decode("utf-8")
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def check_text(args: Sequence[str]) -> None:
+    """Refuse, as bad usage, an argument that is not text: a shell passes bytes, and Python
+    keeps those that are not UTF-8 as surrogates, which fail wherever the text is written
+    (a cache key, SQLite, a page) long after the command started."""
+    for number, arg in enumerate(args):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            pass
+        else:
+            continue
+        option, _, value = arg.partition("=")
+        if arg.startswith("--") and value:
+            what = f"the value '{shown(value)}' of {shown(option)}"
+        elif number and args[number - 1].startswith("-") and not arg.startswith("-"):
+            what = f"the argument '{shown(arg)}' (after {shown(args[number - 1])})"
+        else:
+            what = f"the argument '{shown(arg)}'"
+        raise click.UsageError(f"{what} is not text: it holds bytes that are not UTF-8; "
+                               "give every argument and option as UTF-8 text")
+
+
+class TextOnlyGroup(click.Group):
+    """The root `digest` group: it sees every argument of every command, and checks once that
+    each is text before any command parses it."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        check_text(args)
+        return super().parse_args(ctx, args)

@@ -70,6 +70,13 @@ def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
     statuses = {p.number: status(p.paper, prior) for p in inputs.papers}
     withdrawn = _withdrawn(edition, inputs, others)
     pairs = inputs.synthesis.pairs()
+    # The claims are checked in the answers as they came (their evidence requests numbered
+    # them so); then long copies of a paper's full text are cut, once, for all that follows:
+    # the values, pages and record below show the same cut answers.
+    every_check = facts.checks(pairs)  # a comparison's "Disagrees:" lines included
+    pairs, every_check = facts.uncopied(pairs, every_check)
+    inputs = replace(inputs, synthesis=replace(inputs.synthesis,
+                                               completions=tuple(c for _, c in pairs)))
     previous = next((r for r in published if r.edition == edition), None)
     structured, unparsed = _structured(inputs.papers, pairs, kinds, previous)
     briefs: dict[int, Brief] = dict(structured.get(BRIEF, ()))
@@ -79,7 +86,6 @@ def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
     nicknames = given_names((c.content for r, c in pairs if c.ok and kinds[r.kind].evidence),
                             (p.number for p in inputs.papers))
     names = paper_names(inputs.papers, {n: b.name for n, b in briefs.items()}, nicknames)
-    every_check = facts.checks(pairs)  # a comparison's "Disagrees:" lines included
     checks = published_checks(inputs.papers, pairs, every_check, kinds)
     pages, answers = synthesis_pages(inputs.papers, pairs, structured, names, checks, facts, kinds,
                                      withdrawn)

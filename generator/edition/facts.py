@@ -17,6 +17,7 @@ from ..evidence.claims import Claim, answer_claims, figure_in
 from ..evidence.judge import verdicts
 from ..evidence.quotes import PaperText, check_claims
 from ..evidence.requests import ALONE_TITLE
+from ..evidence.verbatim import FullTexts
 from ..kinds import EVIDENCE, JUDGE, KindRegistry
 from ..models import NumberedPaper
 from .continuity import find_follow_ups
@@ -43,6 +44,13 @@ class PaperFacts(Protocol):
 
     def recorded(self) -> tuple[FigureFact, ...]:
         """Every figure asked about, with the answer, for the record."""
+        ...
+
+    def uncopied(self, pairs: Sequence[tuple[PromptRequest, Completion]],
+                 checks: Checks | None
+                 ) -> tuple[list[tuple[PromptRequest, Completion]], Checks | None]:
+        """The answers as they are recorded and published: every long copy of a paper's full
+        text cut (evidence/verbatim.py), and the checks of the sentences a cut took dropped."""
         ...
 
     def follow_ups(self, papers: Sequence[NumberedPaper], statuses: Mapping[int, Status],
@@ -102,6 +110,31 @@ class TextFacts:
     def recorded(self) -> tuple[FigureFact, ...]:
         return tuple(FigureFact(n, figure, unit, found)
                      for (n, figure, unit), found in sorted(self.figures.items()))
+
+    def uncopied(self, pairs: Sequence[tuple[PromptRequest, Completion]],
+                 checks: Checks | None
+                 ) -> tuple[list[tuple[PromptRequest, Completion]], Checks | None]:
+        texts = FullTexts(list(self._papers.values()))
+        kept = dict(checks) if checks is not None else None
+        published = []
+        for request, completion in pairs:
+            spec = self._kinds.get(request.kind) if self._kinds is not None else None
+            structured = (spec is not None and spec.schema is not None
+                          or completion.content.lstrip().startswith(("{", "[", "```")))
+            content = texts.cut(completion.content, in_strings=structured)
+            reasoning = texts.cut(completion.reasoning)
+            if (content, reasoning) == (completion.content, completion.reasoning):
+                published.append((request, completion))
+                continue
+            log.warning("the answer to %s copies a paper's full text at length: cut from what "
+                        "is recorded and published", request.name)
+            published.append((request, replace(completion, content=content,
+                                               reasoning=reasoning)))
+            if kept is not None and request.name in kept:
+                left = {c.sentence for c in answer_claims(content, self._titles,
+                                                          spec.shift if spec else 1)}
+                kept[request.name] = tuple(c for c in kept[request.name] if c.sentence in left)
+        return published, kept
 
     def follow_ups(self, papers: Sequence[NumberedPaper], statuses: Mapping[int, Status],
                    earlier: Sequence[tuple[RecordPaper, str]]) -> tuple[FollowUp, ...]:
@@ -164,6 +197,11 @@ class RecordedFacts:
 
     def recorded(self) -> tuple[FigureFact, ...]:
         return self._recorded
+
+    def uncopied(self, pairs: Sequence[tuple[PromptRequest, Completion]],
+                 checks: Checks | None
+                 ) -> tuple[list[tuple[PromptRequest, Completion]], Checks | None]:
+        return list(pairs), checks  # the record's answers were cut when it was written
 
     def follow_ups(self, papers: Sequence[NumberedPaper], statuses: Mapping[int, Status],
                    earlier: Sequence[tuple[RecordPaper, str]]) -> tuple[FollowUp, ...]:

@@ -57,6 +57,20 @@ def words(text: str) -> list[str]:
     return _WORD_RE.findall(_normal(text))
 
 
+def word_spans(text: str) -> list[tuple[str, int, int]]:
+    """The comparable words of `text` (as `words` reads them, but for line-end hyphenation),
+    each with where it stands in `text` itself: (word, start, end)."""
+    pieces, origin = [], []
+    for place, char in enumerate(text):
+        piece = unicodedata.normalize("NFKC", char).replace("\u00ad", "").translate(_QUOTES)
+        piece = piece.lower()
+        pieces.append(piece)
+        origin += [place] * len(piece)
+    normal = "".join(pieces)
+    return [(m.group(0), origin[m.start()], origin[m.end() - 1] + 1)
+            for m in _WORD_RE.finditer(normal)]
+
+
 @dataclass(frozen=True)
 class PaperText:
     """One paper's bundle text, ready to search: its words, where each is, and an index."""

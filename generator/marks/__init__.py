@@ -22,7 +22,7 @@ from ..errors import UsageError
 from ..models import valid_arxiv_id
 from ..store.cache import atomic_write_text
 from ..store.codec import CodecError, from_data, to_data
-from ..store.jsonfile import JSONFileError, load_json
+from ..store.jsonfile import ABSENT, JSONFileError, load_json
 from .github import Found, GitHubError
 
 Kind = Literal["more", "less"]
@@ -157,10 +157,10 @@ def load_marks(path: Path, repo: str = "") -> Marks:
     (written again in format 2 by the next command that saves the file, so the attribution is
     the one of the repository configured then)."""
     try:
-        data = load_json(path, missing=None)
+        data = load_json(path, missing=ABSENT)
     except JSONFileError as err:
         raise FeedbackError(f"{err}; fix or remove it") from err
-    if data is None:
+    if data is ABSENT:  # `null` is no marks file: named below, like any other odd content
         return Marks()
     try:
         stored = from_data(_Stored, data)

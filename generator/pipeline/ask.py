@@ -101,6 +101,9 @@ def question_record(config: Config, question: str, found: Sequence[ArchivePaper]
     pairs = with_continuations(result.pairs())  # an answer continued past its budget, whole
     facts = TextFacts(bundle.papers, config.registry)
     checks = facts.checks(pairs)
+    # Checked as they came (their evidence numbered the claims so), recorded without long
+    # copies of a paper's full text: the record, the page and the terminal show the same.
+    pairs, checks = facts.uncopied(pairs, checks)
     listed = tuple(QuestionPaper(n, p.base_id, p.paper.arxiv_id, p.paper.title, p.name,
                                  p.editions, p.paper.abs_url, p.withdrawn)
                    for n, p in enumerate(found, start=1))

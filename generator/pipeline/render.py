@@ -46,7 +46,9 @@ def render_inputs(config: Config, cache: Cache, edition: str, history: History) 
     the templates, every edition's record (its own included, each as `history` read it) and
     this version. Equal digests, equal pages: a rebuild with nothing changed need not render
     to find that out."""
-    digest = Fingerprint(__version__, edition)
+    # The site's address too: the environment may set it (DIGEST_SITE_URL), not the config
+    # file, and the feed's links are made from it (a new address: the feed is written again).
+    digest = Fingerprint(__version__, edition, config.digest.site_url)
     templates = [config.workspace / "templates", default_template_dir()]
     files = [*cache.stage_records(edition), config.path,
              *(p for folder in templates if folder.is_dir()

@@ -30,7 +30,7 @@ from pathlib import Path
 from ..config import EmailSettings
 from ..errors import DigestError
 from ..store.cache import Cache, atomic_write_bytes
-from ..store.jsonfile import JSONFileError, load_json
+from ..store.jsonfile import ABSENT, JSONFileError, load_json
 from ..text.urls import redact_text, register_login
 
 log = logging.getLogger(__name__)
@@ -81,11 +81,11 @@ class SendRecord:
         self.path, self.edition = path, edition
         self.entries: list[dict[str, str]] = []
         try:
-            data = load_json(path, max_bytes=MAX_RECORD_BYTES, missing=None)
+            data = load_json(path, max_bytes=MAX_RECORD_BYTES, missing=ABSENT)
         except JSONFileError as err:
             raise EmailError(f"the send record cannot be read: {err}; nothing was sent. Fix "
                              "it, or remove it to send to every recipient again") from err
-        if data is None:
+        if data is ABSENT:  # never sent; a file holding `null` is an odd one, named below
             return
         listed = data.get("recipients") if isinstance(data, dict) else None
         if not isinstance(listed, list):

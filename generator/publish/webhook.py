@@ -32,7 +32,7 @@ import urllib3
 from ..deadline import DeadlineAdapter, Watchdog
 from ..errors import DigestError
 from ..store.cache import Cache, atomic_write_bytes
-from ..store.jsonfile import JSONFileError, load_json
+from ..store.jsonfile import ABSENT, JSONFileError, load_json
 from ..text.urls import redact_text, register_secret
 
 log = logging.getLogger(__name__)
@@ -192,11 +192,11 @@ class PostRecord:
     def __init__(self, path: Path, edition: str) -> None:
         self.path, self.edition, self.state = path, edition, ""
         try:
-            data = load_json(path, missing=None)
+            data = load_json(path, missing=ABSENT)
         except JSONFileError as err:
             raise ChatError(f"the chat post's record cannot be read: {err}; nothing was "
                             "posted. Fix it, or remove it to post the edition again") from err
-        if data is None:
+        if data is ABSENT:  # never posted; a file holding `null` is an odd one, named below
             return
         state = data.get("state") if isinstance(data, dict) else None
         if state not in (SENDING, SENT, FAILED):

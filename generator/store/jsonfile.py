@@ -61,6 +61,11 @@ def parse_json(text: str | bytes, source: str, *, max_depth: int = MAX_DEPTH,
                             f"{str(err)[:80]}") from err
 
 
+# What `load_json(path, missing=ABSENT)` returns for a file that does not exist: not None,
+# which is what a file holding JSON `null` (an odd file, to be named) parses to.
+ABSENT: Any = object()
+
+
 def load_json(path: Path, *, max_depth: int = MAX_DEPTH, max_bytes: int = MAX_BYTES,
               missing: Any = ...) -> Any:
     """The file's data; `missing` (if given) where it does not exist, else JSONFileError, as
