@@ -267,6 +267,26 @@ def test_a_rebuild_after_the_site_address_changed_moves_the_feed_with_the_pages(
     assert canonical is not None and canonical.group(1).startswith(new)
 
 
+def test_a_site_built_alone_after_the_address_changed_moves_the_feed_too(
+        tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer) -> None:
+    """`digest site` renders nothing: the feed in docs_dir, written by the last build for the
+    old address, was copied into the new site as it was."""
+    config = write_config(tmp_path / "ws", arxiv_server, sglang_server)
+    old, new = "https://old.example.org/digest/", "https://new.example.net/"
+    built = CliRunner().invoke(cli, ["build", "--config", str(config), "--edition", "2026-12-02"],
+                               env={"DIGEST_SITE_URL": old})
+    assert built.exit_code == 0, built.output
+    sent = len(sglang_server.state.chat_requests)
+    site = CliRunner().invoke(cli, ["site", "--config", str(config)],
+                              env={"DIGEST_SITE_URL": new})
+    assert site.exit_code == 0, site.output
+    for feed in (config.parent / "site_src" / "feed.xml", config.parent / "site" / "feed.xml"):
+        links = [link.get("href", "") for link in
+                 ElementTree.parse(feed).getroot().iter(f"{ATOM}link")]
+        assert links and all(link.startswith(new) for link in links), (feed, links)
+    assert len(sglang_server.state.chat_requests) == sent  # nothing asked, only written again
+
+
 # Full text is never published ------------------------------------------------------------------
 
 _EXCERPT_RE = re.compile(r"^## Paper (\d+): .*?^### Full-text excerpt \([^)]*\)\n\n(.*?)"

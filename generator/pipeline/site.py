@@ -6,10 +6,14 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from .. import store
 from ..config import Config
+from ..edition.feed import atom_feed
 from ..edition.history import History
+from ..edition.question_record import load_questions
 from ..publish.site import build_site  # imports MkDocs only when a site is built
 from ..publish.workspace import skeleton_file
+from ..store.cache import atomic_write_text
 
 log = logging.getLogger(__name__)
 
@@ -22,8 +26,31 @@ def skeleton_dir() -> Path:
 
 def site_stage(config: Config, *, only_if_changed: bool = False,
                history: History | None = None) -> Path:
-    """Build the site; with `only_if_changed`, not when it was built from these very inputs."""
+    """Build the site; with `only_if_changed`, not when it was built from these very inputs.
+    Built on demand (`digest site`, `digest remove`), the feed is first made to follow the
+    site's current address."""
+    if not only_if_changed:
+        history = history or History.load(config.docs_dir)
+        feed_at_address(config, history)
     build_site(config.mkdocs_yml, config.docs_dir, config.site_dir, config.digest.title,
                fallback_yml=skeleton_dir() / "mkdocs.yml", only_if_changed=only_if_changed,
                history=history, site_url=config.digest.site_url)
     return config.site_dir
+
+
+def feed_at_address(config: Config, history: History) -> bool:
+    """Write the feed again from the records where it differs from what they make at the
+    current address: DIGEST_SITE_URL comes from the environment (a custom domain, a renamed
+    repository), and a site built alone must not keep a feed that links the old one (a build
+    renders it again itself: the address is in its fingerprint). Whether it was written."""
+    path = config.docs_dir / store.FEED
+    if not path.is_file():
+        return False  # nothing rendered yet: the first build writes it
+    text = atom_feed(config.digest.title, config.digest.site_url, history.records,
+                     questions=load_questions(config.docs_dir))
+    if path.read_text(encoding="utf-8") == text:
+        return False
+    atomic_write_text(path, text)
+    log.info("the feed was written again for the site's address %s",
+             config.digest.site_url or "(none: relative links)")
+    return True
