@@ -179,7 +179,9 @@ def responder(body: dict[str, Any]) -> Answer:
     if is_judgement(body):
         task = next(str(m["content"]) for m in body["messages"] if "Support check." in m["content"])
         verdicts = []
-        for claim, sentence in re.findall(r"^\[(\d+)\] Claim: (.*)$", task, re.MULTILINE):
+        listed = task.split("Claims:\n", 1)[-1].split("\n\n", 1)[0]  # a JSON line a claim
+        for entry in (json.loads(ln) for ln in listed.splitlines() if ln.startswith("{")):
+            claim, sentence = entry["claim"], str(entry["sentence"])
             line = next((ln for ln in LINES if ln.is_in(sentence)), None)
             verdict = line.verdict if line else "does_not"
             verdicts.append({"claim": int(claim), "verdict": verdict, "reason": {
