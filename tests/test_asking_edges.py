@@ -108,6 +108,14 @@ def test_since_and_until_are_dates_and_a_bad_one_is_named(tmp_path: Path, option
     assert f"Invalid value for '{option}': {value!r} is not a date" in result.stderr
 
 
+def test_a_window_that_ends_before_it_starts_is_named(tmp_path: Path) -> None:
+    config = _workspace(tmp_path)
+    result = CliRunner().invoke(cli, ["ask", "--config", str(config), "energy",
+                                      "--since", "2026-12-01", "--until", "2026-11-01"])
+    assert result.exit_code == 2, result.output
+    assert "2026-11-01 is before --since 2026-12-01" in result.stderr
+
+
 def test_a_date_window_still_keeps_its_editions(tmp_path: Path) -> None:
     config = _workspace(tmp_path)
     result = CliRunner().invoke(cli, ["ask", "--config", str(config), "energy", "--json",

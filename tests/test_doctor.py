@@ -72,6 +72,9 @@ def test_unreachable_server_is_a_problem_with_the_launch_command(
     assert result.exit_code == 1
     assert lines(result) == {"server": "problem", "arxiv": "ok"}
     assert "python -m sglang.launch_server" in result.output
+    # Why, in our words: not the exception's class name.
+    assert "could not connect: is the server running" in result.output
+    assert "ConnectionError" not in result.output
 
 
 def test_a_plain_openai_server_gets_no_false_alarms(workspace: Path, sglang_server: SglangServer) -> None:
@@ -130,6 +133,23 @@ def test_server_command_fits_the_config(workspace: Path) -> None:
                               "--reasoning-parser deepseek-v4 --enable-cache-report "
                               "--schedule-policy lpm --context-length ")
     assert int(command.rsplit(" ", 1)[1]) % 1024 == 0
+
+
+def test_no_more_full_texts_are_counted_than_an_edition_has_papers(workspace: Path) -> None:
+    """full_text_papers above max_papers asked for a context of 900k tokens."""
+    def context(full_texts: int) -> int:
+        text = re.sub(r"full_text_papers = \d+", f"full_text_papers = {full_texts}",
+                      workspace.read_text())
+        workspace.write_text(text if "full_text_papers" in text else text.replace(
+            "[arxiv]\n", f"[arxiv]\nfull_text_papers = {full_texts}\n"))
+        result = CliRunner().invoke(cli, ["server-command", "--config", str(workspace)])
+        assert result.exit_code == 0, result.output
+        return int(result.output.strip().rsplit(" ", 1)[1])
+
+    text = workspace.read_text()
+    papers = re.search(r"max_papers = (\d+)", text)
+    assert papers
+    assert context(99) == context(int(papers.group(1)))
 
 
 def test_doctor_and_server_command_count_as_the_build_does(

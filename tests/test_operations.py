@@ -165,3 +165,15 @@ def test_an_unchanged_rebuild_imports_neither_openai_nor_mkdocs(workspace: Path)
     done = subprocess.run([sys.executable, "-c", code, str(workspace), SECOND], cwd=ROOT,
                           capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("command", ["site", "serve"])
+def test_a_site_before_any_edition_says_to_build_first(tmp_path: Path, command: str) -> None:
+    """A workspace just made by `digest init` has no pages: one line saying what to run, not
+    MkDocs' complaint about docs_dir (and no 'Serving …' first)."""
+    assert CliRunner().invoke(cli, ["init", str(tmp_path / "ws")]).exit_code == 0
+    result = CliRunner().invoke(cli, [command, "--config", str(tmp_path / "ws" / "config.toml")])
+    assert result.exit_code == 2, result.output
+    assert "run `digest build` first" in result.output
+    assert "Serving" not in result.output and "mkdocs" not in result.output.lower()
+    assert not (tmp_path / "ws" / "site").exists()

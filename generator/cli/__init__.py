@@ -17,7 +17,7 @@ from ..edition.history import History
 from ..pipeline.fetch import fetch_stage
 from ..pipeline.render import remove_edition, render_all, render_flagged, render_stage
 from ..pipeline.services import make_services, workspace_cache
-from ..pipeline.site import site_stage, skeleton_dir
+from ..pipeline.site import check_pages, site_stage, skeleton_dir
 from ..pipeline.synthesize import synthesize_stage
 from ..publish.deploy import deploy_site
 from ..publish.site import zip_site
@@ -265,6 +265,7 @@ def serve(config_path: str, dev_addr: str | None) -> None:
 
     with user_errors():
         config = read_config(config_path)
+        check_pages(config)
         address = dev_addr or "127.0.0.1:8000"
         click.echo(f"Serving {config.docs_dir} at http://{address}/ (live reload; Ctrl-C to stop)",
                    err=True)

@@ -57,6 +57,9 @@ def ask(config_path: str, question: str, since: str, until: str, papers: int | N
         digest ask "what have we seen on speculative decoding, and do the papers agree?"
         digest ask "KV-cache eviction" --since 2026-09-01 --publish && digest site
     """
+    if since and until and since > until:
+        raise click.BadParameter(f"{until} is before --since {since}: no edition can be in "
+                                 "that window", param_hint="'--until'")
     with user_errors():
         config = read_config(config_path)
         cache = workspace_cache(config)

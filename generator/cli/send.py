@@ -15,13 +15,14 @@ import click
 from ..errors import DigestError, UsageError
 from ..pipeline.send import ChatResult, SendResult, chat_stage, send_stage
 from ..pipeline.services import workspace_cache
-from .common import config_option, edition_option, read_config, user_errors, verbose_option, workspace_lock
+from .common import config_option, read_config, user_errors, verbose_option, workspace_lock
 
 
 @click.command()
 @verbose_option
 @config_option
-@edition_option
+@click.option("--edition", default=None,
+              help="The edition to send, a date (default: the latest published edition).")
 @click.option("--dry-run", is_flag=True,
               help="Write the message as an .eml file and the chat post as a .json file (and "
                    "print their paths) instead of sending.")

@@ -76,7 +76,9 @@ def bundle_size(config: Config, cache: Cache, probe: ServerFacts | None = None) 
                               f"the bundle of edition {edition}, at its measured token rate")
         return BundleSize(bundle.estimated_tokens, f"the bundle of edition {edition}, estimated")
     a = config.arxiv
-    chars = a.max_papers * (min(a.max_abstract_chars, 1500) + 400) + a.full_text_papers * a.max_pdf_chars
+    # No more papers get their full text than an edition holds.
+    full_texts = min(a.full_text_papers, a.max_papers)
+    chars = a.max_papers * (min(a.max_abstract_chars, 1500) + 400) + full_texts * a.max_pdf_chars
     return BundleSize(math.ceil(chars / 4), "an estimate from [arxiv] in config.toml")
 
 
@@ -109,6 +111,16 @@ def launch_advice(config: Config, cache: Cache, base_url: str) -> str:
             "`--wait-for-server SECONDS` waits for one that is still loading.")
 
 
+def _unreachable(err: Exception) -> str:
+    """Why a server did not answer, in our words (not an exception's class name)."""
+    if isinstance(err, requests.Timeout):
+        return "no answer in time: is it still loading the model?"
+    if isinstance(err, requests.ConnectionError):
+        return ("could not connect: is the server running, and is [llm] base_url (or "
+                "DIGEST_LLM_BASE_URL) right?")
+    return "its answer is not an OpenAI-compatible API's"
+
+
 def run_doctor(config: Config, probe: ServerFacts, chat: ChatModel, source: PaperSearch,
                cache: Cache) -> list[Check]:
     checks: list[Check] = []
@@ -117,7 +129,7 @@ def run_doctor(config: Config, probe: ServerFacts, chat: ChatModel, source: Pape
         models = probe.models()
     except (requests.RequestException, ValueError) as err:
         status = getattr(getattr(err, "response", None), "status_code", None)
-        reason = f"HTTP {status}" if status else type(err).__name__
+        reason = f"HTTP {status}" if status else _unreachable(err)
         fleet = probe.fleet() if status else None  # SGLang's router, with no worker to ask?
         if fleet is not None:
             checks.extend(check_fleet(config, fleet))

@@ -11,6 +11,7 @@ from ..config import Config
 from ..edition.feed import atom_feed
 from ..edition.history import History
 from ..edition.question_record import load_questions
+from ..errors import UsageError
 from ..publish.site import build_site  # imports MkDocs only when a site is built
 from ..publish.workspace import skeleton_file
 from ..store.cache import atomic_write_text
@@ -29,6 +30,7 @@ def site_stage(config: Config, *, only_if_changed: bool = False,
     """Build the site; with `only_if_changed`, not when it was built from these very inputs.
     Built on demand (`digest site`, `digest remove`), the feed is first made to follow the
     site's current address."""
+    check_pages(config)
     if not only_if_changed:
         history = history or History.load(config.docs_dir)
         feed_at_address(config, history)
@@ -36,6 +38,15 @@ def site_stage(config: Config, *, only_if_changed: bool = False,
                fallback_yml=skeleton_dir() / "mkdocs.yml", only_if_changed=only_if_changed,
                history=history, site_url=config.digest.site_url)
     return config.site_dir
+
+
+def check_pages(config: Config) -> None:
+    """UsageError where there are no pages to build a site from yet (a workspace just made by
+    `digest init`): one line that says what to run, not MkDocs' complaint about docs_dir."""
+    if not config.docs_dir.is_dir():
+        raise UsageError(f"there are no pages to build a site from yet ({config.docs_dir} does "
+                         "not exist): run `digest build` first, which fetches, synthesizes and "
+                         "renders an edition, then builds the site")
 
 
 def feed_at_address(config: Config, history: History) -> bool:
