@@ -7,6 +7,7 @@ Each test names the failure it pins; the archive is tests/test_ask.py's fixed on
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -210,6 +211,61 @@ def test_a_locked_index_is_waited_for_and_left_whole_never_rebuilt(tmp_path: Pat
     assert [h.base_id for h in index.search("paged attention", 5)] == ["2611.00002"]
 
 
+FOREIGN_HOLDER = textwrap.dedent("""
+    import sqlite3, sys
+    db = sqlite3.connect(sys.argv[1], isolation_level=None)
+    db.execute("BEGIN IMMEDIATE")
+    db.execute("INSERT INTO notes VALUES ('mine')")
+    print("held", flush=True)
+    sys.stdin.readline()
+    db.execute("COMMIT")
+    db.close()
+""")
+
+
+def test_a_file_not_ours_that_another_process_is_writing_is_never_deleted(
+        tmp_path: Path) -> None:
+    """A newer digest (another format) writing the index: the file is not ours, but it is in
+    use, so it is waited for, then left to its holder, never deleted from under it."""
+    docs = tmp_path / "site_src"
+    _archive(docs)
+    path = tmp_path / "index.sqlite"
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.executescript("CREATE TABLE notes (text TEXT); PRAGMA user_version = 2;")
+    index = ArchiveIndex(path, busy_timeout_s=0.2)
+    holder = subprocess.Popen([sys.executable, "-c", FOREIGN_HOLDER, str(path)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        with pytest.raises(IndexLockedError, match="locked by another process"):
+            index.update(_files(docs), read_record)
+        assert path.exists()
+    finally:
+        holder.communicate("go\n", timeout=30)
+    assert holder.returncode == 0
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        assert db.execute("SELECT text FROM notes").fetchall() == [("mine",)]
+
+
+@pytest.mark.parametrize("kind", ["folder", "link"])
+def test_a_folder_or_a_link_at_the_index_path_is_named_and_left_alone(
+        tmp_path: Path, sglang_server: SglangServer, kind: str) -> None:
+    config = _served(tmp_path, sglang_server)
+    path = tmp_path / ".cache" / "archive-index.sqlite"
+    path.parent.mkdir()
+    outside = tmp_path / "elsewhere" / "index.sqlite"
+    outside.parent.mkdir()
+    if kind == "folder":
+        path.mkdir()
+    else:
+        path.symlink_to(outside)  # a link to a file that is not there yet
+    result = CliRunner().invoke(cli, ["ask", "--config", str(config), "speculative decoding"])
+    assert result.exit_code == 2, result.output
+    assert f"is a {kind}" in result.stderr and "Traceback" not in result.output
+    assert not outside.exists() and (path.is_dir() if kind == "folder" else path.is_symlink())
+    assert not sglang_server.state.chat_requests
+
+
 def test_a_damaged_index_is_still_rebuilt(tmp_path: Path) -> None:
     docs = tmp_path / "site_src"
     _archive(docs)
@@ -293,6 +349,12 @@ def test_a_site_built_alone_after_the_address_changed_moves_the_feed_too(
                  ElementTree.parse(feed).getroot().iter(f"{ATOM}link")]
         assert links and all(link.startswith(new) for link in links), (feed, links)
     assert len(sglang_server.state.chat_requests) == sent  # nothing asked, only written again
+    # A feed that is not even text (a bad merge, a disk error) is written again too.
+    (config.parent / "site_src" / "feed.xml").write_bytes(b"\xff\xfe<feed/>")
+    again = CliRunner().invoke(cli, ["site", "--config", str(config)],
+                               env={"DIGEST_SITE_URL": new})
+    assert again.exit_code == 0, again.output
+    assert ElementTree.parse(config.parent / "site" / "feed.xml").getroot().tag == f"{ATOM}feed"
 
 
 # Full text is never published ------------------------------------------------------------------

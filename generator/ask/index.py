@@ -23,7 +23,7 @@ from pathlib import Path
 from ..edition.names import name_citations
 from ..edition.record import EditionRecord, RecordPaper
 from ..edition.withdrawn import Sighting, current
-from ..errors import DigestError, LockedError
+from ..errors import DigestError, LockedError, UsageError
 from ..models import Withdrawal
 from ..store.codec import from_data, to_data
 from ..store.fingerprint import file_digest
@@ -173,21 +173,55 @@ class ArchiveIndex:
         """The index, open and checked to be ours, on every path that reads or writes it:
         IndexLockedError where another process holds it locked for longer than the wait,
         UnusableIndex where the file is not ours or damaged (never said of a locked one)."""
+        self._check_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        # Questions asked side by side share the file: one waits for the other's update.
-        db = sqlite3.connect(self.path, timeout=self._timeout)
+        db: sqlite3.Connection | None = None
         try:
+            # Questions asked side by side share the file: one waits for the other's update.
+            db = sqlite3.connect(self.path, timeout=self._timeout)
             with db:
                 self._schema(db)
                 yield db
         except sqlite3.Error as err:
             if _locked(err):
-                raise IndexLockedError(
-                    f"the archive index {self.path} is locked by another process ({err}) and "
-                    f"stayed locked for {self._timeout:g} s; it was left as it is: ask again "
-                    "when that process is done") from err
+                raise self._locked_error(err) from err
             raise UnusableIndex(f"the archive index {self.path} is unreadable ({err}); the "
                                 "next `digest ask` builds it again from the records") from err
+        finally:
+            if db is not None:
+                db.close()
+
+    def _check_path(self) -> None:
+        """UsageError where the index's path holds something no run of the digest wrote there
+        (a folder, a link, a device): it is neither read nor written through, nor deleted."""
+        path = self.path
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            what = "a link" if path.is_symlink() else "a folder" if path.is_dir() else \
+                "not a plain file"
+            raise UsageError(f"the archive index's path {path} is {what}, which the digest "
+                             "never writes there; move it away (the next `digest ask` builds "
+                             "the index again from the records)")
+
+    def _locked_error(self, err: sqlite3.Error) -> IndexLockedError:
+        return IndexLockedError(
+            f"the archive index {self.path} is locked by another process ({err}) and stayed "
+            f"locked for {self._timeout:g} s; it was left as it is: ask again when that "
+            "process is done")
+
+    def _wait_for_holders(self) -> None:
+        """Before a file that is not ours is deleted: wait until no other process holds it in
+        a transaction (a newer digest writing its own format, say); IndexLockedError if one
+        still does after the wait. Any other error: it is no database anyone can hold."""
+        try:
+            db = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None)
+        except sqlite3.Error:
+            return
+        try:
+            db.execute("BEGIN EXCLUSIVE")
+            db.execute("ROLLBACK")
+        except sqlite3.Error as err:
+            if _locked(err):
+                raise self._locked_error(err) from err
         finally:
             db.close()
 
@@ -221,6 +255,7 @@ class ArchiveIndex:
 
     def _rebuilt(self, digests: dict[str, str], paths: dict[str, Path], read: Reader,
                  err: UnusableIndex) -> IndexUpdate:
+        self._wait_for_holders()
         log.warning("%s: built again from the records", err)
         for stale in (self.path, *(self.path.with_name(self.path.name + suffix)
                                    for suffix in ("-journal", "-wal", "-shm"))):

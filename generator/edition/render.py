@@ -73,7 +73,6 @@ def make_environment(workspace: Path) -> jinja2.Environment:
         lstrip_blocks=True,
         autoescape=False,  # Markdown, not HTML: the filters below do the escaping
     )
-    env.bytecode_cache = compiled.for_environment(env)  # each template compiled once a process
     env.filters.update(text=md_text, cell=md_cell, plain=plain, url=safe_url, tooltip=tooltip,
                        num=_num, cut=cut, suffix_headings=suffix_headings, cited=cited,
                        theme_slug=theme_slug, slug=paper_slug, comparison=comparison,
@@ -83,6 +82,7 @@ def make_environment(workspace: Path) -> jinja2.Environment:
     env.globals.update(labels=VERDICT_LABELS, short_labels=VERDICT_SHORT, marks=MarkLinks(),
                        key=KEY, evidence_marks=MARKS)
     env.filters.update(mark=mark_html)
+    env.bytecode_cache = compiled.for_environment(env)  # each template compiled once a process
     if len(loaders) > 1:
         check_overrides(env, override)
     return env

@@ -59,7 +59,7 @@ def feed_at_address(config: Config, history: History) -> bool:
         return False  # nothing rendered yet: the first build writes it
     text = atom_feed(config.digest.title, config.digest.site_url, history.records,
                      questions=load_questions(config.docs_dir))
-    if path.read_text(encoding="utf-8") == text:
+    if path.read_bytes() == text.encode("utf-8"):  # whatever bytes are there: compared
         return False
     atomic_write_text(path, text)
     log.info("the feed was written again for the site's address %s",
