@@ -7,8 +7,11 @@ import json
 import random
 import time
 
+from generator.chat_models import Completion, PromptRequest
+from generator.edition.facts import TextFacts
 from generator.evidence.verbatim import FullTexts, json_like
 from generator.models import FullText, NumberedPaper, Paper
+from generator.prompts.kinds import BUILTIN_KINDS
 
 _RANDOM = random.Random(7)
 WORDS = [f"w{n}" for n in range(3000)]
@@ -21,10 +24,14 @@ OWN = " ".join(_RANDOM.choice(WORDS) for _ in range(600))  # the answer's own wo
 CUT = "copied word for word from the full text of arXiv 2401.01234v1"
 
 
-def texts(full: str = FULL, abstract: str = ABSTRACT) -> FullTexts:
+def numbered(full: str = FULL, abstract: str = ABSTRACT) -> NumberedPaper:
     paper = Paper("2401.01234v1", "Sparse Widgets for Efficient Gadgets", ("Alice", "Bob"),
                   "2024-01-01", "2024-01-01", abstract, ("cs.LG",), "", None)
-    return FullTexts([NumberedPaper(1, paper, FullText("ok", full), len(full))])
+    return NumberedPaper(1, paper, FullText("ok", full), len(full))
+
+
+def texts(full: str = FULL, abstract: str = ABSTRACT) -> FullTexts:
+    return FullTexts([numbered(full, abstract)])
 
 
 def body(start: int, end: int) -> list[str]:
@@ -99,6 +106,18 @@ def test_markdown_that_opens_with_a_bracket_or_a_fence_is_prose() -> None:
     assert not json_like("[Paper 1] is the one to read first.")
     assert not json_like("```python\nprint(1)\n```\nThen prose.")
     assert json_like('```json\n{"tldr": "x"}\n```') and json_like(' [{"a": 1}]\n')
+
+
+def test_a_prose_answer_opening_with_a_bracket_is_cut_as_prose() -> None:
+    copy = body(500, 900)
+    for at in (100, 200, 300):
+        copy[at] = f'"{copy[at]}"'  # a quoted term, as prose has them
+    answer = "[Paper 1] is the one to read first. As it puts it: " + " ".join(copy)
+    request = PromptRequest("ask", "Ask", "ask", "", (), 100, 0.0)
+    (_, published), = TextFacts([numbered()], BUILTIN_KINDS).uncopied(
+        [(request, Completion("ask", "m", content=answer))], None)[0]
+    assert published.content.count("[… ") == 1 and " ".join(body(520, 560)) not in \
+        published.content
 
 
 # The abstract ----------------------------------------------------------------------------------
