@@ -33,7 +33,7 @@ _MAX_CANDIDATES = 64  # places a stretch is tried at (boilerplate repeats; a cop
 _GAP = 3  # words skipped or added between two matches that still make one copy
 # Extension steps an answer may spend per word before each stretch is tried at fewer places:
 # text that repeats (table rows) would otherwise cost candidates x run length per run.
-_WORK_PER_WORD = 200
+_WORK_PER_WORD = 64
 _FEW_CANDIDATES = 4
 # JSON escapes glue to the next word ("\nword" reads as "nword"): blanked, same length.
 _ESCAPE_RE = re.compile(r'\\(?:[nrtbf"/\\]|u[0-9a-fA-F]{4})')
