@@ -17,7 +17,7 @@ from ..evidence.claims import Claim, answer_claims, figure_in
 from ..evidence.judge import verdicts
 from ..evidence.quotes import PaperText, check_claims
 from ..evidence.requests import ALONE_TITLE
-from ..evidence.verbatim import FullTexts
+from ..evidence.verbatim import FullTexts, json_like
 from ..kinds import EVIDENCE, JUDGE, KindRegistry
 from ..models import NumberedPaper
 from .continuity import find_follow_ups
@@ -120,7 +120,7 @@ class TextFacts:
         for request, completion in pairs:
             spec = self._kinds.get(request.kind) if self._kinds is not None else None
             structured = (spec is not None and spec.schema is not None
-                          or completion.content.lstrip().startswith(("{", "[", "```")))
+                          or json_like(completion.content))
             content = texts.cut(completion.content, in_strings=structured)
             reasoning = texts.cut(completion.reasoning)
             if (content, reasoning) == (completion.content, completion.reasoning):
