@@ -114,6 +114,9 @@ class FullTexts:
                          for p in papers if p.full_text.text]
         self._index: dict[tuple[str, ...], list[tuple[int, int]]] | None = None
         self._abstracts: dict[int, list[tuple[int, int]]] = {}
+        # Words compared while extending matches, over every cut so far: bounded by about
+        # _WORK_PER_WORD a word of answer, whatever the text repeats (a test holds it there).
+        self.work = 0
 
     def _stretches(self) -> dict[tuple[str, ...], list[tuple[int, int]]]:
         if self._index is None:
@@ -240,6 +243,7 @@ class FullTexts:
                 while end < len(answer) and ahead < len(paper) and answer[end] == paper[ahead]:
                     end, ahead = end + 1, ahead + 1
                 budget -= end - start
+                self.work += end - start
                 reached[(source, place - at)] = end
                 if end - start >= _MIN_MATCH:
                     covered = max(covered, end)
