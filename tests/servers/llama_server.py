@@ -114,8 +114,27 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
 
+    counted = False  # this request is counted in state.in_flight, and holds a slot
+    held = 0  # tokens of the unified cache this request's answer holds
+
     def log_message(self, format: str, *args: object) -> None:
         pass
+
+    def answered(self) -> None:
+        """Count this request out of flight (its slot and cache given back), before the last
+        bytes of its answer are written: a client sends its next request only once it has
+        them, so the two are never counted at once (counted out after the write, a quick
+        client's next request was counted beside it)."""
+        state = self.server.state
+        if self.counted:
+            self.counted = False
+            with state.slot_lock:
+                state.busy -= 1
+                state.slot_lock.notify_all()
+            with state.lock:
+                state.in_flight -= 1
+                state.held_tokens -= self.held
+                self.held = 0
 
     def do_GET(self) -> None:
         state = self.server.state
@@ -163,14 +182,11 @@ class _Handler(BaseHTTPRequestHandler):
                 state.slot_lock.wait_for(lambda: state.busy < state.n_parallel)
                 state.busy += 1
                 state.max_busy = max(state.max_busy, state.busy)
+                self.counted = True
             try:
                 self._chat(body)
             finally:
-                with state.slot_lock:
-                    state.busy -= 1
-                    state.slot_lock.notify_all()
-                with state.lock:
-                    state.in_flight -= 1
+                self.answered()
         else:
             self._recorded_body("02d_")
 
@@ -233,17 +249,14 @@ class _Handler(BaseHTTPRequestHandler):
             with state.lock:
                 full = state.unified and state.held_tokens + held > state.n_ctx
                 state.cache_full += full
-                state.held_tokens += 0 if full else held
+                self.held = 0 if full else held
+                state.held_tokens += self.held
             if state.hold_for_overlap:
                 with state.arrived:
                     state.arrived.notify_all()
                     state.arrived.wait_for(lambda: full or state.cache_full > 0
                                            or state.arrivals > mine, timeout=5.0)
-            try:
-                self._stream(ident, answer, usage if usage_wanted else None, timings, full)
-            finally:
-                with state.lock:
-                    state.held_tokens -= 0 if full else held
+            self._stream(ident, answer, usage if usage_wanted else None, timings, full)
             return
         reply = _recorded_json("07_")
         message: dict[str, Any] = {"role": "assistant", "content": answer.content}
@@ -282,6 +295,7 @@ class _Handler(BaseHTTPRequestHandler):
             if full and index == min(2, len(pieces) - 1):  # the cache filled (recorded 14a)
                 error = _recorded("14a_")["stream_summary"]["error_events"][0]["data"]
                 data = f"data: {error}\n\n".encode()
+                self.answered()
                 self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n0\r\n\r\n")
                 self.wfile.flush()
                 return
@@ -293,6 +307,7 @@ class _Handler(BaseHTTPRequestHandler):
             send(finish, choices=ending)
             send(last, usage=usage, timings=timings)
         done = b"data: [DONE]\n\n"
+        self.answered()
         self.wfile.write(f"{len(done):x}\r\n".encode() + done + b"\r\n0\r\n\r\n")
         self.wfile.flush()
 
@@ -311,6 +326,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_header(key, value)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
+        self.answered()
         self.wfile.write(data)
 
 

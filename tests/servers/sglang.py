@@ -307,8 +307,20 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
 
+    counted = False  # this request is counted in state.in_flight
+
     def log_message(self, format: str, *args: object) -> None:
         pass
+
+    def answered(self) -> None:
+        """Count this request out of flight, before the last bytes of its answer are written:
+        a client sends its next request only once it has them, so the two are never counted
+        at once (counted out after the write, a quick client's next one was counted beside
+        it). A stream cut with no ending is counted out before its connection closes."""
+        if self.counted:
+            self.counted = False
+            with self.server.state.lock:
+                self.server.state.in_flight -= 1
 
     def do_GET(self) -> None:
         state = self.server.state
@@ -370,6 +382,7 @@ class _Handler(BaseHTTPRequestHandler):
             state.dropped += drop
             fault = None if drop or not state.faults else state.faults.pop(0)
             state.in_flight += not drop
+            self.counted = not drop
             state.max_in_flight = max(state.max_in_flight, state.in_flight)
         if drop:  # past its capacity: the connection closes with no response at all
             self.close_connection = True
@@ -391,8 +404,7 @@ class _Handler(BaseHTTPRequestHandler):
                         state.busy -= 1
                         state.slot_lock.notify_all()
         finally:
-            with state.lock:
-                state.in_flight -= 1
+            self.answered()
 
     def _tokenize(self, body: dict[str, Any]) -> bool:
         """Each family's tokenizer endpoint, body and answer; True if this was one."""
@@ -467,6 +479,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Type", "text/event-stream")
             self.end_headers()
             self.close_connection = True
+            self.answered()
             if state.refuse_in_stream == "event":
                 error = {"message": f"Requested tokens ({prompt_tokens}) exceed context window "
                                     f"of {state.max_model_len}", "type": "internal_server_error"}
@@ -585,6 +598,7 @@ class _Handler(BaseHTTPRequestHandler):
         send({}, finish=answer.finish_reason)
         if state.stream_usage:
             send({}, with_usage=usage)
+        self.answered()
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
 
@@ -605,6 +619,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _cut_ending(self) -> None:
         """The end of a cut stream as the server recorded it (else none: the socket closes)."""
+        self.answered()
         for event in self.server.state.cut_ending or ():
             self.wfile.write(f"data: {event}\n\n".encode())
         self.wfile.flush()
@@ -614,6 +629,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
+        self.answered()
         self.wfile.write(data)
 
     def _error(self, status: int, message: str, error_type: str) -> None:
@@ -626,6 +642,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
+        self.answered()
         self.wfile.write(data)
 
 
