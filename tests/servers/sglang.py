@@ -268,8 +268,9 @@ class SglangState:
     # cut (no finish reason) while another request waits, as llama-cpp-python's
     # interrupt_requests does.
     slots: int = 0
-    # With slots: the first streamed answer waits (up to 5 s) for another request to queue,
-    # so that the first overlap, and the cut it brings, happens at once and every time.
+    # With slots: the first streamed answer, once its first token is sent, waits (up to 5 s)
+    # for another request to queue, so that the first overlap, and the cut it brings, happens
+    # after that token every time, whenever the client sends its next request.
     hold_first_for_waiter: bool = False
     waiting: int = 0
     cut_count: int = 0
@@ -570,11 +571,6 @@ class _Handler(BaseHTTPRequestHandler):
         with self.server.state.lock:
             cut = self.server.state.cut_streams > 0
             self.server.state.cut_streams -= cut
-        if state.slots and state.hold_first_for_waiter:
-            state.hold_first_for_waiter = False
-            until = time.monotonic() + 5
-            while not state.waiting and time.monotonic() < until:
-                time.sleep(0.005)
         # The slot interrupts whatever is being generated, the thinking included: a thinking
         # answer cut for a waiter is reasoning and no answer (LiteLLM then says `stop`).
         pieces = [("reasoning_content", piece) for piece in _pieces(answer.reasoning)]
@@ -584,6 +580,13 @@ class _Handler(BaseHTTPRequestHandler):
             if cut and index - thought == 3:
                 self._cut_ending()
                 return
+            if index == 1 and state.slots and state.hold_first_for_waiter:
+                # The first stream's first token is out (a client that gates its next
+                # requests on it sends them now): it goes on once one of them waits.
+                with state.slot_lock:
+                    held, state.hold_first_for_waiter = state.hold_first_for_waiter, False
+                    if held:
+                        state.slot_lock.wait_for(lambda: state.waiting > 0, timeout=5)
             if state.slots and state.waiting and index >= 1:  # interrupted for the waiter
                 with state.lock:
                     state.cut_count += 1
