@@ -215,6 +215,10 @@ class SglangState:
     schedule_policy: str = "lpm"
     reasoning_parser: str | None = "deepseek-v4"  # None: thinking leaks into content as <think>
     starting_until: float = 0.0  # time.monotonic() before which the server is still loading
+    # Or: loading until it has answered this many more readiness requests (/health, else
+    # /v1/models) with its 503: a start that lasts as many checks as a test says, however
+    # slow the machine.
+    starting_health_checks: int = 0
     plain_openai: bool = False  # only the plain OpenAI endpoints (vLLM, llama.cpp, hosted APIs)
     enforce_context: bool = False  # refuse prompt + max_tokens beyond max_model_len, as SGLang does
     # Refuse it inside a streamed 200 instead: "event", an error event; "empty", a 200 with
@@ -325,7 +329,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         state = self.server.state
-        starting = time.monotonic() < state.starting_until
+        starting = time.monotonic() < state.starting_until or state.starting_health_checks > 0
         if self.path == "/v1/models":
             with state.lock:
                 state.model_requests += 1
@@ -337,6 +341,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, {"default_generation_settings": {"n_ctx": state.max_model_len},
                              "total_slots": 1})
         elif starting and self.path in ("/health", "/v1/models", "/server_info"):
+            with state.lock:
+                state.starting_health_checks = max(0, state.starting_health_checks - 1)
             self._error(503, "The server is starting.", "ServiceUnavailableError")
         elif self.path == "/health":
             self._json(200, {})
@@ -444,7 +450,7 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("model") not in state.models:
             self._error(404, f"The model `{body.get('model')}` does not exist.", "NotFoundError")
             return
-        if time.monotonic() < state.starting_until:
+        if time.monotonic() < state.starting_until or state.starting_health_checks:
             self._error(503, "The server is starting.", "ServiceUnavailableError")
             return
         if state.reject_response_format and "response_format" in body:
