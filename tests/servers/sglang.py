@@ -258,7 +258,12 @@ class SglangState:
     chat_requests: list[dict[str, Any]] = field(default_factory=list)
     model_requests: int = 0
     seen_prompts: list[str] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    # Guards the counts; notified when a request is counted in or out of flight, or finishes:
+    # a test's responder can wait on it for a state of the server, not for a time.
+    lock: threading.Condition = field(default_factory=threading.Condition)
+    # No answer finishes before this many requests have been in flight at once (each waits
+    # up to 10 s): an overlap that happens every time, however slow the machine.
+    hold_until_in_flight: int = 0
     # The tokenizer: this many characters a token (our estimate assumes 4; PDF text runs lower).
     chars_per_token: float = 4.0
     tokenize_endpoint: bool = True  # SGLang's /v1/tokenize (and /tokenize)
@@ -326,6 +331,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.counted = False
             with self.server.state.lock:
                 self.server.state.in_flight -= 1
+                self.server.state.lock.notify_all()
 
     def do_GET(self) -> None:
         state = self.server.state
@@ -391,6 +397,7 @@ class _Handler(BaseHTTPRequestHandler):
             state.in_flight += not drop
             self.counted = not drop
             state.max_in_flight = max(state.max_in_flight, state.in_flight)
+            state.lock.notify_all()
         if drop:  # past its capacity: the connection closes with no response at all
             self.close_connection = True
             return
@@ -530,8 +537,7 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("stream"):
             self._stream(ident, body["model"], answer, usage)
             return
-        with self.server.state.lock:
-            self.server.state.finished.append(time.monotonic())
+        self._finish()
         self._json(200, {
             "id": ident, "object": "chat.completion",
             "created": int(time.time()), "model": body["model"],
@@ -602,14 +608,23 @@ class _Handler(BaseHTTPRequestHandler):
             send({where: piece})
             if state.slots:
                 time.sleep(0.002)  # a model generates; a waiter arrives meanwhile
-        with state.lock:
-            state.finished.append(time.monotonic())
+        self._finish()
         send({}, finish=answer.finish_reason)
         if state.stream_usage:
             send({}, with_usage=usage)
         self.answered()
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
+
+    def _finish(self) -> None:
+        """Note when this answer was complete (held first while fewer than
+        `hold_until_in_flight` requests have been in flight at once)."""
+        state = self.server.state
+        with state.lock:
+            state.lock.wait_for(lambda: state.max_in_flight >= state.hold_until_in_flight,
+                                timeout=10)
+            state.finished.append(time.monotonic())
+            state.lock.notify_all()
 
     def _endless(self, how: str, send: Callable[..., None]) -> None:
         until = time.monotonic() + 60
