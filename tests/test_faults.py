@@ -247,8 +247,8 @@ def test_ci_draws_the_same_examples_every_run() -> None:
     """tests/conftest.py loads the derandomized profile where CI is set, and only there."""
     assert settings.get_profile("ci").derandomize
     if not os.environ.get("HYPOTHESIS_PROFILE"):
-        assert settings.default.derandomize is bool(os.environ.get("CI"))
-    assert settings.default.deadline is None
+        assert settings().derandomize is bool(os.environ.get("CI"))  # the profile loaded
+    assert settings().deadline is None
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
