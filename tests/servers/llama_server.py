@@ -93,12 +93,12 @@ class LlamaState:
     max_in_flight: int = 0  # requests at the server at once, queued ones included
     held_tokens: int = 0  # of the unified cache, by the answers being generated
     cache_full: int = 0  # streams that met "Context size has been exceeded."
-    # A stream holding the unified cache waits (5 s at most) for the next request to arrive
-    # or the cache to have filled once: whether the cache fills then depends on what the
-    # client sends at once, not on how fast this machine streams the first answer.
+    # A stream holding the unified cache, once its first token is sent (a client may wait for
+    # it before sending more), keeps its share until the cache has filled once (5 s at most):
+    # whether it fills then depends on what the client sends at once, not on how fast this
+    # machine streams or schedules each answer.
     hold_for_overlap: bool = False
-    arrivals: int = 0
-    arrived: threading.Condition = field(default_factory=threading.Condition)
+    filled: threading.Condition = field(default_factory=threading.Condition)
     slot_lock: threading.Condition = field(default_factory=threading.Condition)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -210,10 +210,6 @@ class _Handler(BaseHTTPRequestHandler):
                                            + json.dumps(invalid, separators=(",", ":")))
             self._send_json(400, refusal)
             return
-        with state.arrived:
-            state.arrivals += 1
-            mine = state.arrivals
-            state.arrived.notify_all()
         prompt = "".join(str(m.get("content", "")) for m in body.get("messages", []))
         prompt_tokens = state.tokens(prompt) + TEMPLATE_TOKENS * len(body.get("messages", []))
         if prompt_tokens > state.slot_ctx:  # the prompt alone: max_tokens is not counted
@@ -251,11 +247,9 @@ class _Handler(BaseHTTPRequestHandler):
                 state.cache_full += full
                 self.held = 0 if full else held
                 state.held_tokens += self.held
-            if state.hold_for_overlap:
-                with state.arrived:
-                    state.arrived.notify_all()
-                    state.arrived.wait_for(lambda: full or state.cache_full > 0
-                                           or state.arrivals > mine, timeout=5.0)
+            if full:
+                with state.filled:
+                    state.filled.notify_all()
             self._stream(ident, answer, usage if usage_wanted else None, timings, full)
             return
         reply = _recorded_json("07_")
@@ -292,6 +286,8 @@ class _Handler(BaseHTTPRequestHandler):
         pieces = ([("reasoning_content", p) for p in _pieces(answer.reasoning)]
                   + [("content", p) for p in _pieces(answer.content)])
         for index, (where, text) in enumerate(pieces):
+            if index == 1 and self.server.state.hold_for_overlap and not full:
+                self._hold_for_overlap()
             if full and index == min(2, len(pieces) - 1):  # the cache filled (recorded 14a)
                 error = _recorded("14a_")["stream_summary"]["error_events"][0]["data"]
                 data = f"data: {error}\n\n".encode()
@@ -310,6 +306,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.answered()
         self.wfile.write(f"{len(done):x}\r\n".encode() + done + b"\r\n0\r\n\r\n")
         self.wfile.flush()
+
+    def _hold_for_overlap(self) -> None:
+        """Keep this stream's share of the cache until the cache has filled once (5 s at
+        most)."""
+        state = self.server.state
+        with state.filled:
+            state.filled.wait_for(lambda: state.cache_full > 0, timeout=5.0)
 
     def _recorded_body(self, prefix: str) -> None:
         response = _recorded(prefix)
