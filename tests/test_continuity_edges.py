@@ -89,6 +89,19 @@ def test_a_carried_version_whose_abstract_is_the_notice_is_withdrawn() -> None:
     assert state["2611.90001"].arxiv_id == "2611.90001v2"
 
 
+def test_a_carried_version_whose_comment_alone_is_the_notice_is_withdrawn() -> None:
+    """arXiv often states a withdrawal only in the comment, the abstract left as it was: the
+    edition that carries that version flags it, and so does its record, read by later
+    editions."""
+    notice = "This paper has been withdrawn by the author"
+    gone = replace(PAPERS[1], arxiv_id="2611.00002v2", comment=notice)
+    assert notice_in(gone.abstract) == ""  # a normal abstract
+    edition = fixed_edition(papers=(PAPERS[0], gone, PAPERS[2]))
+    assert edition.papers[1].withdrawn == notice
+    assert edition.record.withdrawn_numbers == {2}
+    assert withdrawn_now([edition.record])["2611.00002"].notice == notice
+
+
 def test_the_flags_of_an_edition_follow_the_current_state() -> None:
     first = fixed_edition()
     gone = Withdrawal("2611.00002", "2611.00002v2", PAPERS[1].title, "Withdrawn.")

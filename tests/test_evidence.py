@@ -18,7 +18,7 @@ from generator.cli import cli
 from generator.edition.citations import CitationLinker
 from generator.evidence.checks import ClaimCheck
 from generator.evidence.claims import claims_of
-from generator.evidence.quotes import PaperText, check_claims, words
+from generator.evidence.quotes import PaperText, check_claims, quote_parts, words
 from generator.models import FullText, NumberedPaper
 from generator.prompts.kinds import BUILTIN_KINDS
 from generator.text.safe_text import md_model
@@ -227,6 +227,18 @@ def test_every_part_of_a_quote_is_checked() -> None:
     # not checked (before, they were dropped and the first part alone made it "supported").
     quote = "We introduce a paged KV-cache management scheme … 73% … nine times"
     assert verdict("Paper 1 gains 73%.", 1, quote) == "not_checked"
+
+
+@pytest.mark.parametrize("quote", [
+    "We introduce a paged KV-cache management scheme … trained on quantum annealing hardware",
+    "We introduce a paged KV-cache management scheme ... which doubles the battery life",
+    "a paged KV-cache management scheme [...] on quantum hardware [...] on long contexts",
+])
+def test_an_invented_part_after_a_real_one_is_not_in_the_paper(quote: str) -> None:
+    # Every part is long enough to be checked: the real first part must not carry the
+    # invented part after it (a check of the first part alone called these "supported").
+    assert all(len(part) >= 3 for part in quote_parts(quote))
+    assert verdict("Paper 1 introduces paged memory.", 1, quote) == "not_in_paper"
 
 
 def test_a_junk_word_is_neither_forgiven_nor_published() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 from base64 import b64encode, urlsafe_b64encode
 from pathlib import Path
@@ -240,6 +241,14 @@ def _rendered(title: str, abstract: str, answer: str) -> list[str]:
     # The front-matter title is printed raw by the theme: it must be inert HTML on its own.
     return [markdown.markdown(body, extensions=EXTENSIONS, extension_configs=EXTENSION_CONFIGS)
             + str(meta.get("title", "")) for body, meta in pages]
+
+
+def test_ci_draws_the_same_examples_every_run() -> None:
+    """tests/conftest.py loads the derandomized profile where CI is set, and only there."""
+    assert settings.get_profile("ci").derandomize
+    if not os.environ.get("HYPOTHESIS_PROFILE"):
+        assert settings().derandomize is bool(os.environ.get("CI"))  # the profile loaded
+    assert settings().deadline is None
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -34,12 +34,21 @@ def test_table_cells_stay_in_their_column() -> None:
 
 
 def test_math_becomes_mathml_and_accents_become_letters() -> None:
-    out = md_text(r'The $I$-$V$ curve of B\"uttiker and {\'E}cole, $x_1^2 * y$')
-    assert out.count("<math") == 3
-    assert "Büttiker" in out and "École" in out
-    assert "&#95;" not in markdown.markdown(out) or "<mi>x</mi>" in out
+    out = md_text(r'The $I$-$V$ curve of B\"uttiker and {\'E}cole, $x_1^2 * y$ and $a*b*c$')
+    assert out.count("<math") == 4
+    # Each formula is parsed (x with its subscript and superscript), not copied as text; its
+    # TeX is kept only as the annotation; Markdown reads none of it (no emphasis in a*b*c).
     rendered = html(out)
-    assert "<math" in rendered and "<em>" not in rendered
+    assert ("<mrow><mi>a</mi><mo>*</mo><mi>b</mi><mo>*</mo><mi>c</mi></mrow>"
+            '<annotation encoding="application/x-tex">a*b*c</annotation>') in rendered
+    assert ("<mrow><mi>I</mi></mrow>" in rendered and "<mrow><mi>V</mi></mrow>" in rendered)
+    assert "<mrow><msubsup><mi>x</mi><mn>1</mn><mn>2</mn></msubsup><mo>*</mo><mi>y</mi></mrow>" \
+        in rendered
+    assert '<annotation encoding="application/x-tex">x_1^2 * y</annotation>' in rendered
+    assert "$" not in rendered and "<em>" not in rendered and "<sub>" not in rendered
+    # The accents are letters, and no TeX of them is left.
+    assert "curve of Büttiker and École," in rendered
+    assert "\\" not in rendered and "{" not in rendered
     assert tex_accents(r"Wübben \"O") == "Wübben Ö"
 
 

@@ -5,8 +5,10 @@ the golden edition's record (no build needed: sending reads the record alone).""
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -14,7 +16,7 @@ import threading
 from base64 import b64encode
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, quote_plus
 
 import pytest
 from click.testing import CliRunner, Result
@@ -175,7 +177,28 @@ class EchoingAuth(Inbox):
         return f"535 5.7.8 credentials {blob} rejected (password {password})"
 
 
-def test_a_server_that_quotes_the_login_back_prints_no_part_of_it(tmp_path: Path) -> None:
+def encodings(user: str, password: str) -> set[str]:
+    """The password as a server or a page may quote it back: as is, URL-encoded (quote, with
+    "/" kept or not, quote_plus, lower-case escapes), JSON- and HTML-escaped, base64 alone
+    (AUTH LOGIN) and in the AUTH PLAIN and HTTP Basic blobs (padded or not, URL-safe)."""
+    url = {quote(password), quote(password, safe=""), quote_plus(password)}
+    url |= {re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), form) for form in url}
+    blobs = {b64encode(data).decode() for data in (
+        password.encode(), f"\0{user}\0{password}".encode(), f"{user}:{password}".encode())}
+    blobs |= {blob.rstrip("=") for blob in blobs}
+    blobs |= {blob.translate(URLSAFE) for blob in blobs}
+    return {password, json.dumps(password)[1:-1], html.escape(password)} | url | blobs
+
+
+URLSAFE = str.maketrans("+/", "-_")
+# Seven characters (short secrets are secrets too); and one that each encoding changes its
+# own way: a space (%20 or +), "/" (kept by quote, not with safe=""), "+", "&", "=" and "!".
+PASSWORDS = ["pw7Chr!", "pw 7/Chr+&=!"]
+
+
+@pytest.mark.parametrize("password", PASSWORDS)
+def test_a_server_that_quotes_the_login_back_prints_no_part_of_it(tmp_path: Path,
+                                                                   password: str) -> None:
     from aiosmtpd.controller import Controller
     from aiosmtpd.smtp import AuthResult
 
@@ -188,7 +211,6 @@ def test_a_server_that_quotes_the_login_back_prints_no_part_of_it(tmp_path: Path
         config = workspace(tmp_path / "ws", port, ["ada@example.org"],
                            'username_env = "DIGEST_SMTP_USER"\n'
                            'password_env = "DIGEST_SMTP_PASSWORD"\n')
-        password = "pw7Chr!"  # seven characters: short secrets are secrets too
         result = run("send", "--config", str(config),
                      env={"DIGEST_SMTP_USER": "mailer", "DIGEST_SMTP_PASSWORD": password})
     finally:
@@ -196,13 +218,13 @@ def test_a_server_that_quotes_the_login_back_prints_no_part_of_it(tmp_path: Path
     assert result.exit_code == 1
     assert "refused the login of the user in DIGEST_SMTP_USER: 535 5.7.8 authentication " \
         "failed" in result.output
-    blob = b64encode(f"\0mailer\0{password}".encode()).decode()
-    for secret in (password, blob, blob.rstrip("="), b64encode(password.encode()).decode()):
-        assert secret not in result.output
-    # Whatever else echoes it, in any encoding, is redacted by value from now on.
-    for shown in (f"key {password}.", f"?p={quote(password)}", f"?p={quote(password).lower()}",
-                  f"blob={blob}", json.dumps(f"AUTH {blob}")):
-        assert password not in redact_text(shown) and blob not in redact_text(shown)
+    secrets = encodings("mailer", password)
+    assert [form for form in secrets if form in result.output] == []
+    # Whatever else echoes it, in any of these encodings, is redacted by value from now on.
+    for form in sorted(secrets):
+        for shown in (f"key {form}.", f"?p={form}&q=1", json.dumps(f"AUTH {form}")):
+            redacted = redact_text(shown)
+            assert [s for s in secrets if s in redacted] == [], (form, redacted)
 
 
 @pytest.mark.parametrize("key, value", [("unsubscribe", "https://x.example/u\r\nBcc: all@x"),

@@ -4,7 +4,6 @@ context, retries, progress and run figures, against the SGLang-shaped server."""
 from __future__ import annotations
 
 import io
-import time
 from pathlib import Path
 
 import pytest
@@ -42,13 +41,16 @@ def record(config: Path) -> EditionRecord:
 def test_results_keep_their_order_whatever_order_they_finish_in(
     workspace: Path, sglang_server: SglangServer
 ) -> None:
-    def slow_first(body: dict[str, object]) -> Answer:
+    state = sglang_server.state
+
+    def last_first(body: dict[str, object]) -> Answer:
         if "Task:" in task_of(body):  # the research map, first in order, finishes last
-            time.sleep(0.8)
+            with state.lock:
+                state.lock.wait_for(lambda: len(state.finished) >= 5, timeout=10)
         return default_responder(body)
 
-    sglang_server.state.responder = slow_first
-    sglang_server.state.delay_s = 0.1  # so that concurrent requests overlap at the server
+    state.responder = last_first
+    state.hold_until_in_flight = 3  # concurrent requests overlap at the server
     assert build(workspace).exit_code == 0
     names = [p.name for p in record(workspace).prompts]
     assert names == ["research-map", "memory-management", "benchmarks-and-metrics",
@@ -58,7 +60,7 @@ def test_results_keep_their_order_whatever_order_they_finish_in(
 
 def test_concurrency_is_bounded(workspace: Path, sglang_server: SglangServer) -> None:
     workspace.write_text(workspace.read_text() + "max_concurrency = 2\n")
-    sglang_server.state.delay_s = 0.2
+    sglang_server.state.hold_until_in_flight = 2  # the two overlap, however slow the machine
     assert build(workspace).exit_code == 0
     assert sglang_server.state.max_in_flight == 2
 
@@ -96,7 +98,7 @@ def test_prompts_sharing_a_prefix_wait_for_the_first_prefill(
 def test_concurrency_follows_the_server(workspace: Path, sglang_server: SglangServer) -> None:
     # No [llm] max_concurrency: as many at once as the server says it runs.
     sglang_server.state.max_running_requests = 3
-    sglang_server.state.delay_s = 0.2
+    sglang_server.state.hold_until_in_flight = 3
     assert build(workspace).exit_code == 0
     assert sglang_server.state.max_in_flight == 3
 

@@ -23,7 +23,7 @@ from ..chat_models import UNFIT_CHECK, Completion, PromptKind, PromptRequest
 from ..errors import DigestError
 from ..evidence.checks import ClaimCheck, EvidenceFigure
 from ..evidence.claims import before_stop, plain_sentence, sentences
-from ..fetch.withdrawals import notice_in
+from ..fetch.withdrawals import MAX_NOTICE_CHARS, notice_in
 from ..kinds import legacy_subject
 from ..models import FullText, Paper, Triage, base_of, paper_slug, valid_arxiv_id
 from ..store.codec import CodecError, from_data, to_data
@@ -79,6 +79,9 @@ class RecordPaper:
     excerpt_chars: int = 0
     name: str = ""  # the short name pages call it by
     code: tuple[str, ...] = ()  # code or data repositories the paper names
+    # The version's withdrawal notice as its comment and abstract stated it ("": none). arXiv
+    # often states it in the comment alone, which the record does not keep.
+    notice: str = ""
 
     def __post_init__(self) -> None:
         # The id names files (the paper's pages, its cache entries): a record edited by hand
@@ -98,7 +101,14 @@ class RecordPaper:
             self, title=cut(clean(self.title), MAX_TITLE_CHARS),
             authors=tuple(cut(clean(a), MAX_AUTHOR_CHARS) for a in self.authors),
             abstract=cut(clean(self.abstract), MAX_RECORD_ABSTRACT_CHARS),
-            name=cut(clean(self.name), MAX_TITLE_CHARS))
+            name=cut(clean(self.name), MAX_TITLE_CHARS),
+            notice=cut(clean(self.notice), MAX_NOTICE_CHARS))
+
+    @property
+    def withdrawal_notice(self) -> str:
+        """The notice of this version ("": not withdrawn); a record written before the notice
+        was kept has its abstract's."""
+        return self.notice or notice_in(self.abstract)
 
     @property
     def base_slug(self) -> str:
@@ -242,7 +252,7 @@ class EditionRecord:
         withdrawn since (continuity), or published as the withdrawn version itself."""
         gone = {w.base_id for w in self.continuity.withdrawn} if self.continuity else set()
         return frozenset(p.number for p in self.papers
-                         if p.base_id in gone or notice_in(p.abstract))
+                         if p.base_id in gone or p.withdrawal_notice)
 
     @property
     def new_papers(self) -> tuple[RecordPaper, ...]:

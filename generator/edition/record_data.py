@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from .. import __version__
+from ..fetch.withdrawals import withdrawal_notice
 from ..kinds import KindRegistry
 from ..models import NumberedPaper
 from .facts import Checks, PaperFacts
@@ -54,7 +55,7 @@ def _paper(p: NumberedPaper, status: Status, name: str) -> RecordPaper:
         status,
         paper.authors, paper.published, paper.categories, paper.abstract, paper.abs_url,
         paper.pdf_url, paper.updated, replace(p.full_text, text=""), p.excerpt_chars, name,
-        paper.code)
+        paper.code, withdrawal_notice(paper))
 
 
 def _citations(c: Citations, papers: Mapping[int, NumberedPaper]) -> PageCitations:

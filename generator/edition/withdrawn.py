@@ -45,7 +45,7 @@ class Sighting:
                    since.looked_up if since else (),
                    bool(since and since.looked_up and not since.lookup_error),
                    since.withdrawn if since else (),
-                   tuple((p.arxiv_id, p.title, notice_in(p.abstract)) for p in record.papers))
+                   tuple((p.arxiv_id, p.title, p.withdrawal_notice) for p in record.papers))
 
     @classmethod
     def of_run(cls, edition: str, lookup: Lookup | None, papers: Sequence[NumberedPaper]

@@ -79,10 +79,10 @@ def _add(forms: set[str]) -> None:
 
 def _spellings(value: str) -> set[str]:
     forms = {value, html.escape(value), html.escape(value, quote=False),
-             json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1],
-             quote_plus(value, safe="")}
-    encoded = quote(value, safe="")
-    forms |= {encoded, re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)}
+             json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
+    # quote() keeps a "/" as it is; quote_plus() writes a space as "+".
+    for encoded in (quote(value, safe=""), quote(value), quote_plus(value, safe="")):
+        forms |= {encoded, re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)}
     forms |= _base64_forms(value.encode())
     return {form for form in forms if form}
 

@@ -93,12 +93,12 @@ class LlamaState:
     max_in_flight: int = 0  # requests at the server at once, queued ones included
     held_tokens: int = 0  # of the unified cache, by the answers being generated
     cache_full: int = 0  # streams that met "Context size has been exceeded."
-    # A stream holding the unified cache waits (5 s at most) for the next request to arrive
-    # or the cache to have filled once: whether the cache fills then depends on what the
-    # client sends at once, not on how fast this machine streams the first answer.
+    # A stream holding the unified cache, once its first token is sent (a client may wait for
+    # it before sending more), keeps its share until the cache has filled once (5 s at most):
+    # whether it fills then depends on what the client sends at once, not on how fast this
+    # machine streams or schedules each answer.
     hold_for_overlap: bool = False
-    arrivals: int = 0
-    arrived: threading.Condition = field(default_factory=threading.Condition)
+    filled: threading.Condition = field(default_factory=threading.Condition)
     slot_lock: threading.Condition = field(default_factory=threading.Condition)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -114,8 +114,27 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
 
+    counted = False  # this request is counted in state.in_flight, and holds a slot
+    held = 0  # tokens of the unified cache this request's answer holds
+
     def log_message(self, format: str, *args: object) -> None:
         pass
+
+    def answered(self) -> None:
+        """Count this request out of flight (its slot and cache given back), before the last
+        bytes of its answer are written: a client sends its next request only once it has
+        them, so the two are never counted at once (counted out after the write, a quick
+        client's next request was counted beside it)."""
+        state = self.server.state
+        if self.counted:
+            self.counted = False
+            with state.slot_lock:
+                state.busy -= 1
+                state.slot_lock.notify_all()
+            with state.lock:
+                state.in_flight -= 1
+                state.held_tokens -= self.held
+                self.held = 0
 
     def do_GET(self) -> None:
         state = self.server.state
@@ -163,14 +182,11 @@ class _Handler(BaseHTTPRequestHandler):
                 state.slot_lock.wait_for(lambda: state.busy < state.n_parallel)
                 state.busy += 1
                 state.max_busy = max(state.max_busy, state.busy)
+                self.counted = True
             try:
                 self._chat(body)
             finally:
-                with state.slot_lock:
-                    state.busy -= 1
-                    state.slot_lock.notify_all()
-                with state.lock:
-                    state.in_flight -= 1
+                self.answered()
         else:
             self._recorded_body("02d_")
 
@@ -194,10 +210,6 @@ class _Handler(BaseHTTPRequestHandler):
                                            + json.dumps(invalid, separators=(",", ":")))
             self._send_json(400, refusal)
             return
-        with state.arrived:
-            state.arrivals += 1
-            mine = state.arrivals
-            state.arrived.notify_all()
         prompt = "".join(str(m.get("content", "")) for m in body.get("messages", []))
         prompt_tokens = state.tokens(prompt) + TEMPLATE_TOKENS * len(body.get("messages", []))
         if prompt_tokens > state.slot_ctx:  # the prompt alone: max_tokens is not counted
@@ -233,17 +245,12 @@ class _Handler(BaseHTTPRequestHandler):
             with state.lock:
                 full = state.unified and state.held_tokens + held > state.n_ctx
                 state.cache_full += full
-                state.held_tokens += 0 if full else held
-            if state.hold_for_overlap:
-                with state.arrived:
-                    state.arrived.notify_all()
-                    state.arrived.wait_for(lambda: full or state.cache_full > 0
-                                           or state.arrivals > mine, timeout=5.0)
-            try:
-                self._stream(ident, answer, usage if usage_wanted else None, timings, full)
-            finally:
-                with state.lock:
-                    state.held_tokens -= 0 if full else held
+                self.held = 0 if full else held
+                state.held_tokens += self.held
+            if full:
+                with state.filled:
+                    state.filled.notify_all()
+            self._stream(ident, answer, usage if usage_wanted else None, timings, full)
             return
         reply = _recorded_json("07_")
         message: dict[str, Any] = {"role": "assistant", "content": answer.content}
@@ -279,9 +286,12 @@ class _Handler(BaseHTTPRequestHandler):
         pieces = ([("reasoning_content", p) for p in _pieces(answer.reasoning)]
                   + [("content", p) for p in _pieces(answer.content)])
         for index, (where, text) in enumerate(pieces):
+            if index == 1 and self.server.state.hold_for_overlap and not full:
+                self._hold_for_overlap()
             if full and index == min(2, len(pieces) - 1):  # the cache filled (recorded 14a)
                 error = _recorded("14a_")["stream_summary"]["error_events"][0]["data"]
                 data = f"data: {error}\n\n".encode()
+                self.answered()
                 self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n0\r\n\r\n")
                 self.wfile.flush()
                 return
@@ -293,8 +303,16 @@ class _Handler(BaseHTTPRequestHandler):
             send(finish, choices=ending)
             send(last, usage=usage, timings=timings)
         done = b"data: [DONE]\n\n"
+        self.answered()
         self.wfile.write(f"{len(done):x}\r\n".encode() + done + b"\r\n0\r\n\r\n")
         self.wfile.flush()
+
+    def _hold_for_overlap(self) -> None:
+        """Keep this stream's share of the cache until the cache has filled once (5 s at
+        most)."""
+        state = self.server.state
+        with state.filled:
+            state.filled.wait_for(lambda: state.cache_full > 0, timeout=5.0)
 
     def _recorded_body(self, prefix: str) -> None:
         response = _recorded(prefix)
@@ -311,6 +329,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_header(key, value)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
+        self.answered()
         self.wfile.write(data)
 
 

@@ -215,6 +215,10 @@ class SglangState:
     schedule_policy: str = "lpm"
     reasoning_parser: str | None = "deepseek-v4"  # None: thinking leaks into content as <think>
     starting_until: float = 0.0  # time.monotonic() before which the server is still loading
+    # Or: loading until it has answered this many more readiness requests (/health, else
+    # /v1/models) with its 503: a start that lasts as many checks as a test says, however
+    # slow the machine.
+    starting_health_checks: int = 0
     plain_openai: bool = False  # only the plain OpenAI endpoints (vLLM, llama.cpp, hosted APIs)
     enforce_context: bool = False  # refuse prompt + max_tokens beyond max_model_len, as SGLang does
     # Refuse it inside a streamed 200 instead: "event", an error event; "empty", a 200 with
@@ -254,7 +258,12 @@ class SglangState:
     chat_requests: list[dict[str, Any]] = field(default_factory=list)
     model_requests: int = 0
     seen_prompts: list[str] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    # Guards the counts; notified when a request is counted in or out of flight, or finishes:
+    # a test's responder can wait on it for a state of the server, not for a time.
+    lock: threading.Condition = field(default_factory=threading.Condition)
+    # No answer finishes before this many requests have been in flight at once (each waits
+    # up to 10 s): an overlap that happens every time, however slow the machine.
+    hold_until_in_flight: int = 0
     # The tokenizer: this many characters a token (our estimate assumes 4; PDF text runs lower).
     chars_per_token: float = 4.0
     tokenize_endpoint: bool = True  # SGLang's /v1/tokenize (and /tokenize)
@@ -268,8 +277,9 @@ class SglangState:
     # cut (no finish reason) while another request waits, as llama-cpp-python's
     # interrupt_requests does.
     slots: int = 0
-    # With slots: the first streamed answer waits (up to 5 s) for another request to queue,
-    # so that the first overlap, and the cut it brings, happens at once and every time.
+    # With slots: the first streamed answer, once its first token is sent, waits (up to 5 s)
+    # for another request to queue, so that the first overlap, and the cut it brings, happens
+    # after that token every time, whenever the client sends its next request.
     hold_first_for_waiter: bool = False
     waiting: int = 0
     cut_count: int = 0
@@ -307,12 +317,25 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
 
+    counted = False  # this request is counted in state.in_flight
+
     def log_message(self, format: str, *args: object) -> None:
         pass
 
+    def answered(self) -> None:
+        """Count this request out of flight, before the last bytes of its answer are written:
+        a client sends its next request only once it has them, so the two are never counted
+        at once (counted out after the write, a quick client's next one was counted beside
+        it). A stream cut with no ending is counted out before its connection closes."""
+        if self.counted:
+            self.counted = False
+            with self.server.state.lock:
+                self.server.state.in_flight -= 1
+                self.server.state.lock.notify_all()
+
     def do_GET(self) -> None:
         state = self.server.state
-        starting = time.monotonic() < state.starting_until
+        starting = time.monotonic() < state.starting_until or state.starting_health_checks > 0
         if self.path == "/v1/models":
             with state.lock:
                 state.model_requests += 1
@@ -324,6 +347,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, {"default_generation_settings": {"n_ctx": state.max_model_len},
                              "total_slots": 1})
         elif starting and self.path in ("/health", "/v1/models", "/server_info"):
+            with state.lock:
+                state.starting_health_checks = max(0, state.starting_health_checks - 1)
             self._error(503, "The server is starting.", "ServiceUnavailableError")
         elif self.path == "/health":
             self._json(200, {})
@@ -370,7 +395,9 @@ class _Handler(BaseHTTPRequestHandler):
             state.dropped += drop
             fault = None if drop or not state.faults else state.faults.pop(0)
             state.in_flight += not drop
+            self.counted = not drop
             state.max_in_flight = max(state.max_in_flight, state.in_flight)
+            state.lock.notify_all()
         if drop:  # past its capacity: the connection closes with no response at all
             self.close_connection = True
             return
@@ -391,8 +418,7 @@ class _Handler(BaseHTTPRequestHandler):
                         state.busy -= 1
                         state.slot_lock.notify_all()
         finally:
-            with state.lock:
-                state.in_flight -= 1
+            self.answered()
 
     def _tokenize(self, body: dict[str, Any]) -> bool:
         """Each family's tokenizer endpoint, body and answer; True if this was one."""
@@ -431,7 +457,7 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("model") not in state.models:
             self._error(404, f"The model `{body.get('model')}` does not exist.", "NotFoundError")
             return
-        if time.monotonic() < state.starting_until:
+        if time.monotonic() < state.starting_until or state.starting_health_checks:
             self._error(503, "The server is starting.", "ServiceUnavailableError")
             return
         if state.reject_response_format and "response_format" in body:
@@ -467,6 +493,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Type", "text/event-stream")
             self.end_headers()
             self.close_connection = True
+            self.answered()
             if state.refuse_in_stream == "event":
                 error = {"message": f"Requested tokens ({prompt_tokens}) exceed context window "
                                     f"of {state.max_model_len}", "type": "internal_server_error"}
@@ -510,8 +537,7 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("stream"):
             self._stream(ident, body["model"], answer, usage)
             return
-        with self.server.state.lock:
-            self.server.state.finished.append(time.monotonic())
+        self._finish()
         self._json(200, {
             "id": ident, "object": "chat.completion",
             "created": int(time.time()), "model": body["model"],
@@ -557,11 +583,6 @@ class _Handler(BaseHTTPRequestHandler):
         with self.server.state.lock:
             cut = self.server.state.cut_streams > 0
             self.server.state.cut_streams -= cut
-        if state.slots and state.hold_first_for_waiter:
-            state.hold_first_for_waiter = False
-            until = time.monotonic() + 5
-            while not state.waiting and time.monotonic() < until:
-                time.sleep(0.005)
         # The slot interrupts whatever is being generated, the thinking included: a thinking
         # answer cut for a waiter is reasoning and no answer (LiteLLM then says `stop`).
         pieces = [("reasoning_content", piece) for piece in _pieces(answer.reasoning)]
@@ -571,6 +592,13 @@ class _Handler(BaseHTTPRequestHandler):
             if cut and index - thought == 3:
                 self._cut_ending()
                 return
+            if index == 1 and state.slots and state.hold_first_for_waiter:
+                # The first stream's first token is out (a client that gates its next
+                # requests on it sends them now): it goes on once one of them waits.
+                with state.slot_lock:
+                    held, state.hold_first_for_waiter = state.hold_first_for_waiter, False
+                    if held:
+                        state.slot_lock.wait_for(lambda: state.waiting > 0, timeout=5)
             if state.slots and state.waiting and index >= 1:  # interrupted for the waiter
                 with state.lock:
                     state.cut_count += 1
@@ -580,13 +608,23 @@ class _Handler(BaseHTTPRequestHandler):
             send({where: piece})
             if state.slots:
                 time.sleep(0.002)  # a model generates; a waiter arrives meanwhile
-        with state.lock:
-            state.finished.append(time.monotonic())
+        self._finish()
         send({}, finish=answer.finish_reason)
         if state.stream_usage:
             send({}, with_usage=usage)
+        self.answered()
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
+
+    def _finish(self) -> None:
+        """Note when this answer was complete (held first while fewer than
+        `hold_until_in_flight` requests have been in flight at once)."""
+        state = self.server.state
+        with state.lock:
+            state.lock.wait_for(lambda: state.max_in_flight >= state.hold_until_in_flight,
+                                timeout=10)
+            state.finished.append(time.monotonic())
+            state.lock.notify_all()
 
     def _endless(self, how: str, send: Callable[..., None]) -> None:
         until = time.monotonic() + 60
@@ -605,6 +643,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _cut_ending(self) -> None:
         """The end of a cut stream as the server recorded it (else none: the socket closes)."""
+        self.answered()
         for event in self.server.state.cut_ending or ():
             self.wfile.write(f"data: {event}\n\n".encode())
         self.wfile.flush()
@@ -614,6 +653,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
+        self.answered()
         self.wfile.write(data)
 
     def _error(self, status: int, message: str, error_type: str) -> None:
@@ -626,6 +666,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
+        self.answered()
         self.wfile.write(data)
 
 
