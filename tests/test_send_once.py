@@ -227,6 +227,29 @@ def test_a_server_that_quotes_the_login_back_prints_no_part_of_it(tmp_path: Path
             assert [s for s in secrets if s in redacted] == [], (form, redacted)
 
 
+def test_a_password_outside_ascii_is_named_not_a_traceback(tmp_path: Path) -> None:
+    """Python's smtplib sends AUTH as ASCII: a password with 'é' crashed mid-login."""
+    from aiosmtpd.controller import Controller
+    from aiosmtpd.smtp import AuthResult
+
+    port = free_port()
+    controller = Controller(EchoingAuth(), hostname="127.0.0.1", port=port,
+                            auth_require_tls=False,
+                            authenticator=lambda *a: AuthResult(success=True))
+    controller.start()
+    try:
+        config = workspace(tmp_path / "ws", port, ["ada@example.org"],
+                           'username_env = "DIGEST_SMTP_USER"\n'
+                           'password_env = "DIGEST_SMTP_PASSWORD"\n')
+        result = run("send", "--config", str(config),
+                     env={"DIGEST_SMTP_USER": "mailer", "DIGEST_SMTP_PASSWORD": "pässwörd7"})
+    finally:
+        controller.stop()
+    assert result.exit_code == 1, result.output
+    assert "characters outside ASCII" in result.output and "Traceback" not in result.output
+    assert "pässwörd7" not in result.output and "ä" not in result.output
+
+
 @pytest.mark.parametrize("key, value", [("unsubscribe", "https://x.example/u\r\nBcc: all@x"),
                                         ("subject", "{title}\nBcc: all@x"),
                                         ("unsubscribe", "mailto:d@x.org\u2028Bcc: all@x")])

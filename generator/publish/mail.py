@@ -277,6 +277,12 @@ def _so_far(delivered: list[str], in_doubt: list[str]) -> str:
 
 
 def _connect(settings: EmailSettings, user: str, password: str) -> smtplib.SMTP:
+    if not (user.isascii() and password.isascii()):
+        # Python's SMTP client sends the login as ASCII: it would fail mid-login with an
+        # encoding error. Said before connecting, naming no character of either.
+        raise EmailError("the SMTP user name or password holds characters outside ASCII, "
+                         "which Python's SMTP client cannot send; nothing was sent. Use an "
+                         "ASCII password (an app password, say) for the mail account")
     context = ssl.create_default_context()
     timeout = settings.timeout_seconds
     smtp: smtplib.SMTP
