@@ -20,6 +20,7 @@ from mkdocs.utils import get_relative_url
 from .. import store
 from ..store import Docs
 from ..text import compiled
+from .theme_files import list_installed_once
 
 # Material's header line with the page's title (partials/header.html), and a date in it.
 _TOPIC_RE = re.compile(r'(<div class="md-header__topic" data-md-component="header-topic">\s*'
@@ -49,6 +50,8 @@ class ReadingPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
         ours = str(Path(__file__).resolve().parent / "theme")
         if theme is not None and ours not in theme.dirs:
             theme.dirs.insert(1 if theme.custom_dir else 0, ours)
+        if theme is not None:
+            list_installed_once(theme)
         config.extra["digest_latest"] = self.latest or ""
         return config
 
