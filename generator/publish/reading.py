@@ -39,6 +39,7 @@ class ReadingPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
         self.has_feed = False
         self.site_name = ""
 
+    @event_priority(100)  # before Material's search plugin first asks the theme for templates
     def on_config(self, config: Any, **kwargs: Any) -> Any:
         # Edition names sort by date.
         self.latest = self.known_latest or max(Docs(Path(config["docs_dir"])).edition_names(),
@@ -55,10 +56,11 @@ class ReadingPlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
         config.extra["digest_latest"] = self.latest or ""
         return config
 
+    @event_priority(-100)  # after every other plugin has added its filters
     def on_env(self, env: Any, **kwargs: Any) -> Any:
-        """The theme's templates compiled once a process (text/compiled.py), not every build."""
-        if env.bytecode_cache is None:
-            env.bytecode_cache = compiled.for_environment(env)
+        """The theme's templates compiled once a process (text/compiled.py), not every build:
+        the cache for an Environment with this build's filters."""
+        env.bytecode_cache = compiled.for_environment(env)
         return env
 
     def on_page_content(self, content: str, page: Any, files: Any, **kwargs: Any) -> str:

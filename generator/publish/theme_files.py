@@ -1,4 +1,5 @@
-"""The theme's static files, listed once a process where the theme is an installed package.
+"""The theme's static files, listed once a process where the theme is an installed package
+(and its templates compiled once a process, text/compiled.py).
 
 Every MkDocs build lists every file of every theme folder and filters the names
 (`Files.add_files_from_theme`): for Material that is 14,000 files, mostly icons, and a tenth of a
@@ -15,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+
+from ..text import compiled
 
 _LISTED: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
 
@@ -34,6 +37,10 @@ def list_installed_once(theme: Any) -> None:
 
     def get_env() -> jinja2.Environment:
         env = make_env()
+        # Compiled once a process too, from the first use (Material's search plugin renders
+        # its translations at on_config); the reading plugin keys it again once the build's
+        # plugins have added their filters (on_env).
+        env.bytecode_cache = compiled.for_environment(env)
         plain = env.list_templates
 
         def list_templates(extensions: Any = None,
