@@ -24,7 +24,8 @@ from ..evidence.checks import (
 )
 from ..models import Candidate, FullText, Paper, Triage, best_first
 from .compare import Compared
-from .record import STATUS_LABELS, STATUS_SECTIONS, EditionRecord, Status
+from .record import EditionRecord, Status
+from .record_entries import STATUS_LABELS, STATUS_SECTIONS
 from .values import Brief, Problem, Theme
 
 __all__ = ["STANDING_LABELS", "STANDING_SHORT", "VERDICT_LABELS", "VERDICT_SHORT", "Brief",

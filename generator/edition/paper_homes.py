@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from ..evidence.checks import ClaimCheck, EvidenceFigure
 from .history import by_paper
-from .record import STATUS_LABELS, EditionRecord, RecordPaper
+from .record import EditionRecord, RecordPaper
+from .record_entries import STATUS_LABELS
 from .values import Brief, Revision
 from .withdrawn import withdrawn_now
 
