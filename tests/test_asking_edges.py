@@ -175,16 +175,26 @@ def test_ask_over_an_index_that_is_not_ours_answers_from_the_records(
 
 # A locked index is never deleted ---------------------------------------------------------------
 
+# Another process holding the file in a transaction (argv: the file, its BEGIN, its write)
+# until told to commit.
 HOLDER = textwrap.dedent("""
     import sqlite3, sys
     db = sqlite3.connect(sys.argv[1], isolation_level=None)
-    db.execute("BEGIN EXCLUSIVE")
-    db.execute("INSERT INTO editions VALUES ('2027-01-06', 'held', '{}')")
+    db.execute(sys.argv[2])
+    db.execute(sys.argv[3])
     print("held", flush=True)
     sys.stdin.readline()
     db.execute("COMMIT")
     db.close()
 """)
+
+
+def _holding(path: Path, begin: str, write: str) -> subprocess.Popen[str]:
+    """The holder started, and holding, once this returns."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path), begin, write],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    return holder
 
 
 def test_a_locked_index_is_waited_for_and_left_whole_never_rebuilt(tmp_path: Path) -> None:
@@ -193,10 +203,9 @@ def test_a_locked_index_is_waited_for_and_left_whole_never_rebuilt(tmp_path: Pat
     files = _files(docs)
     ArchiveIndex(tmp_path / "index.sqlite").update(files, read_record)
     index = ArchiveIndex(tmp_path / "index.sqlite", busy_timeout_s=0.2)
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(index.path)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = _holding(index.path, "BEGIN EXCLUSIVE",
+                      "INSERT INTO editions VALUES ('2027-01-06', 'held', '{}')")
     try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         for use in (lambda: index.update(files[:1], read_record),  # must write: waits, stops
                     lambda: index.update(files, read_record),
                     lambda: index.search("speculative decoding", 5), index.editions):
@@ -211,18 +220,6 @@ def test_a_locked_index_is_waited_for_and_left_whole_never_rebuilt(tmp_path: Pat
     assert [h.base_id for h in index.search("paged attention", 5)] == ["2611.00002"]
 
 
-FOREIGN_HOLDER = textwrap.dedent("""
-    import sqlite3, sys
-    db = sqlite3.connect(sys.argv[1], isolation_level=None)
-    db.execute("BEGIN IMMEDIATE")
-    db.execute("INSERT INTO notes VALUES ('mine')")
-    print("held", flush=True)
-    sys.stdin.readline()
-    db.execute("COMMIT")
-    db.close()
-""")
-
-
 def test_a_file_not_ours_that_another_process_is_writing_is_never_deleted(
         tmp_path: Path) -> None:
     """A newer digest (another format) writing the index: the file is not ours, but it is in
@@ -233,10 +230,8 @@ def test_a_file_not_ours_that_another_process_is_writing_is_never_deleted(
     with contextlib.closing(sqlite3.connect(path)) as db:
         db.executescript("CREATE TABLE notes (text TEXT); PRAGMA user_version = 2;")
     index = ArchiveIndex(path, busy_timeout_s=0.2)
-    holder = subprocess.Popen([sys.executable, "-c", FOREIGN_HOLDER, str(path)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = _holding(path, "BEGIN IMMEDIATE", "INSERT INTO notes VALUES ('mine')")
     try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         with pytest.raises(IndexLockedError, match="locked by another process"):
             index.update(_files(docs), read_record)
         assert path.exists()

@@ -196,25 +196,30 @@ URLSAFE = str.maketrans("+/", "-_")
 PASSWORDS = ["pw7Chr!", "pw 7/Chr+&=!"]
 
 
-@pytest.mark.parametrize("password", PASSWORDS)
-def test_a_server_that_quotes_the_login_back_prints_no_part_of_it(tmp_path: Path,
-                                                                   password: str) -> None:
+def _send_logging_in(tmp_path: Path, password: str, *, accepted: bool) -> Result:
+    """`digest send` to an SMTP server that echoes the login back, as user "mailer"."""
     from aiosmtpd.controller import Controller
     from aiosmtpd.smtp import AuthResult
 
     port = free_port()
     controller = Controller(EchoingAuth(), hostname="127.0.0.1", port=port,
                             auth_require_tls=False,
-                            authenticator=lambda *a: AuthResult(success=False))
+                            authenticator=lambda *a: AuthResult(success=accepted))
     controller.start()
     try:
         config = workspace(tmp_path / "ws", port, ["ada@example.org"],
                            'username_env = "DIGEST_SMTP_USER"\n'
                            'password_env = "DIGEST_SMTP_PASSWORD"\n')
-        result = run("send", "--config", str(config),
-                     env={"DIGEST_SMTP_USER": "mailer", "DIGEST_SMTP_PASSWORD": password})
+        return run("send", "--config", str(config),
+                   env={"DIGEST_SMTP_USER": "mailer", "DIGEST_SMTP_PASSWORD": password})
     finally:
         controller.stop()
+
+
+@pytest.mark.parametrize("password", PASSWORDS)
+def test_a_server_that_quotes_the_login_back_prints_no_part_of_it(tmp_path: Path,
+                                                                   password: str) -> None:
+    result = _send_logging_in(tmp_path, password, accepted=False)
     assert result.exit_code == 1
     assert "refused the login of the user in DIGEST_SMTP_USER: 535 5.7.8 authentication " \
         "failed" in result.output
@@ -229,22 +234,7 @@ def test_a_server_that_quotes_the_login_back_prints_no_part_of_it(tmp_path: Path
 
 def test_a_password_outside_ascii_is_named_not_a_traceback(tmp_path: Path) -> None:
     """Python's smtplib sends AUTH as ASCII: a password with 'é' crashed mid-login."""
-    from aiosmtpd.controller import Controller
-    from aiosmtpd.smtp import AuthResult
-
-    port = free_port()
-    controller = Controller(EchoingAuth(), hostname="127.0.0.1", port=port,
-                            auth_require_tls=False,
-                            authenticator=lambda *a: AuthResult(success=True))
-    controller.start()
-    try:
-        config = workspace(tmp_path / "ws", port, ["ada@example.org"],
-                           'username_env = "DIGEST_SMTP_USER"\n'
-                           'password_env = "DIGEST_SMTP_PASSWORD"\n')
-        result = run("send", "--config", str(config),
-                     env={"DIGEST_SMTP_USER": "mailer", "DIGEST_SMTP_PASSWORD": "pässwörd7"})
-    finally:
-        controller.stop()
+    result = _send_logging_in(tmp_path, "pässwörd7", accepted=True)
     assert result.exit_code == 1, result.output
     assert "characters outside ASCII" in result.output and "Traceback" not in result.output
     assert "pässwörd7" not in result.output and "ä" not in result.output
