@@ -30,6 +30,7 @@ from ..synthesis.capabilities import (
     without_requests,
 )
 from ..synthesis.dispatch import stated_running
+from ..synthesis.llm_client import NOT_CONNECTED
 from ..synthesis.planning import PROMPT_OVERHEAD_TOKENS, load_plan
 from ..synthesis.server import reasoning_parser_for, router_commands, sglang_command
 from ..text.urls import redact_url
@@ -116,8 +117,7 @@ def _unreachable(err: Exception) -> str:
     if isinstance(err, requests.Timeout):
         return "no answer in time: is it still loading the model?"
     if isinstance(err, requests.ConnectionError):
-        return ("could not connect: is the server running, and is [llm] base_url (or "
-                "DIGEST_LLM_BASE_URL) right?")
+        return NOT_CONNECTED
     return "its answer is not an OpenAI-compatible API's"
 
 

@@ -10,6 +10,7 @@ source checkout) is listed each build, so a file added while `digest serve` runs
 
 from __future__ import annotations
 
+import functools
 import sysconfig
 from collections.abc import Callable
 from pathlib import Path
@@ -22,10 +23,15 @@ from ..text import compiled
 _LISTED: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
 
 
+@functools.cache
+def _site_packages() -> frozenset[Path]:
+    return frozenset(Path(sysconfig.get_paths()[key]).resolve() for key in ("purelib", "platlib"))
+
+
+@functools.cache
 def _installed(folder: str) -> bool:
-    """Whether `folder` lies in this environment's installed packages."""
-    roots = {Path(sysconfig.get_paths()[key]).resolve() for key in ("purelib", "platlib")}
-    return any(Path(folder).resolve().is_relative_to(root) for root in roots)
+    """Whether `folder` lies in this environment's installed packages (asked every build)."""
+    return any(Path(folder).resolve().is_relative_to(root) for root in _site_packages())
 
 
 def list_installed_once(theme: Any) -> None:

@@ -368,6 +368,12 @@ def _dropped(err: openai.APIConnectionError) -> bool:
     return True
 
 
+# Why a server did not answer when nothing accepted the connection: the build and doctor say it
+# alike.
+NOT_CONNECTED = ("could not connect: is the server running, and is [llm] base_url (or "
+                 "DIGEST_LLM_BASE_URL) right?")
+
+
 def _cause(err: openai.APIConnectionError) -> str:
     """What went wrong with the connection, in our words: a transport error's own text can
     quote what the server sent (a malformed header line), so it goes to the log only."""
@@ -378,7 +384,7 @@ def _cause(err: openai.APIConnectionError) -> str:
     cause = err.__cause__
     log.info("connection error: %r", cause)
     if not _dropped(err):
-        return "could not connect: is the server running, and is [llm] base_url right?"
+        return NOT_CONNECTED
     return f"the connection failed: {_transport_words(cause)}"
 
 
