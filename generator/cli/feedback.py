@@ -279,6 +279,9 @@ def _say_library(shelf: Shelf, most: int) -> None:
     if shelf.untitled:
         said.append(f"{len(shelf.untitled)} whose title is not known yet are looked up on "
                     "arXiv by the next triage")
+    if shelf.unknown:
+        said.append(f"{len(shelf.unknown)} arXiv knows no paper by (asked once, not again: "
+                    f"check {', '.join(shelf.unknown[:3])} in {library.name}) are left out")
     if library.skipped:
         said.append(f"{library.skipped} entr{'y' if library.skipped == 1 else 'ies'} with "
                     "neither an arXiv id nor a title are skipped")

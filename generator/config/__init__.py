@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..kinds import KindRegistry
+from ..store.userfile import UserFileError, read_user_file
 from .checks import check_values
 from .read import build, describe, unknown
 from .readers import ChatSettings as ChatSettings
@@ -32,6 +33,7 @@ from .schema import LlmSettings as LlmSettings
 from .schema import PathSettings as PathSettings
 from .schema import TriageSettings as TriageSettings
 
+MAX_CONFIG_BYTES = 4 * 1024 * 1024  # the longest config.toml with every prompt written out is ~60 KB
 SITE_URL_ENV = "DIGEST_SITE_URL"  # overrides [digest] site_url (the workflow's Pages URL)
 
 
@@ -45,7 +47,7 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None, *,
     path = Path(path)
     shown = str(path)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = tomllib.loads(read_user_file(path, MAX_CONFIG_BYTES).decode("utf-8"))
     except FileNotFoundError as err:
         raise ConfigError(
             shown, [f"file not found (create one with `digest init {path.parent}`)"]) from err
@@ -53,6 +55,10 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None, *,
         raise ConfigError(shown, [f"not UTF-8 text: {err}"]) from err
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(shown, [f"TOML syntax error: {err}"]) from err
+    except UserFileError as err:
+        raise ConfigError(shown, [str(err)]) from err
+    except RecursionError as err:  # tomllib recurses into nested arrays and inline tables
+        raise ConfigError(shown, ["nests tables or arrays too deeply to read"]) from err
 
     problems: list[str] = []
     if environ and environ.get(SITE_URL_ENV):

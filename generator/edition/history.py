@@ -130,7 +130,8 @@ class History:
             raw = self._files.get(path)
             if raw is None:
                 try:
-                    raw = self._files[path] = read_bounded(path, RECORD_MAX_BYTES)
+                    raw = self._files[path] = read_bounded(path, RECORD_MAX_BYTES,
+                                                           root=path.parent)
                 except (FileNotFoundError, JSONFileError):
                     continue  # the step reads it itself, and says what is wrong with it
             found[path] = bytes_digest(raw)
@@ -173,7 +174,7 @@ def read_record(path: Path, files: dict[Path, bytes] | None = None) -> EditionRe
     try:
         raw = files.get(path) if files is not None else None
         if raw is None:
-            raw = read_bounded(path, RECORD_MAX_BYTES)
+            raw = read_bounded(path, RECORD_MAX_BYTES, root=path.parent)
             if files is not None:
                 files[path] = raw
         data = parse_json(raw, str(path), max_bytes=RECORD_MAX_BYTES)

@@ -28,6 +28,7 @@ from ..marks import MarkLinks
 from ..models import paper_slug
 from ..store import Docs
 from ..store.cache import atomic_write_text
+from ..store.userfile import UserFileError, read_user_file
 from ..text import compiled
 from ..text.safe_text import cut, excerpt, md_cell, md_text, page_title, plain, safe_url, tooltip
 from .bibtex import bibtex_key, edition_bibtex
@@ -42,6 +43,9 @@ from .record import EditionRecord, record_text
 from .theme_pages import theme_pages, theme_slug
 
 log = logging.getLogger(__name__)
+
+
+MAX_TEMPLATE_BYTES = 1024 * 1024  # the largest page template is ~12 KB
 
 
 class TemplateError(DigestError):
@@ -90,9 +94,19 @@ def make_environment(workspace: Path) -> jinja2.Environment:
 
 def check_overrides(env: jinja2.Environment, folder: Path) -> None:
     """Compile every template of the workspace's `folder` now, so a broken override stops the
-    run before any page is written, not weeks later when an edition first uses that partial."""
+    run before any page is written, not weeks later when an edition first uses that partial.
+    Each is read first as a regular file of the workspace, bounded (Jinja's loader would wait
+    on a FIFO for ever, or follow a link out of the workspace)."""
     for path in sorted(folder.rglob("*.j2")):
         name = path.relative_to(folder).as_posix()
+        try:
+            read_user_file(path, MAX_TEMPLATE_BYTES, root=folder.parent,
+                           shown=f"the template {path}")
+        except UserFileError as err:
+            raise TemplateError(f"{err}; nothing was written") from err
+        except FileNotFoundError as err:  # a dangling link
+            raise TemplateError(f"the template {path} is a link to nothing; nothing was "
+                                "written") from err
         try:
             env.get_template(name)
         except jinja2.TemplateSyntaxError as err:

@@ -157,7 +157,7 @@ def load_marks(path: Path, repo: str = "") -> Marks:
     (written again in format 2 by the next command that saves the file, so the attribution is
     the one of the repository configured then)."""
     try:
-        data = load_json(path, missing=ABSENT)
+        data = load_json(path, missing=ABSENT, root=path.parent)
     except JSONFileError as err:
         raise FeedbackError(f"{err}; fix or remove it") from err
     if data is ABSENT:  # `null` is no marks file: named below, like any other odd content

@@ -16,6 +16,16 @@ _MONTHS = {m: str(i) for i, m in enumerate(
     ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
 # LaTeX a field may carry that reads as one character: \& \% \_ \$ \# \{ \}, and ~ (a space).
 _ESCAPE_RE = re.compile(r"\\([&%_$#{}])")
+_KEY_RE = re.compile(r"[^\s,{}()]*")
+_SPACE_RE = re.compile(r"\s*")
+_BRACE_RE = re.compile(r"[{}]")
+_QUOTED_RE = re.compile(r'[{}"]')
+_PAREN_RE = re.compile(r"[{})]")
+# Bounds on what `@string` macros expand to: forty macros each doubling the one before are a
+# 1 KB file whose last value is a terabyte. No export has a field near a million characters,
+# nor macros expanding to more than a few times the file.
+MAX_VALUE_CHARS = 1_000_000
+MACRO_BUDGET_CHARS = 16_000_000
 
 
 class BibSyntaxError(ValueError):
@@ -37,7 +47,10 @@ class BibEntry:
 
 
 def read_bibtex(text: str) -> list[BibEntry]:
-    """Every entry of `text`, in order (`@comment`, `@preamble` and `@string` are not)."""
+    """Every entry of `text`, in order (`@comment`, `@preamble` and `@string` are not).
+
+    Linear in the text: every scan is a regular expression from where the last one stopped,
+    and line numbers are counted on from the last one asked for."""
     return _Reader(text).entries()
 
 
@@ -53,6 +66,9 @@ class _Reader:
     def __init__(self, text: str) -> None:
         self.text, self.at = text, 0
         self.macros: dict[str, str] = dict(_MONTHS)
+        self.expanded = 0  # characters macros have produced so far
+        self.budget = MACRO_BUDGET_CHARS + 2 * len(text)
+        self._line_at, self._line_no = 0, 1
 
     def entries(self) -> list[BibEntry]:
         found: list[BibEntry] = []
@@ -89,7 +105,7 @@ class _Reader:
 
     def _entry(self, kind: str, close: str, number: int, start: int) -> BibEntry:
         self._space()
-        key_match = re.compile(r"[^\s,{}()]*").match(self.text, self.at)
+        key_match = _KEY_RE.match(self.text, self.at)
         key = key_match.group(0) if key_match else ""
         self.at += len(key)
         where = f"entry {number}" + (f" ({key})" if key else "") + f", line {self._line(start)}"
@@ -114,6 +130,7 @@ class _Reader:
     def _value(self, close: str, where: str) -> str:
         """One value: `{...}`, `"..."`, a number or a macro, joined by `#`."""
         parts: list[str] = []
+        size = 0
         while True:
             self._space()
             if self.at >= len(self.text):
@@ -130,7 +147,17 @@ class _Reader:
                                          "number or a @string name)")
                 word = match.group(0).rstrip(close)
                 self.at += len(word)
-                parts.append(word if word.isdigit() else self.macros.get(word.lower(), word))
+                value = word if word.isdigit() else self.macros.get(word.lower(), word)
+                self.expanded += len(value)
+                if self.expanded > self.budget:
+                    raise BibSyntaxError(f"{where}: the @string macros expand to more than "
+                                         f"{self.budget:,} characters in all; no library "
+                                         "export is built that way")
+                parts.append(value)
+            size += len(parts[-1])
+            if size > MAX_VALUE_CHARS:
+                raise BibSyntaxError(f"{where} is longer than {MAX_VALUE_CHARS:,} characters "
+                                     "(its @string macros joined by #, most likely)")
             self._space()
             if self.at < len(self.text) and self.text[self.at] == "#":
                 self.at += 1
@@ -139,40 +166,41 @@ class _Reader:
 
     def _braced(self, where: str) -> str:
         start, depth = self.at, 0
-        for index in range(self.at, len(self.text)):
-            char = self.text[index]
-            if char == "{":
+        for match in _BRACE_RE.finditer(self.text, self.at):
+            if match.group() == "{":
                 depth += 1
-            elif char == "}":
+            else:
                 depth -= 1
                 if depth == 0:
+                    index = match.start()
                     self.at = index + 1
                     return self.text[start + 1:index]
         raise BibSyntaxError(f"{where}: a {{ at line {self._line(start)} is never closed")
 
     def _quoted(self, where: str) -> str:
         start, depth = self.at, 0
-        for index in range(self.at + 1, len(self.text)):
-            char = self.text[index]
+        for match in _QUOTED_RE.finditer(self.text, self.at + 1):
+            char = match.group()
             if char == "{":
                 depth += 1
             elif char == "}":
                 depth -= 1
-            elif char == '"' and depth == 0:
+            elif depth == 0:
+                index = match.start()
                 self.at = index + 1
                 return self.text[start + 1:index]
         raise BibSyntaxError(f"{where}: a \" at line {self._line(start)} is never closed")
 
     def _skip_to(self, close: str, start: int) -> None:
         depth = 0
-        for index in range(self.at, len(self.text)):
-            char = self.text[index]
+        for match in (_BRACE_RE if close == "}" else _PAREN_RE).finditer(self.text, self.at):
+            char = match.group()
             if char == "{":
                 depth += 1
             elif char == "}" and depth:
                 depth -= 1
             elif char == close and depth == 0:
-                self.at = index + 1
+                self.at = match.end()
                 return
         raise BibSyntaxError(f"the @comment at line {self._line(start)} is never closed")
 
@@ -193,8 +221,13 @@ class _Reader:
         self.at += 1
 
     def _space(self) -> None:
-        while self.at < len(self.text) and self.text[self.at].isspace():
-            self.at += 1
+        match = _SPACE_RE.match(self.text, self.at)
+        if match:
+            self.at = match.end()
 
     def _line(self, index: int) -> int:
-        return self.text.count("\n", 0, index) + 1
+        if index < self._line_at:  # an error's line, behind the last: count from the start
+            self._line_at, self._line_no = 0, 1
+        self._line_no += self.text.count("\n", self._line_at, index)
+        self._line_at = index
+        return self._line_no

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 
 from ..errors import UsageError
 from ..models import LibraryPaper, Paper, valid_arxiv_id
+from ..store.userfile import UserFileError, read_user_file
 from ..text.safe_text import MAX_TITLE_CHARS, clean, cut
 from .bibtex_read import BibSyntaxError, field_text, read_bibtex
 
@@ -48,16 +50,19 @@ class Library:
 
     def holds(self, paper: Paper) -> bool:
         """Whether the library has `paper`: by its arXiv id, or by its title where an entry
-        names no arXiv paper (the journal version of a preprint, say)."""
+        names no arXiv paper (the journal version of a preprint, say). An entry that names
+        an arXiv paper names that one only: another with its title is another paper."""
         return paper.base_id in self._ids or title_key(paper.title) in self._titles
 
-    @property
+    # Computed once (a window of 500 papers against a 100,000-paper library asks 500 times).
+    @cached_property
     def _ids(self) -> frozenset[str]:
         return frozenset(p.arxiv_id for p in self.papers if p.arxiv_id)
 
-    @property
+    @cached_property
     def _titles(self) -> frozenset[str]:
-        return frozenset(key for p in self.papers if (key := title_key(p.title)))
+        return frozenset(key for p in self.papers
+                         if not p.arxiv_id and (key := title_key(p.title)))
 
 
 def title_key(title: str) -> str:
@@ -66,20 +71,19 @@ def title_key(title: str) -> str:
     return key if len(key) >= MIN_TITLE_KEY_CHARS else ""
 
 
-def load_library(path: Path) -> Library:
-    """The library at `path`, its format told by its name (.bib, .ris) or else its content."""
+def load_library(path: Path, workspace: Path | None = None) -> Library:
+    """The library at `path`, its format told by its content, and by its name (.bib, .ris)
+    where the content does not tell; read as a regular file of the `workspace`."""
     where = f"{path} ([triage] library)"
     try:
-        if path.stat().st_size > MAX_LIBRARY_BYTES:
-            raise LibraryError(f"{where} is larger than {MAX_LIBRARY_BYTES // 2**20} MB: export "
-                               "the collection triage should learn from, not the whole library")
-        data = path.read_bytes()
+        data = read_user_file(path, MAX_LIBRARY_BYTES, root=workspace, shown=where)
     except FileNotFoundError as err:
         raise LibraryError(f"{where}: no such file (the path is relative to config.toml): "
                            "export your library there as BibTeX or RIS, or list arXiv ids in "
                            "it, one a line") from err
-    except OSError as err:
-        raise LibraryError(f"{where} cannot be read ({err.strerror or err})") from err
+    except UserFileError as err:
+        raise LibraryError(f"{err}: export the collection triage should learn from there as "
+                           "BibTeX or RIS") from err
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
@@ -87,19 +91,43 @@ def load_library(path: Path) -> Library:
                            "(Zotero: Export Format, Character Encoding: Unicode (UTF-8))"
                            ) from err
     text = clean(text)
-    suffix, head = path.suffix.lower(), text.lstrip()[:200]
     try:
-        if suffix in (".bib", ".bibtex") or (suffix not in (".ris", ".txt")
-                                             and head.startswith(("@", "%"))):
+        form = library_format(path.suffix.lower(), text)
+        if form == "bibtex":
             papers, skipped = _from_bibtex(text)
-        elif suffix == ".ris" or _RIS_TAG_RE.match(head.split("\n", 1)[0]):
+        elif form == "ris":
             papers, skipped = _from_ris(text)
         else:
             papers, skipped = _from_ids(text), 0
     except (BibSyntaxError, ValueError) as err:
         raise LibraryError(f"{path}: {err} ([triage] library): fix the entry, or export the "
                            "library again") from err
+    except (MemoryError, RecursionError) as err:
+        raise LibraryError(f"{where} is too large to read ({type(err).__name__}): export "
+                           "the collection triage should learn from, not the whole library"
+                           ) from err
     return Library(path.name, newest_first(papers), skipped)
+
+
+def library_format(suffix: str, text: str) -> str:
+    """"bibtex", "ris" or "ids": what the content is where it says (an RIS export saved as
+    .bib is RIS), else what the name says, else a list of ids."""
+    head = text.lstrip()[:200]
+    first = head.split("\n", 1)[0].rstrip()
+    if _RIS_TAG_RE.match(first) and first.startswith("TY"):
+        return "ris"
+    if head.startswith("@"):
+        return "bibtex"
+    if suffix in (".bib", ".bibtex"):
+        if "@" not in text and any(line.strip() and not line.lstrip().startswith("%")
+                                   for line in text.split("\n")):
+            raise ValueError("holds no BibTeX entry (@article{...}): is it a BibTeX export?")
+        return "bibtex"
+    if suffix == ".ris" or _RIS_TAG_RE.match(first):
+        return "ris"
+    if head.startswith("%") and suffix != ".txt":
+        return "bibtex"
+    return "ids"
 
 
 def newest_first(papers: list[LibraryPaper]) -> tuple[LibraryPaper, ...]:
@@ -230,16 +258,19 @@ def _ris_paper(record: dict[str, list[str]], where: str) -> LibraryPaper | None:
 
 def _from_ids(text: str) -> list[LibraryPaper]:
     """One arXiv id a line (with "arXiv:" or an arxiv.org URL too); # starts a comment."""
-    papers = []
+    papers: list[LibraryPaper] = []
     for index, line in enumerate(text.split("\n"), start=1):
         value = line.split("#", 1)[0].strip()
         if not value:
             continue
-        arxiv_id = _bare_id(value) or arxiv_id_in(value)
-        if not arxiv_id:
+        bare = _bare_id(value)
+        # Each word on its own: two URLs pasted on one line are two papers.
+        ids = [bare] if bare else [i for word in value.split()
+                                   if (i := _bare_id(word) or arxiv_id_in(word))]
+        if not ids:
             raise ValueError(f"line {index}: {cut(value, 40)!r} is not an arXiv id (like "
                              "2611.00001 or hep-th/9901001); one id a line, # for a comment")
-        papers.append(LibraryPaper(arxiv_id, date=id_date(arxiv_id), where=f"line {index}"))
+        papers.extend(LibraryPaper(i, date=id_date(i), where=f"line {index}") for i in ids)
     return papers
 
 

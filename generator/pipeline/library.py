@@ -39,8 +39,9 @@ class Shelf:
 
     library: Library
     shown: tuple[LibraryPaper, ...]  # newest first, each with a title
-    untitled: tuple[str, ...] = ()  # ids chosen but left out: no text found for them yet
+    untitled: tuple[str, ...] = ()  # ids chosen but left out: not looked up on arXiv yet
     beyond: int = 0  # papers past [triage] library_examples (or marked), not shown
+    unknown: tuple[str, ...] = ()  # ids chosen but left out: arXiv was asked and had none
 
 
 def library_shelf(config: Config, cache: Cache, history: History, marks: Marks,
@@ -50,7 +51,7 @@ def library_shelf(config: Config, cache: Cache, history: History, marks: Marks,
     path = config.library_file
     if path is None:
         return None
-    library = load_library(path)
+    library = load_library(path, config.workspace)
     marked = {m.arxiv_id for m in marks.marks}
     wanted = [p for p in library.papers if not (p.arxiv_id and p.arxiv_id in marked)]
     chosen = wanted[:config.triage.library_examples]
@@ -72,12 +73,18 @@ def library_shelf(config: Config, cache: Cache, history: History, marks: Marks,
             write_json(cache.library_path, to_data(_LookedUp(tuple(
                 looked[i] for i in sorted(looked)))))
             filled = [_filled(p, known, looked) for p in chosen]
-    untitled = tuple(p.arxiv_id for p in filled if not p.title)
+    # An id arXiv was asked for and did not answer is not asked again (the cache keeps the
+    # empty answer): said as unknown, never promised to the next triage.
+    untitled = tuple(p.arxiv_id for p in filled if not p.title and p.arxiv_id not in looked)
+    unknown = tuple(p.arxiv_id for p in filled if not p.title and p.arxiv_id in looked)
     if untitled:
         log.info("%d paper(s) of your library have no title yet (%s): shown once arXiv gives "
                  "one", len(untitled), ", ".join(untitled[:5]))
+    if unknown:
+        log.warning("arXiv knows no paper by %d id(s) of your library (%s): check them in %s",
+                    len(unknown), ", ".join(unknown[:5]), library.name)
     return Shelf(library, tuple(p for p in filled if p.title), untitled,
-                 len(library.papers) - len(chosen))
+                 len(library.papers) - len(chosen), unknown)
 
 
 def _filled(paper: LibraryPaper, known: Mapping[str, tuple[str, str]],

@@ -81,7 +81,8 @@ class SendRecord:
         self.path, self.edition = path, edition
         self.entries: list[dict[str, str]] = []
         try:
-            data = load_json(path, max_bytes=MAX_RECORD_BYTES, missing=ABSENT)
+            data = load_json(path, max_bytes=MAX_RECORD_BYTES, missing=ABSENT,
+                             root=path.parent)
         except JSONFileError as err:
             raise EmailError(f"the send record cannot be read: {err}; nothing was sent. Fix "
                              "it, or remove it to send to every recipient again") from err

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DigestError
+from .userfile import UserFileError, read_user_file
 
 MAX_DEPTH = 64  # no file the digest writes nests deeper than about 8
 MAX_BYTES = 64 * 1024 * 1024  # a year's record is ~150 KB; a cache entry of full text ~2 MB
@@ -67,11 +68,11 @@ ABSENT: Any = object()
 
 
 def load_json(path: Path, *, max_depth: int = MAX_DEPTH, max_bytes: int = MAX_BYTES,
-              missing: Any = ...) -> Any:
+              missing: Any = ..., root: Path | None = None) -> Any:
     """The file's data; `missing` (if given) where it does not exist, else JSONFileError, as
-    for a file that cannot be read or parsed."""
+    for a file that cannot be read or parsed (or is a link out of `root`)."""
     try:
-        raw = read_bounded(path, max_bytes)
+        raw = read_bounded(path, max_bytes, root=root)
     except FileNotFoundError:
         if missing is not ...:
             return missing
@@ -79,21 +80,14 @@ def load_json(path: Path, *, max_depth: int = MAX_DEPTH, max_bytes: int = MAX_BY
     return parse_json(raw, str(path), max_depth=max_depth, max_bytes=max_bytes)
 
 
-def read_bounded(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
-    """A JSON file's bytes, read once; JSONFileError where it is too large or unreadable
+def read_bounded(path: Path, max_bytes: int = MAX_BYTES, *, root: Path | None = None) -> bytes:
+    """A JSON file's bytes, read once as a regular file (store/userfile.py); JSONFileError
+    where it is too large, unreadable, not a regular file or a link out of `root`
     (FileNotFoundError where it does not exist: the caller says what that means)."""
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise JSONFileError(f"{path} is larger than {max_bytes // (1024 * 1024)} MB; "
-                                "it is not a file this version wrote")
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise
-    except IsADirectoryError:
-        raise JSONFileError(f"{path} is a folder, not a JSON file") from None
-    except OSError as err:
-        raise JSONFileError(f"{path} cannot be read ({err.strerror or err})") from err
+        return read_user_file(path, max_bytes, root=root)
+    except UserFileError as err:
+        raise JSONFileError(f"{err}; it is not a file this version wrote") from err
 
 
 _STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
