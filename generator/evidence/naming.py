@@ -5,8 +5,10 @@ The prompt asks for "Paper 3 (FlashDecoding)", and models write that, and more: 
 5: 45.8% cost reduction)"; and once a paper has a name in the answer, they cite it by that
 name alone ("…by paging it (Kamera)", "MOCAP is designed for…"). `find_citations` reads every
 numbered form, with the name the text gives each number where it gives one; `answer_names`
-gathers the names by which an answer cites each paper: its title's own name ("FastKV: …"),
-unless that is an ordinary word, and every name the answer itself gave it after its number.
+gathers the names by which an answer cites each paper: every name the answer itself tied to
+its number ("Paper 3 (FastKV)", "(Paper 3, FastKV)", "FastKV (Paper 3)"). A title's own name
+is not a name the answer gave: "Serving: Batch Scheduling for LLM Inference" would make every
+"Serving" of the answer a citation, and no list of ordinary words can hold them all.
 Claims (claims.py), links (edition/citations.py) and the plain text of the mail and feed
 (edition/names.py) all read citations here, so they agree on what a sentence cites.
 """
@@ -16,6 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from ..text.fold import fold
 
 _NUM = r"\d{1,3}"
 _RANGE = rf"{_NUM}(?:\s*(?:[-–—]|to)\s*{_NUM})?"
@@ -134,8 +138,9 @@ def is_name(given: str) -> bool:
 
 
 def squashed(text: str) -> str:
-    """Letters and digits only, lower case: "Flash-Decoding" and "flashdecoding" alike."""
-    return _SQUASH_RE.sub("", text.lower())
+    """Letters and digits only, lower case, as they read (text/fold.py): "Flash-Decoding",
+    "flashdecoding" and "Flash\u200bDecoding" alike."""
+    return _SQUASH_RE.sub("", fold(text).lower())
 
 
 def uses(text: str, name: str) -> bool:
@@ -169,24 +174,33 @@ def title_name(title: str) -> str:
 
 def answer_names(answer: str, titles: Mapping[int, str]) -> dict[int, tuple[str, ...]]:
     """The names by which `answer` cites each paper of `titles` (by number) without its
-    number: its title's own name where that is no ordinary phrase, and every name the answer
-    gave the paper after its number ("Paper 4 (MOCAP)"). A name two papers would share cites
-    neither."""
+    number: every name the answer tied to the paper's number, after it ("Paper 4 (MOCAP)")
+    or, where it is the title's own name, right before it ("MOCAP (Paper 4)"). A word the
+    answer never tied to a paper cites none, however rare. A name two papers would share
+    cites neither."""
     found: dict[int, list[str]] = {n: [] for n in titles}
-    for number, title in titles.items():
-        own = title_name(title)
-        if own and not common(own) and len(own) >= 3:
-            found[number].append(own)
     for citation in find_citations(answer):
         for number, given in citation.given:
             if number in found and len(given) >= 3 and given not in found[number]:
                 found[number].append(given)
+        for number in citation.numbers:
+            own = title_name(titles.get(number, ""))
+            if (number in found and len(own) >= 3 and own not in found[number]
+                    and _named_before(answer, citation.start, own)):
+                found[number].append(own)
     owners: dict[str, set[int]] = {}
     for number, names in found.items():
         for name in names:
             owners.setdefault(squashed(name), set()).add(number)
     return {number: tuple(n for n in names if len(owners[squashed(n)]) == 1)
             for number, names in found.items() if names}
+
+
+def _named_before(answer: str, start: int, name: str) -> bool:
+    """Whether `name` stands right before the citation at `start`, as in "MOCAP (Paper 4)"
+    or "MOCAP [Paper 4]"."""
+    before = answer[max(0, start - len(name) - 6):start]
+    return re.search(rf"(?<![\w-]){re.escape(name)}\s*[(\[]\s*$", before) is not None
 
 
 def names_pattern(names: Mapping[int, tuple[str, ...]]) -> tuple[re.Pattern[str] | None,
@@ -201,8 +215,10 @@ def names_pattern(names: Mapping[int, tuple[str, ...]]) -> tuple[re.Pattern[str]
 
 
 def named_in(sentence: str, names: Mapping[int, tuple[str, ...]]) -> list[int]:
-    """The papers `sentence` cites by name alone, each once, in order."""
-    pattern, owner = names_pattern(names)
+    """The papers `sentence` cites by name alone, each once, in order (names and sentence
+    compared as they read: "MОCAP" with a Cyrillic О is MOCAP)."""
+    folded = {number: tuple(fold(name) for name in given) for number, given in names.items()}
+    pattern, owner = names_pattern(folded)
     if pattern is None:
         return []
-    return list(dict.fromkeys(owner[m.group(1)] for m in pattern.finditer(sentence)))
+    return list(dict.fromkeys(owner[m.group(1)] for m in pattern.finditer(fold(sentence))))

@@ -1,8 +1,9 @@
 """Check the quotes a model gave as evidence, mechanically, against the papers' own text.
 
 A quote counts only if every part of it (the stretches between ellipses) is in the cited
-paper's bundle text (abstract and excerpt), after both are normalised: Unicode compatibility
-forms (ligatures), case, whitespace, line-end hyphenation, quote marks and dashes. Near-exact
+paper's bundle text (abstract and excerpt), after both are normalised (text/fold.py: Unicode
+compatibility forms such as ligatures, invisible characters, look-alike letters, character
+references), case, whitespace, line-end hyphenation, quote marks and dashes. Near-exact
 forgives little more: words of the paper the quote leaves out, and small words ("the", "of")
 it adds or swaps, at most one in ten. A word that carries the claim (a changed verb, a changed
 number) is never forgiven, and a figure of the sentence (45.8%, 1.83×) must be in the passage
@@ -18,12 +19,13 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..chat_models import UNFIT_CHECK, Completion
+from ..fetch.withdrawals import notice_in
 from ..models import NumberedPaper
+from ..text.fold import fold, fold_piece, pieces
 from ..text.safe_text import clean, cut
 from .checks import ClaimCheck, PaperQuote, Verdict, worst
 from .claims import FIGURE_RE, Claim, figure_in
@@ -48,7 +50,7 @@ _ELLIPSIS_RE = re.compile(r"\.\s?\.\s?\.|…|\[\s*\.\.\.\s*\]")
 
 
 def _normal(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).replace("\u00ad", "").translate(_QUOTES)
+    text = fold(text).translate(_QUOTES)
     return _HYPHENATED_RE.sub(r"\1\2", text).lower()
 
 
@@ -60,14 +62,14 @@ def words(text: str) -> list[str]:
 def word_spans(text: str) -> list[tuple[str, int, int]]:
     """The comparable words of `text` (as `words` reads them, but for line-end hyphenation),
     each with where it stands in `text` itself: (word, start, end)."""
-    pieces, origin = [], []
-    for place, char in enumerate(text):
-        piece = unicodedata.normalize("NFKC", char).replace("\u00ad", "").translate(_QUOTES)
-        piece = piece.lower()
-        pieces.append(piece)
-        origin += [place] * len(piece)
-    normal = "".join(pieces)
-    return [(m.group(0), origin[m.start()], origin[m.end() - 1] + 1)
+    folded, starts, ends = [], [], []
+    for piece, place in pieces(text):  # a character reference ("&#116;") is one piece
+        normal = fold_piece(piece).translate(_QUOTES).lower()
+        folded.append(normal)
+        starts += [place] * len(normal)
+        ends += [place + len(piece)] * len(normal)
+    normal = "".join(folded)
+    return [(m.group(0), starts[m.start()], ends[m.end() - 1])
             for m in _WORD_RE.finditer(normal)]
 
 
@@ -80,17 +82,26 @@ class PaperText:
     spans: tuple[tuple[int, int], ...]  # each word's place in `normal`
     normal: str  # the normalised text the words were read from
     index: Mapping[str, tuple[int, ...]] = field(repr=False, compare=False)
+    # Words [0, notice) are arXiv's withdrawal notice (a withdrawn paper's abstract): they
+    # say the paper was withdrawn, and back no claim about it.
+    notice: int = 0
 
     @classmethod
     def of(cls, paper: NumberedPaper) -> PaperText:
-        raw = f"{paper.paper.abstract}\n{paper.full_text.text[:paper.excerpt_chars]}"
+        abstract = paper.paper.abstract
+        raw = f"{abstract}\n{paper.full_text.text[:paper.excerpt_chars]}"
         normal = _normal(raw)
         found = [(m.group(0), m.span()) for m in _WORD_RE.finditer(normal)]
         index: dict[str, list[int]] = {}
         for position, (word, _) in enumerate(found):
             index.setdefault(word, []).append(position)
+        notice = len(words(abstract)) if notice_in(abstract) else 0
         return cls(paper.number, tuple(w for w, _ in found), tuple(s for _, s in found), normal,
-                   {w: tuple(p) for w, p in index.items()})
+                   {w: tuple(p) for w, p in index.items()}, notice)
+
+    def in_notice(self, spans: Sequence[tuple[int, int]]) -> bool:
+        """Whether the quote found at `spans` is (all of it) the withdrawal notice."""
+        return bool(spans) and all(end <= self.notice for _, end in spans)
 
     def find(self, quote: Sequence[str]) -> tuple[int, int] | None:
         """The paper's words [start, end) that hold the quote near-exactly, or None."""
@@ -266,6 +277,9 @@ def _part(claim: Claim, paper: int, quote: str, texts: Mapping[int, PaperText]) 
                      f"a part of the quote has fewer than {MIN_PART_WORDS} words, too few to "
                      "show it is the paper's")
     spans = _find(texts.get(paper), parts)
+    if spans is not None and texts[paper].in_notice(spans):
+        return _Part(paper, "no_quote", quote, None,
+                     f"the quote is Paper {paper}'s withdrawal notice, which backs no claim")
     if spans is not None:
         return _Part(paper, "supported", quote, paper, f"the quote is in the text of Paper {paper}",
                      tuple(spans))
