@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -24,6 +26,7 @@ import jinja2
 
 from ..edition.render import default_template_dir
 from ..errors import UsageError
+from ..store.userfile import inside
 from ..text.urls import redact_url
 
 log = logging.getLogger(__name__)
@@ -140,7 +143,9 @@ def write_workspace(directory: Path, install: Install) -> Written:
     A README.md or .gitignore already there (a repository created with one) is kept; the
     .gitignore gets the digest's lines at its end. Any other file already there stops it
     before anything is written."""
-    present = [name for name in FILES if (directory / name).exists()]
+    _refuse_links_out(directory, FILES)
+    # A dangling link is there too: "exists" would follow it and call it absent.
+    present = [name for name in FILES if os.path.lexists(directory / name)]
     blocking = [name for name in present if name not in KEPT_IF_PRESENT]
     if blocking:
         hint = (f"; to rewrite the workflow for this version, run `digest init "
@@ -148,10 +153,15 @@ def write_workspace(directory: Path, install: Install) -> Written:
         verb = "exists" if len(blocking) == 1 else "exist"
         raise UsageError(f"{', '.join(str(directory / n) for n in blocking)} already {verb}; "
                          f"not overwriting{hint}")
+    ignores = Path(".gitignore")
+    # Read (and judged) before anything is written: a .gitignore init cannot add to stops it
+    # with nothing half-written.
+    added = _with_ignores(directory / ignores) if ignores in present else None
     written, kept, appended = [], [], []
     for name in FILES:
-        if name == Path(".gitignore") and name in present:
-            if _append_ignores(directory / name):
+        if name == ignores and name in present:
+            if added is not None:
+                (directory / name).write_bytes(added)
                 appended.append(name)
             else:
                 kept.append(name)
@@ -169,8 +179,9 @@ def upgrade_workflow(directory: Path, install: Install) -> Written:
         raise UsageError(f"{directory / 'config.toml'} not found: --upgrade-workflow rewrites "
                          f"the workflow of an existing workspace; `digest init {directory}` "
                          "makes a new one")
+    _refuse_links_out(directory, UPGRADED)
     requirements = directory / "requirements.txt"
-    previous = pinned_requirement(requirements.read_text(encoding="utf-8")) \
+    previous = pinned_requirement(_decoded(requirements.read_bytes())) \
         if requirements.is_file() else ""
     for name in UPGRADED:
         _write(directory, name, install)
@@ -209,12 +220,40 @@ def _write(directory: Path, name: Path, install: Install) -> None:
     log.info("wrote %s", target)
 
 
-def _append_ignores(path: Path) -> bool:
-    """Add the digest's ignores to a user's .gitignore; False when it has them already."""
-    text = path.read_text(encoding="utf-8")
-    if "/.cache/" in text.split():
-        return False
-    ours = skeleton_file(FILES[Path(".gitignore")]).read_text(encoding="utf-8")
-    path.write_text(text + ("" if text.endswith("\n") or not text else "\n") + "\n" + ours,
-                    encoding="utf-8")
-    return True
+def _with_ignores(path: Path) -> bytes | None:
+    """A user's .gitignore with the digest's ignores added at its end (None: it has them).
+
+    Added as bytes: a .gitignore in Latin-1 (or any encoding that keeps ASCII as ASCII) stays
+    what it was, with our ASCII lines after it. One in UTF-16 or UTF-32 (which git does not
+    read) is refused by name."""
+    data = path.read_bytes()
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\0" in data:
+        raise UsageError(f"{path} is UTF-16 or UTF-32 text (or binary), which git does not "
+                         "read as a .gitignore: save it as UTF-8 and run `digest init` again; "
+                         "nothing was written")
+    if b"/.cache/" in data.split():
+        return None
+    ours = skeleton_file(FILES[Path(".gitignore")]).read_bytes()
+    return data + (b"" if data.endswith(b"\n") or not data else b"\n") + b"\n" + ours
+
+
+def _decoded(data: bytes) -> str:
+    """A text file of the user's, whatever its encoding: UTF-8 or, by its byte-order mark,
+    UTF-16 or UTF-32 (what pip reads too); anything else with its odd bytes replaced."""
+    for mark, codec in ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
+                        (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16")):
+        if data.startswith(mark):
+            return data.decode(codec, errors="replace")
+    return data.decode("utf-8-sig", errors="replace")
+
+
+def _refuse_links_out(directory: Path, names: Iterable[Path]) -> None:
+    """Stop, before anything is written, where a file to write (or a folder on its way) is a
+    link that leads out of `directory`, dangling or not: writing through it would write
+    outside the workspace."""
+    out = [f"{directory / name} is a link to {(directory / name).resolve()}"
+           for name in names if not inside(directory / name, directory)]
+    if out:
+        raise UsageError(f"{'; '.join(out)}, outside {directory}: not writing through it; "
+                         "remove the link (or copy the file in) and run `digest init` again; "
+                         "nothing was written")
