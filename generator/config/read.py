@@ -11,6 +11,8 @@ import types
 import typing
 from typing import Any
 
+from ..text.urls import URL_RE, host_only
+
 
 def ranged(default: float, low: float, high: float) -> Any:
     """A number field and the range its value must lie in (checked with every other value)."""
@@ -129,7 +131,9 @@ def describe(value: Any) -> str:
     kinds = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
              list: "an array", dict: "a table"}
     kind = kinds.get(type(value), type(value).__name__)
-    text = json.dumps(value, default=str)
+    # A URL is shown as its scheme and host alone: a value put where it does not belong (a
+    # webhook's URL in a list) may be a secret, and its path is the secret part.
+    text = URL_RE.sub(lambda m: host_only(m.group(0)), json.dumps(value, default=str))
     if len(text) > 40:
         text = text[:37] + "..."
     return f"{kind} ({text})"

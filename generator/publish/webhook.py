@@ -80,7 +80,18 @@ class Webhook:
 
     def __init__(self, session: requests.Session, url: str, variable: str, *,
                  deadline_s: float = 30.0) -> None:
-        parts = urlsplit(url.strip())
+        try:  # a URL no request can be made to is refused here, before any record says
+            # "sending": it was certainly not posted (a bracket left open, port 99999)
+            parts = urlsplit(url.strip())
+            _ = parts.port
+            requests.Request("POST", url.strip()).prepare()
+        except (ValueError, requests.RequestException, urllib3.exceptions.HTTPError) as err:
+            why = "a port out of range" if "port" in str(err).lower() else (
+                "an unclosed [ in its host" if "ipv6" in str(err).lower() else
+                "not a URL a request can be made to")
+            raise ChatError(f"{variable} must hold the https URL of an incoming webhook; it "
+                            f"holds a malformed one ({why}; not shown here: it may be a "
+                            "secret): nothing was posted") from None
         local = parts.hostname in ("127.0.0.1", "localhost", "::1")
         if not parts.hostname or not (parts.scheme == "https" or (parts.scheme == "http"
                                                                   and local)):
@@ -154,7 +165,8 @@ def _never_sent(err: BaseException) -> bool:
                               urllib3.exceptions.NewConnectionError,
                               urllib3.exceptions.NameResolutionError,
                               urllib3.exceptions.ConnectTimeoutError, ssl.SSLError,
-                              ConnectionRefusedError)):
+                              ConnectionRefusedError, requests.exceptions.InvalidURL,
+                              urllib3.exceptions.LocationParseError)):
             return True
         stack += [getattr(cause, "reason", None), cause.__cause__, cause.__context__,
                   *(a for a in getattr(cause, "args", ()) if isinstance(a, BaseException))]

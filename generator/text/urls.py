@@ -17,8 +17,9 @@ import re
 import threading
 from urllib.parse import quote, quote_plus, urlsplit, urlunsplit
 
-_URL_RE = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>()\[\]{}]+")
+URL_RE = _URL_RE = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>()\[\]{}]+")
 REDACTED = "[redacted]"
+_KEYS = r"(?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd)"
 # Credentials however they are spelt: an Authorization header, a bearer token, an OpenAI-style
 # key, `api_key=…` and the like, user-info in a URL.
 _CREDENTIAL_RES = (
@@ -26,8 +27,11 @@ _CREDENTIAL_RES = (
                r"[^\s'\",;}]+"),
     re.compile(r"(?i)\b(bearer\s+)(?=[A-Za-z._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,}"),
     re.compile(r"()\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,}"),
-    re.compile(r"(?i)\b((?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd)"
-               r"[\"']?\s*[:=]\s*[\"']?)[^\s'\",;&}]+"),
+    # "password=…", "secret:…", '"api_key": "…"': whatever follows is the value. After a
+    # colon and a space the value must look like one (a digit, or _ + / =): prose says "a
+    # secret: put it in …", and that "put" is no secret.
+    re.compile(rf"(?i)\b({_KEYS}[\"']?\s*(?:=\s*[\"']?|:\s*[\"']|:(?=\S)))[^\s'\",;&}}]+"),
+    re.compile(rf"(?i)\b({_KEYS}[\"']?\s*:\s+)(?=[^\s'\",;&}}]*[0-9_+/=])[^\s'\",;&}}]+"),
     re.compile(r"(?i)(\b[a-z][a-z0-9+.\-]*://)[^/\s@'\"<>]+@"),
 )
 # Values shorter than this are redacted only as whole words (a password of "local" must not
@@ -143,3 +147,14 @@ class RedactingFilter(logging.Filter):
         if redacted != message:
             record.msg, record.args = redacted, None
         return True
+
+
+def host_only(url: str) -> str:
+    """`url` as its scheme and host alone ("https://hooks.slack.com/…"): for a URL that sits
+    where no URL belongs, whose path may be its secret."""
+    scheme = url.split("://", 1)[0]
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        host = ""
+    return f"{scheme}://{host}/…" if host else f"{scheme}://…"
