@@ -26,6 +26,10 @@ TASK = ("Your answer above stopped at its length limit, in mid-flow. Continue it
         "preamble or a summary of what came before; write only what comes next, in the same "
         "format, and finish the answer.")
 _MIN_OVERLAP = 12  # characters a continuation may repeat of the answer's end, dropped
+# A continuation whose first _OPENING characters (spacing aside) are the answer's own started
+# it over; of such a second try only what follows the answer's last _TAIL characters is new.
+_OPENING = 60
+_TAIL = 80
 
 
 def continuation_request(parent: PromptRequest, so_far: str, part: int) -> PromptRequest:
@@ -48,14 +52,28 @@ def continuation_request(parent: PromptRequest, so_far: str, part: int) -> Promp
 
 
 def joined_text(first: str, more: str) -> str:
-    """`first` and its continuation `more`, without what `more` repeats of `first`'s end."""
+    """`first` and its continuation `more`, without what `more` repeats of `first`'s end.
+
+    A continuation that starts the answer over (models do, told not to) adds only what it
+    writes past the point where the answer stopped; one that never gets there adds nothing
+    (the page would say everything twice)."""
     start = more.lstrip("\n") if first.endswith("\n") else more
+    if starts_over(first, start):
+        tail = first[-_TAIL:]
+        at = start.find(tail)
+        return first if at < 0 else first + start[at + len(tail):]
     for size in range(min(len(first), len(start), 400), _MIN_OVERLAP - 1, -1):
         if first.endswith(start[:size]):
             return first + start[size:]
     if first[-1:].isalnum() and start[:1].isalnum():  # cut inside a word: the rest of it
         return first + start
     return first + start
+
+
+def starts_over(first: str, more: str) -> bool:
+    """Whether `more` opens as `first` does: a second try at the whole answer."""
+    opening = " ".join(first.split())[:_OPENING]
+    return len(opening) >= _OPENING and " ".join(more[:4 * _OPENING].split()).startswith(opening)
 
 
 def joined(answer: Completion, parts: Sequence[Completion]) -> Completion:
@@ -65,8 +83,11 @@ def joined(answer: Completion, parts: Sequence[Completion]) -> Completion:
     last = answer
     for part in parts:
         if not part.ok or not part.content.strip():
+            break  # nothing more (or no answer): the answer ends as it did
+        longer = joined_text(content, part.content)
+        if longer == content:  # nothing of it goes after the answer: still cut where it was
             break
-        content, last = joined_text(content, part.content), part
+        content, last = longer, part
     return replace(answer, content=content, finish_reason=last.finish_reason)
 
 

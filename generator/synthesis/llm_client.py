@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # imported when a request is made: `import openai` alone take
 from ..chat_models import Completion, PromptRequest, Usage
 from ..deadline import STALLED, Watch, Watchdog
 from ..errors import LlmRequestError, ServerNotAnsweringError, ServerUnavailableError
+from ..kinds import CONTINUE
 from ..ports import StreamEvents
 from ..text.safe_text import clean
 from ..text.urls import redact_secrets, redact_url
@@ -188,7 +189,12 @@ class ChatClient:
         # A model may repeat a key it saw in a prompt or an error: answers are kept and shown.
         content, reasoning = split_reasoning(redact_secrets(clean(answer.content)),
                                              redact_secrets(clean(answer.reasoning)))
-        if not content:
+        # A continuation may have nothing to add (the answer it continues was whole where it
+        # stopped): an empty `stop` without reasoning is its answer, kept and cached like any
+        # other, never a failure asked again on every run.
+        nothing_more = (request.kind == CONTINUE and answer.finish_reason == "stop"
+                        and not reasoning)
+        if not content and not nothing_more:
             # Never an answer, whatever the server called its end: reasoning and a `stop` is a
             # stream cut before its answer (sent again, fewer at a time); a spent budget fails.
             said, cut = no_answer(self.base_url, request, reasoning, answer.finish_reason)
