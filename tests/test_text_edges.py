@@ -10,11 +10,14 @@ import json
 import pytest
 
 from generator.chat_models import Completion
+from generator.edition.citations import CitationLinker
+from generator.evidence.checks import ClaimCheck
 from generator.evidence.claims import claims_of
 from generator.evidence.naming import answer_names, named_in
 from generator.evidence.quotes import PaperText, check_claims
 from generator.models import FullText, NumberedPaper, Paper
 from generator.text.fold import fold
+from generator.text.safe_text import md_model
 from tests.test_verbatim import CUT, body, texts
 
 SERVING = "Serving: Batch Scheduling for LLM Inference"
@@ -80,3 +83,14 @@ def test_a_disguised_quote_is_matched_as_it_reads() -> None:
     quote = "we schedule b\u0430tches of requests so th&#97;t every serving st\u200back"
     assert fold(quote) == "we schedule batches of requests so that every serving stack"
     assert _verdict("Paper 1 batches requests.", quote, _withdrawn())[0] == "supported"
+
+
+def test_brackets_in_an_evidence_box_stay_brackets_not_display_math() -> None:
+    sentence = "Paper 1 reduces fragmentation by 42.5%."
+    linker = CitationLinker("research-map", [_withdrawn()])
+    linker.evidence = {sentence: ClaimCheck(
+        sentence, (1,), "not_in_paper", "As [12] and [15] show, memory is paged", None,
+        "the quote is not in the text of Paper 1 [see 3]")}
+    linked = md_model(sentence, 1, linker)
+    assert "digest-ev-box" in linked and "digest-math" not in linked
+    assert "As &#91;12&#93; and &#91;15&#93; show" in linked

@@ -107,9 +107,7 @@ class CitationLinker:
         self._papers = {p.number: p for p in papers}
         # The papers' short names (edition/names.py): a citation reads as the name it links.
         self._plain_names = dict(names or {})
-        # Brackets as character references: "\[" would open display math in the TeX pass.
-        self._names = {n: escape_markdown(name).replace("\\[", "&#91;").replace("\\]", "&#93;")
-                       for n, name in self._plain_names.items()}
+        self._names = {n: box_text(name) for n, name in self._plain_names.items()}
         self._aliases = {n: (name, self._names[n]) for n, name in self._plain_names.items()}
         self._prefix = link_prefix
         self._overview = overview
@@ -268,9 +266,9 @@ class CitationLinker:
             source = part.found_in or part.paper
             said = (f" ({VERDICT_LABELS[part.verdict]})"
                     if several and part.verdict != "supported" else "")
-            box.append(f"“{escape_markdown(part.quote)}” — "
+            box.append(f"“{box_text(part.quote)}” — "
                        f"{self._link(source, self._names.get(source, f'Paper {source}'))}"
-                       f"{escape_markdown(said)}<br>")
+                       f"{box_text(said)}<br>")
         label = check.label[:1].upper() + check.label[1:]
         notes = [p.note for p in check.parts] if check.parts else [check.note]
         note = "; ".join(name_citations(n, self._plain_names) for n in notes if n)
@@ -280,7 +278,7 @@ class CitationLinker:
         judged = ("" if judgement is None or not reason else f"not judged: {reason}"
                   if judgement.support == "failed" else f"the judge: {reason}")
         said = "; ".join(filter(None, (note, judged)))
-        box.append(escape_markdown(f"{label}: {said}." if said else f"{label}."))
+        box.append(box_text(f"{label}: {said}." if said else f"{label}."))
         # The key, beside every mark: a reader meets the first one anywhere on the page.
         box.append(f"<br><small>{KEY} · [how to read the marks]({self._marks_page})</small>")
         return (f'<span class="digest-ev digest-ev-{standing}" tabindex="0">'
@@ -358,3 +356,8 @@ class CitationLinker:
         return _FIGURE_RE.sub(mark, sentence)
 
 
+def box_text(text: str) -> str:
+    """Untrusted text for a name or an evidence box, which the page's TeX pass reads after it
+    is escaped: brackets as character references, since a quote's "[12] and [15]", escaped
+    as "\\[12\\] and \\[15\\]", would open display math."""
+    return escape_markdown(text).replace("\\[", "&#91;").replace("\\]", "&#93;")
