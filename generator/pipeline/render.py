@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import shutil
 from collections.abc import Sequence
+from pathlib import Path
 
 from .. import __version__, store
 from ..ask.pages import write_questions
@@ -61,6 +62,37 @@ def render_inputs(config: Config, cache: Cache, edition: str, history: History) 
     return digest.hexdigest()
 
 
+def pages_digest(docs_dir: Path, edition: str, pages: Sequence[str]) -> str:
+    """A digest of the pages a render wrote, as they are now: the edition's own by content,
+    the shared ones (a paper's own page, the home page, which a later edition's render writes
+    again) by whether they are there."""
+    digest = Fingerprint("pages")
+    own = store.edition_dir(edition) + "/"
+    for page in pages:
+        if page.startswith(own):
+            digest.add_file(docs_dir / page, page)
+        else:
+            digest.add(page, "there" if (docs_dir / page).is_file() else "missing")
+    return digest.hexdigest()
+
+
+def rendered_already(config: Config, cache: Cache, edition: str, history: History) -> bool:
+    """Whether the edition's last render read what a render would read now, and every page it
+    wrote is still there as it wrote it: a page deleted (or edited) since, from site_src/ and
+    site/ alike, is written again (the site build would otherwise link to nothing). The
+    marker: the inputs' digest, the pages' digest, then the pages, one a line; an older
+    marker without the pages renders once again."""
+    try:
+        lines = cache.rendered_path(edition).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return False
+    if len(lines) < 3:
+        return False
+    inputs, pages, written = lines[0], lines[1], lines[2:]
+    return (inputs == render_inputs(config, cache, edition, history)
+            and pages == pages_digest(config.docs_dir, edition, written))
+
+
 def render_stage(config: Config, cache: Cache, edition: str, *,
                  history: History | None = None, only_if_changed: bool = False
                  ) -> EditionRecord | None:
@@ -70,14 +102,10 @@ def render_stage(config: Config, cache: Cache, edition: str, *,
     reads changed since it last ran."""
     env = make_environment(config.workspace)  # every override compiled: a broken one stops it
     history = history or History.load(config.docs_dir, remaking=(edition,))
-    if only_if_changed and not cache.is_removed(edition):
-        try:
-            last = cache.rendered_path(edition).read_text(encoding="utf-8").strip()
-        except OSError:
-            last = ""
-        if last == render_inputs(config, cache, edition, history):
-            log.info("edition %s is rendered already: nothing it is made from changed", edition)
-            return None
+    if (only_if_changed and not cache.is_removed(edition)
+            and rendered_already(config, cache, edition, history)):
+        log.info("edition %s is rendered already: nothing it is made from changed", edition)
+        return None
     records = history.records
     inputs, facts = edition_inputs(cache, edition, records, config.registry)
     assembled = assemble(edition, config.digest.title, inputs, facts, records,
@@ -88,8 +116,10 @@ def render_stage(config: Config, cache: Cache, edition: str, *,
     write_pages(config.docs_dir, rendered)
     cache.mark_removed(edition, False)  # rendering an edition on purpose publishes it again
     written = history.with_record(assembled.record)  # as the render wrote it
-    atomic_write_text(cache.rendered_path(edition),
-                      render_inputs(config, cache, edition, written) + "\n")
+    pages = sorted(rendered.pages)
+    atomic_write_text(cache.rendered_path(edition), "\n".join(
+        [render_inputs(config, cache, edition, written),
+         pages_digest(config.docs_dir, edition, pages), *pages]) + "\n")
     log.info("rendered %d page(s) for edition %s", len(rendered.pages), edition)
     return assembled.record
 

@@ -1,0 +1,34 @@
+"""A rebuild skips the render only where every page the last render wrote is still there as
+it wrote it: a page deleted since (from site_src/ and site/ alike) is written again, not left
+for MkDocs to fail on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from generator.config import load_config
+from generator.pipeline.fetch import fetch_stage
+from generator.pipeline.render import render_stage
+from generator.pipeline.synthesize import synthesize_stage
+from generator.prompts.kinds import BUILTIN_KINDS
+from tests.doubles import MockModel, services
+from tests.edition_fixture import EDITION, PAPERS
+
+
+def test_a_page_deleted_since_the_last_render_is_rendered_again(tmp_path: Path) -> None:
+    path = tmp_path / "ws" / "config.toml"
+    path.parent.mkdir()
+    path.write_text('[arxiv]\nquery = "testing"\nmax_papers = 3\nfull_text_papers = 0\n')
+    config = load_config(path, registry=BUILTIN_KINDS)
+    run = services(config.cache_dir, list(PAPERS), {}, MockModel())
+    fetch_stage(config, run, EDITION)
+    synthesize_stage(config, run, EDITION)
+    assert render_stage(config, run.cache, EDITION) is not None
+    # Nothing changed: skipped.
+    assert render_stage(config, run.cache, EDITION, only_if_changed=True) is None
+    page = config.docs_dir / "editions" / EDITION / "research-map.md"
+    text = page.read_text()
+    page.unlink()
+    assert render_stage(config, run.cache, EDITION, only_if_changed=True) is not None
+    assert page.read_text() == text
+    assert render_stage(config, run.cache, EDITION, only_if_changed=True) is None
