@@ -22,11 +22,13 @@ import requests
 import urllib3
 
 from .. import __version__
+from ..deadline import DeadlineAdapter, Watchdog
 from ..errors import ArxivError
 from ..models import Paper, Window, valid_arxiv_id
 from ..store.cache import atomic_write_text
 from ..store.jsonfile import JSONFileError, load_json
 from ..text.safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, clean, cut
+from ..text.urls import redact_url
 
 MAX_COMMENT_CHARS = 1000
 LOOKUP_BATCH = 100  # ids in one id_list request: arXiv's page size
@@ -40,16 +42,35 @@ _ATOM = "{http://www.w3.org/2005/Atom}"
 
 
 class HttpSession(requests.Session):
-    """A requests session with a default timeout and our User-Agent, so nothing can hang."""
+    """A requests session with a default timeout, a deadline for each whole exchange and our
+    User-Agent, so nothing can hang: `timeout` bounds each read, and a server that trickles
+    a byte within each one is cut at `deadline_s` (four reads' worth unless given)."""
 
-    def __init__(self, timeout: float, user_agent: str = USER_AGENT) -> None:
+    def __init__(self, timeout: float, user_agent: str = USER_AGENT, *,
+                 deadline_s: float | None = None) -> None:
         super().__init__()
         self.timeout = timeout
+        self.deadline_s = 4 * timeout if deadline_s is None else deadline_s
         self.headers["User-Agent"] = user_agent
+        self._watchdog = Watchdog()
+        for scheme in ("http://", "https://"):
+            self.mount(scheme, DeadlineAdapter())
 
     def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("timeout", self.timeout)
-        return super().request(method, url, *args, **kwargs)
+        with self._watchdog.exchange(self.deadline_s) as watch:
+            try:
+                response = super().request(
+                    method.decode() if isinstance(method, bytes) else method, url, *args,
+                    **kwargs)
+                if not kwargs.get("stream"):
+                    _ = response.content  # read whole under the deadline
+            except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as err:
+                if watch.fired:
+                    raise requests.Timeout(f"{redact_url(str(url))} did not answer within "
+                                           f"{self.deadline_s:g} s in all") from err
+                raise
+        return response
 
 
 class NotAnAtomFeed(requests.ConnectionError):

@@ -28,10 +28,12 @@ from email.utils import parseaddr
 from pathlib import Path
 
 from ..config import EmailSettings
+from ..deadline import Watch, Watchdog
 from ..errors import DigestError
 from ..store.cache import Cache, atomic_write_bytes
 from ..store.jsonfile import ABSENT, JSONFileError, load_json
 from ..text.urls import redact_text, register_login
+from .smtp_watch import EXCHANGE_READS, WatchedSMTP, WatchedSMTPSSL, watch_socket
 
 log = logging.getLogger(__name__)
 
@@ -164,8 +166,10 @@ def send(compose: Callable[[str], EmailMessage], settings: EmailSettings, cache:
     register_login(user, password)  # never in a message, a page, a record or a log
     delivered: list[str] = []
     refused: dict[str, str] = {}
+    watchdog, deadline = Watchdog(), EXCHANGE_READS * settings.timeout_seconds
+    watch = watchdog.watch(deadline)
     try:
-        smtp = _connect(settings, user, password)
+        smtp = _connect(settings, user, password, watch)
     except smtplib.SMTPAuthenticationError as err:
         _log_said(where, err)
         raise EmailError(f"{where} refused the login of the user in "
@@ -177,19 +181,27 @@ def send(compose: Callable[[str], EmailMessage], settings: EmailSettings, cache:
         raise EmailError(f"{where} does not offer STARTTLS: set [email] security to \"ssl\" "
                          "(port 465) or, on a trusted network only, \"none\"") from err
     except (smtplib.SMTPException, OSError) as err:
-        raise EmailError(f"could not send through {where}: {_cause(err)}") from err
+        raise EmailError(f"could not send through {where}: {_cause(err, watch, deadline)}"
+                         ) from err
+    finally:
+        watch.release()
     try:
         with smtp:
             for address in pending:
-                why = _hand_over(smtp, where, settings, compose(address), address, record,
-                                 delivered)
+                watch = watchdog.watch(deadline)  # each message an exchange of its own
+                try:
+                    watch_socket(smtp, watch)
+                    why = _hand_over(smtp, where, settings, compose(address), address, record,
+                                     delivered)
+                finally:
+                    watch.release()
                 if why:
                     refused[address] = why
     except (smtplib.SMTPException, OSError) as err:
         if isinstance(err, smtplib.SMTPResponseException):
             _log_said(where, err)
         in_doubt = [a for a in pending if record.state(a) == SENDING]
-        raise EmailError(f"could not send through {where}: {_cause(err)}"
+        raise EmailError(f"could not send through {where}: {_cause(err, watch, deadline)}"
                          + _so_far(delivered, in_doubt + held)) from err
     if refused and not delivered and not done:
         raise EmailError(f"{where} refused every recipient: "
@@ -277,7 +289,7 @@ def _so_far(delivered: list[str], in_doubt: list[str]) -> str:
     return said
 
 
-def _connect(settings: EmailSettings, user: str, password: str) -> smtplib.SMTP:
+def _connect(settings: EmailSettings, user: str, password: str, watch: Watch) -> smtplib.SMTP:
     if not (user.isascii() and password.isascii()):
         # Python's SMTP client sends the login as ASCII: it would fail mid-login with an
         # encoding error. Said before connecting, naming no character of either.
@@ -288,10 +300,10 @@ def _connect(settings: EmailSettings, user: str, password: str) -> smtplib.SMTP:
     timeout = settings.timeout_seconds
     smtp: smtplib.SMTP
     if settings.security == "ssl":
-        smtp = smtplib.SMTP_SSL(settings.smtp_host, settings.smtp_port, timeout=timeout,
-                                context=context)
+        smtp = WatchedSMTPSSL(watch, settings.smtp_host, settings.smtp_port, timeout=timeout,
+                              context=context)
     else:
-        smtp = smtplib.SMTP(settings.smtp_host, settings.smtp_port, timeout=timeout)
+        smtp = WatchedSMTP(watch, settings.smtp_host, settings.smtp_port, timeout=timeout)
     try:
         smtp.ehlo()
         if settings.security == "starttls":
@@ -354,7 +366,9 @@ def _refusal(where: str, address: str, code: int, said: bytes | str) -> str:
     return _answer(code, said)
 
 
-def _cause(err: BaseException) -> str:
+def _cause(err: BaseException, watch: Watch | None = None, deadline: float = 0.0) -> str:
+    if watch is not None and watch.fired:
+        return f"no whole answer within {deadline:g} s (the server answers too slowly)"
     if isinstance(err, ConnectionRefusedError):
         return "connection refused (is the SMTP server running, and is smtp_port right?)"
     if isinstance(err, socket.timeout | TimeoutError):
