@@ -64,7 +64,8 @@ class EmailSettings:
     password_env: str = ""
     """The environment variable holding the SMTP password: it is read from the environment only."""
     timeout_seconds: float = ranged(30.0, 1, 600)
-    """Per SMTP connection and reply."""
+    """Per SMTP connection and reply; the login and each message must end within four times
+    it (a server that trickles its replies is cut)."""
     unsubscribe: str = ""
     """A URL or a `mailto:` for the `List-Unsubscribe` header."""
 

@@ -60,7 +60,8 @@ class ArxivSettings:
     delay_seconds: float = ranged(3.0, 0, 3600)
     """The gap between arXiv requests, API or PDF (at least 3 for arxiv.org)."""
     timeout_seconds: float = ranged(30.0, 0.1, 3600)
-    """Per HTTP request to arXiv: a stalled arXiv is a timeout, never a hang."""
+    """Per read of an HTTP answer from arXiv's API; the whole answer must come within four
+    times it (a trickled answer is cut): a stalled arXiv is a timeout, never a hang."""
     max_pdf_mb: float = ranged(50.0, 0.1, 2000)
     """Larger PDFs are skipped; the paper keeps its abstract."""
     pdf_deadline_seconds: float = ranged(120.0, 1, 86_400)
