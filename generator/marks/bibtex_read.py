@@ -18,6 +18,8 @@ _MONTHS = {m: str(i) for i, m in enumerate(
 _ESCAPE_RE = re.compile(r"\\([&%_$#{}])")
 _KEY_RE = re.compile(r"[^\s,{}()]*")
 _SPACE_RE = re.compile(r"\s*")
+# A field whose value is one `{...}` without braces inside, or a number: what most fields are.
+_SIMPLE_FIELD_RE = re.compile(r"([^\s\"#%'(),={}]+)\s*=\s*(?:\{([^{}]*)\}|(\d+))\s*")
 _BRACE_RE = re.compile(r"[{}]")
 _QUOTED_RE = re.compile(r'[{}"]')
 _PAREN_RE = re.compile(r"[{})]")
@@ -121,6 +123,14 @@ class _Reader:
                 break
             if char == ",":
                 self.at += 1
+                continue
+            simple = _SIMPLE_FIELD_RE.match(self.text, self.at)
+            if simple is not None and self.text.startswith((",", close), simple.end()):
+                # Most fields, read in one step: no nested braces, no macro, no `#` join.
+                value = simple.group(2)
+                fields[simple.group(1).lower()] = (simple.group(3) if value is None
+                                                   else value)
+                self.at = simple.end()
                 continue
             name = self._name(f"a field name in {where}").lower()
             self._expect("=", f"{where}, field {name!r}")
