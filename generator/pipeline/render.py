@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .. import __version__, store
@@ -62,15 +62,17 @@ def render_inputs(config: Config, cache: Cache, edition: str, history: History) 
     return digest.hexdigest()
 
 
-def pages_digest(docs_dir: Path, edition: str, pages: Sequence[str]) -> str:
+def pages_digest(docs_dir: Path, edition: str, pages: Sequence[str],
+                 known: Mapping[Path, bytes] | None = None) -> str:
     """A digest of the pages a render wrote, as they are now: the edition's own by content,
     the shared ones (a paper's own page, the home page, which a later edition's render writes
-    again) by whether they are there."""
+    again) by whether they are there. `known`: the digests of files read already (the
+    edition's record, which the history read), not read again."""
     digest = Fingerprint("pages")
     own = store.edition_dir(edition) + "/"
     for page in pages:
         if page.startswith(own):
-            digest.add_file(docs_dir / page, page)
+            digest.add_file(docs_dir / page, page, known)
         else:
             digest.add(page, "there" if (docs_dir / page).is_file() else "missing")
     return digest.hexdigest()
@@ -90,7 +92,8 @@ def rendered_already(config: Config, cache: Cache, edition: str, history: Histor
         return False
     inputs, pages, written = lines[0], lines[1], lines[2:]
     return (inputs == render_inputs(config, cache, edition, history)
-            and pages == pages_digest(config.docs_dir, edition, written))
+            and pages == pages_digest(config.docs_dir, edition, written,
+                                      history.record_digests()))
 
 
 def render_stage(config: Config, cache: Cache, edition: str, *,
