@@ -143,7 +143,9 @@ def write_workspace(directory: Path, install: Install) -> Written:
     A README.md or .gitignore already there (a repository created with one) is kept; the
     .gitignore gets the digest's lines at its end. Any other file already there stops it
     before anything is written."""
-    _refuse_links_out(directory, FILES)
+    # A README.md already there is kept, never written: only what init writes is checked.
+    _refuse_links_out(directory, [n for n in FILES if not (
+        n == Path("README.md") and (directory / n).exists())])
     # A dangling link is there too: "exists" would follow it and call it absent.
     present = [name for name in FILES if os.path.lexists(directory / name)]
     blocking = [name for name in present if name not in KEPT_IF_PRESENT]
