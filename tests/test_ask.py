@@ -20,19 +20,19 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from generator.archive.history import History, read_record
+from generator.archive.question_record import QuestionRecord, load_questions
+from generator.archive.record import EditionRecord, RecordPaper
+from generator.archive.values import Brief, Continuity
 from generator.ask.archive import ask_bundle
 from generator.ask.index import ArchiveIndex, IndexLockedError, question_terms
 from generator.ask.pages import publish_question, question_page, terminal_answer
 from generator.cli import cli
 from generator.config import load_config
-from generator.edition.history import History, read_record
-from generator.edition.question_record import QuestionRecord, load_questions
-from generator.edition.record import EditionRecord, RecordPaper
 from generator.edition.render import make_environment
-from generator.edition.values import Brief, Continuity
 from generator.errors import LockedError, UsageError
 from generator.evidence.checks import ClaimCheck
-from generator.models import Withdrawal, base_of, paper_slug
+from generator.papers import Withdrawal, base_of, paper_slug
 from generator.pipeline.ask import INDEX_FILE, archive_index, ask_stage
 from generator.prompts.kinds import BUILTIN_KINDS
 from generator.publish.site import edition_nav

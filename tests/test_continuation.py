@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from generator.chat_models import Completion, Message, PromptRequest
+from generator.completions import Completion, Message, PromptRequest
 from generator.config import Config, load_config
 from generator.kinds import CONTINUE, EVIDENCE
 from generator.pipeline.fetch import fetch_stage

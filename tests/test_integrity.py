@@ -23,12 +23,12 @@ import markdown
 import pytest
 from click.testing import CliRunner
 
-from generator.chat_models import PromptRequest
 from generator.cli import cli
 from generator.cli.common import write_error
+from generator.completions import PromptRequest
 from generator.edition.render import make_environment, render_edition, write_pages
 from generator.errors import LlmRequestError, SiteBuildError
-from generator.models import valid_arxiv_id
+from generator.papers import valid_arxiv_id
 from generator.publish.sanitize import lost_text, sanitize_html
 from generator.publish.site import build_site, with_our_plugins
 from generator.synthesis.llm_client import ChatClient

@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from generator.chat_models import Completion, Message, PromptRequest
+from generator.archive.record import EditionRecord
+from generator.archive.values import Pick
+from generator.completions import Completion, Message, PromptRequest
 from generator.config import Config, EvidenceSettings, load_config
 from generator.edition.citations import CitationLinker
 from generator.edition.facts import with_judgements
-from generator.edition.record import EditionRecord
-from generator.edition.values import Pick
 from generator.evidence.checks import ClaimCheck, EvidenceFigure, Judgement, Support
 from generator.evidence.claims import claims_of, plain_sentence
 from generator.evidence.judge import (

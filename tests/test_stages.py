@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from generator import pipeline
+from generator.archive.record import EditionRecord
 from generator.config import Config, load_config
-from generator.edition.record import EditionRecord
 from generator.evidence import claims
-from generator.models import FetchResult
+from generator.papers import FetchResult
 from generator.pipeline.fetch import fetch_stage
 from generator.pipeline.render import render_stage
 from generator.pipeline.services import Services

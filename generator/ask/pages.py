@@ -11,16 +11,11 @@ from pathlib import Path
 import jinja2
 
 from .. import store
-from ..chat_models import Completion, PromptRequest
-from ..config import Config
-from ..edition.assemble import synthesis_pages
-from ..edition.bibtex import Citable, bibliography
-from ..edition.facts import Checks
-from ..edition.feed import atom_feed
-from ..edition.history import History
-from ..edition.model import SynthesisPage
-from ..edition.names import name_citations
-from ..edition.question_record import (
+from ..archive.bibtex import Citable, bibliography
+from ..archive.feed import atom_feed
+from ..archive.history import History
+from ..archive.names import name_citations
+from ..archive.question_record import (
     INDEX_PAGE,
     QUESTIONS,
     QuestionRecord,
@@ -28,14 +23,19 @@ from ..edition.question_record import (
     record_path,
     record_text,
 )
-from ..edition.record import EditionRecord, RecordPaper, Status
-from ..edition.record_parts import FigureFact
+from ..archive.record import EditionRecord, RecordPaper, Status
+from ..archive.record_parts import FigureFact
+from ..archive.values import FollowUp
+from ..completions import Completion, PromptRequest
+from ..config import Config
+from ..edition.assemble import synthesis_pages
+from ..edition.facts import Checks
+from ..edition.model import SynthesisPage
 from ..edition.render import make_environment, remove_stale, render_template, with_title
-from ..edition.values import FollowUp
 from ..evidence.checks import KEY, ClaimCheck
 from ..evidence.claims import before_stop, plain_sentence, sentences
 from ..kinds import EVIDENCE, KindRegistry
-from ..models import NumberedPaper
+from ..papers import NumberedPaper
 from ..store.cache import atomic_write_text
 from ..text.safe_text import safe_url, text_of
 

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from .. import __version__, pipeline
-from ..edition.history import History
+from ..archive.history import History
 from ..pipeline.fetch import fetch_stage
 from ..pipeline.render import remove_edition, render_all, render_flagged, render_stage
 from ..pipeline.services import make_services, workspace_cache

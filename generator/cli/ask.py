@@ -12,8 +12,8 @@ from typing import Any
 
 import click
 
+from ..archive.question_record import QuestionRecord
 from ..ask.pages import publish_question, terminal_answer
-from ..edition.question_record import QuestionRecord
 from ..pipeline.ask import Asked, ask_stage
 from ..pipeline.services import make_services, workspace_cache
 from .common import (

@@ -17,8 +17,8 @@ from pathlib import Path
 import click
 import requests
 
+from ..archive.history import History
 from ..config import Config
-from ..edition.history import History
 from ..errors import LockedError, UsageError
 from ..marks import FORMAT, KINDS, close_read, load_marks, new_mark, pull, save_marks
 from ..marks.github import DEFAULT_API, GitHubIssues

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from ..errors import PdfTextError
-from ..models import FetchResult, FullText, Paper, Source, Triage
+from ..papers import FetchResult, FullText, Paper, Source, Triage
 from ..ports import PaperSearch, PdfSource
 from ..store.cache import Cache
 from .code import FIRST_PAGE_CHARS, code_links

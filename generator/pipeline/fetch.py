@@ -12,12 +12,12 @@ import logging
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 
+from ..archive.history import History, earlier, last_edition_day, windowed_query
 from ..config import Config
-from ..edition.history import History, earlier, last_edition_day, windowed_query
 from ..fetch.papers import FetchSettings, OnText, run_fetch
 from ..fetch.withdrawals import look_up
 from ..marks import Marks, load_marks, new_mark
-from ..models import FetchResult, Paper, Triage
+from ..papers import FetchResult, Paper, Triage
 from ..synthesis.triage import LIBRARY, Example, run_triage, window_of
 from ..text.safe_text import cut
 from .library import library_shelf

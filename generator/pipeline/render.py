@@ -12,14 +12,15 @@ import shutil
 from collections.abc import Sequence
 
 from .. import __version__, store
+from ..archive.history import History
+from ..archive.question_record import load_questions
+from ..archive.record import EditionRecord
+from ..archive.withdrawn import withdrawn_now
 from ..ask.pages import write_questions
 from ..config import Config
 from ..edition.assemble import assemble
 from ..edition.facts import PaperFacts
-from ..edition.history import History
 from ..edition.inputs import EditionInputs
-from ..edition.question_record import load_questions
-from ..edition.record import EditionRecord
 from ..edition.render import (
     default_template_dir,
     front_pages,
@@ -28,7 +29,6 @@ from ..edition.render import (
     write_front_pages,
     write_pages,
 )
-from ..edition.withdrawn import withdrawn_now
 from ..errors import UsageError
 from ..kinds import KindRegistry
 from ..store import Docs

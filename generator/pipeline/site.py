@@ -7,10 +7,10 @@ import logging
 from pathlib import Path
 
 from .. import store
+from ..archive.feed import atom_feed
+from ..archive.history import History
+from ..archive.question_record import load_questions
 from ..config import Config
-from ..edition.feed import atom_feed
-from ..edition.history import History
-from ..edition.question_record import load_questions
 from ..errors import UsageError
 from ..publish.site import build_site  # imports MkDocs only when a site is built
 from ..publish.workspace import skeleton_file

@@ -11,12 +11,12 @@ import logging
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..chat_models import PromptRequest, SynthesisResult
+from ..archive.history import History
+from ..completions import PromptRequest, SynthesisResult
 from ..config import Config
-from ..edition.history import History
 from ..errors import UsageError
 from ..evidence.follow_ups import FollowUps
-from ..models import Bundle, FetchResult, Source
+from ..papers import Bundle, FetchResult, Source
 from ..prompts.builders import build_requests
 from ..store.cache import Cache, completion_key
 from ..synthesis.batch import FollowUp, Observer, run_batch

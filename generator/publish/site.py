@@ -20,8 +20,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .. import store
-from ..edition.history import History
-from ..edition.question_record import INDEX_PAGE, QuestionRecord, load_questions
+from ..archive.history import History
+from ..archive.question_record import INDEX_PAGE, QuestionRecord, load_questions
 from ..errors import SiteBuildError, UnsafeSiteError
 from ..text.safe_text import cut
 from .freshness import SITE_MARKER, fingerprint, is_current, marker_text

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from ..chat_models import UNFIT_CHECK, Completion, PromptRequest, SynthesisResult
+from ..completions import UNFIT_CHECK, Completion, PromptRequest, SynthesisResult
 from ..kinds import KindRegistry
 from ..ports import ChatModel, StreamEvents
 from ..store.cache import Cache, completion_key

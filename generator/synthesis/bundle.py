@@ -11,7 +11,7 @@ import functools
 import logging
 from collections.abc import Sequence
 
-from ..models import Bundle, NumberedPaper, Source
+from ..papers import Bundle, NumberedPaper, Source
 from ..text.safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, cut
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ import logging
 import re
 from typing import Any
 
-from ..chat_models import Completion, PromptRequest, SynthesisResult
+from ..completions import Completion, PromptRequest, SynthesisResult
 from ..kinds import EVIDENCE, JUDGE, legacy_subject
 from ..store.cache import Cache, read_json, write_json
 from ..store.codec import CodecError, from_data, to_data

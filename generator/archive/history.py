@@ -12,7 +12,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from ..errors import UsageError
-from ..models import Paper
+from ..papers import Paper
 from ..store import RECORD, Docs
 from ..store.fingerprint import bytes_digest
 from ..store.jsonfile import JSONFileError, parse_json, read_bounded
