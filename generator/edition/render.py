@@ -1,4 +1,4 @@
-"""The render stage: the assembled edition, formatted into Markdown pages through Jinja templates.
+"""The pages of an edition: the assembled edition, formatted into Markdown pages through Jinja templates.
 
 Templates only format: the edition (`model.Edition`) is complete before any of them runs, and
 the filters here escape text for Markdown, never gather data. All pages of a run are rendered

@@ -1,4 +1,4 @@
-"""The site stage: build the Markdown in docs_dir into a static site with MkDocs.
+"""The built site: build the Markdown in docs_dir into a static site with MkDocs.
 
 MkDocs is kept behind this one module (mkdocs-material is in maintenance; a successor may
 replace it), and imported only by the functions that run it: it is slow to import, and a

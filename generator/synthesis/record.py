@@ -1,4 +1,4 @@
-"""The synthesis stage's record of an edition: every prompt with its answer or its error.
+"""The synthesis's record of an edition: every prompt with its answer or its error.
 
 Kept in the cache (`editions/<edition>/synthesis.json`) for the render stage and for reruns;
 the requests are stored without their messages (the bundle is not stored twice).
