@@ -7,14 +7,12 @@ import logging
 from pathlib import Path
 
 from .. import store
-from ..archive.feed import atom_feed
+from ..archive.feed import write_feed
 from ..archive.history import History
-from ..archive.question_record import load_questions
 from ..config import Config
 from ..errors import UsageError
 from ..publish.site import build_site  # imports MkDocs only when a site is built
 from ..publish.workspace import skeleton_file
-from ..store.cache import atomic_write_text
 
 log = logging.getLogger(__name__)
 
@@ -54,14 +52,10 @@ def feed_at_address(config: Config, history: History) -> bool:
     current address: DIGEST_SITE_URL comes from the environment (a custom domain, a renamed
     repository), and a site built alone must not keep a feed that links the old one (a build
     renders it again itself: the address is in its fingerprint). Whether it was written."""
-    path = config.docs_dir / store.FEED
-    if not path.is_file():
+    if not (config.docs_dir / store.FEED).is_file():
         return False  # nothing rendered yet: the first build writes it
-    text = atom_feed(config.digest.title, config.digest.site_url, history.records,
-                     questions=load_questions(config.docs_dir))
-    if path.read_bytes() == text.encode("utf-8"):  # whatever bytes are there: compared
+    if not write_feed(config.docs_dir, config.digest.title, config.digest.site_url, history):
         return False
-    atomic_write_text(path, text)
     log.info("the feed was written again for the site's address %s",
              config.digest.site_url or "(none: relative links)")
     return True

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from .. import store
 from ..archive.history import History
-from ..archive.question_record import INDEX_PAGE, QuestionRecord, load_questions
+from ..archive.question_record import INDEX_PAGE, QuestionRecord
 from ..errors import SiteBuildError, UnsafeSiteError
 from ..text.safe_text import cut
 from .freshness import SITE_MARKER, fingerprint, is_current, marker_text
@@ -126,7 +126,7 @@ def build_site(
                 docs_dir=str(docs_dir),
                 site_dir=str(staging),
                 site_name=site_name,
-                nav=edition_nav(history, load_questions(docs_dir)),
+                nav=edition_nav(history, history.questions),
                 strict=True,
             )
             if site_url and not config.site_url:
@@ -282,12 +282,13 @@ def serve_site(mkdocs_yml: Path, docs_dir: Path, site_name: str, *, fallback_yml
     from mkdocs.exceptions import MkDocsException
 
     config_file = mkdocs_yml if mkdocs_yml.is_file() else fallback_yml
+    history = History.load(docs_dir)
     try:
         serve(
             str(config_file),
             docs_dir=str(docs_dir),
             site_name=site_name,
-            nav=edition_nav(History.load(docs_dir), load_questions(docs_dir)),
+            nav=edition_nav(history, history.questions),
             dev_addr=dev_addr,
             copyright=with_arxiv_credit(load_config(str(config_file)).copyright),
             plugins=with_our_plugins(config_file),
