@@ -164,3 +164,12 @@ def test_kinds_are_named_by_the_registrys_constants() -> None:
     spelled = {str(p.relative_to(PACKAGE)): lines for p in sorted(PACKAGE.rglob("*.py"))
                if p != PACKAGE / "kinds.py" and (lines := _kind_literals(p, names))}
     assert len(spelled) <= 3, spelled
+
+
+def test_the_environment_is_read_in_one_module() -> None:
+    """The CLI reads the process's environment (`cli/common.py: environment`) and gives it to
+    whatever needs it; deploy's child git process inherits it, which is not a reading."""
+    readers = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
+                     if "os.environ" in (text := p.read_text(encoding="utf-8"))
+                     or "getenv(" in text)
+    assert readers == ["cli/common.py", "publish/deploy.py"]

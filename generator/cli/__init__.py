@@ -6,7 +6,6 @@ Exit codes: 0 done, 1 the run failed (in whole or in part), 2 bad usage or confi
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from typing import Any
 
@@ -27,6 +26,7 @@ from .common import (
     config_option,
     edition_name,
     edition_option,
+    environment,
     read_config,
     setup_logging,
     user_errors,
@@ -80,7 +80,7 @@ def build(config_path: str, edition: str | None, refresh: bool, wait_s: float,
         config = read_config(config_path)
         cache = workspace_cache(config)
         name = edition_name(edition)
-        services = make_services(config, os.environ, cache)
+        services = make_services(config, environment(), cache)
         click.echo(f"Building edition {name} of {config.digest.title!r}", err=True)
         wait_for(services, wait_s)
         progress = Progress()
@@ -122,7 +122,7 @@ def fetch(config_path: str, edition: str | None, refresh: bool) -> None:
         config = read_config(config_path)
         cache = workspace_cache(config)
         name = edition_name(edition)
-        services = make_services(config, os.environ, cache)
+        services = make_services(config, environment(), cache)
         with workspace_lock(cache):
             result = fetch_stage(config, services, name, refresh=refresh,
                                           on_text=Progress().text)
@@ -149,7 +149,7 @@ def synthesize(config_path: str, edition: str | None, wait_s: float) -> None:
         config = read_config(config_path)
         cache = workspace_cache(config)
         name = edition_name(edition)
-        services = make_services(config, os.environ, cache)
+        services = make_services(config, environment(), cache)
         wait_for(services, wait_s)
         progress = Progress()
         with workspace_lock(cache):
