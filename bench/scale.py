@@ -111,10 +111,11 @@ BUILD = """
 import sys
 sys.path.insert(0, {root!r})
 from pathlib import Path
+from generator.archive.history import History
 from generator.publish import site
 ws = Path({ws!r})
 if {everything_in_nav!r}:
-    def everything(history):
+    def everything(history, questions=()):
         nav = [{{"Home": "index.md"}}]
         for record in history.records:
             base = "editions/" + record.edition
@@ -126,7 +127,7 @@ if {everything_in_nav!r}:
         return nav
     site.edition_nav = everything
 site.build_site(Path({yml!r}), ws / "site_src", ws / "site", "Scale Digest",
-                fallback_yml=Path({yml!r}))
+                fallback_yml=Path({yml!r}), history=History.load(ws / "site_src"))
 """
 
 

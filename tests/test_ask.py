@@ -342,8 +342,10 @@ def _count_reads(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
             return real(path, *args, **kwargs)
         return read
 
-    monkeypatch.setattr(history_module, "read_bounded", counted(history_module.read_bounded))
-    monkeypatch.setattr(question_module, "load_json", counted(question_module.load_json))
+    from generator.store import jsonfile
+
+    monkeypatch.setattr(history_module, "read_bounded", counted(jsonfile.read_bounded))
+    monkeypatch.setattr(question_module, "load_json", counted(jsonfile.load_json))
     return reads
 
 

@@ -23,6 +23,7 @@ import markdown
 import pytest
 from click.testing import CliRunner
 
+from generator.archive.history import History
 from generator.cli import cli
 from generator.cli.common import write_error
 from generator.completions import PromptRequest
@@ -91,11 +92,13 @@ def test_a_page_that_would_lose_text_fails_the_build_and_keeps_the_old_site(
     docs, site = tmp_path / "docs", tmp_path / "site"
     docs.mkdir()
     (docs / "index.md").write_text("# Home\n\nAll fine.\n")
-    build_site(ROOT / "mkdocs.yml", docs, site, "Digest", fallback_yml=ROOT / "mkdocs.yml")
+    build_site(ROOT / "mkdocs.yml", docs, site, "Digest", fallback_yml=ROOT / "mkdocs.yml",
+               history=History.load(docs))
     before = (site / "index.html").read_bytes()
     (docs / "later.md").write_text("# Later\n\nThe start <style>and everything after</style>.\n")
     with pytest.raises(SiteBuildError) as raised:
-        build_site(ROOT / "mkdocs.yml", docs, site, "Digest", fallback_yml=ROOT / "mkdocs.yml")
+        build_site(ROOT / "mkdocs.yml", docs, site, "Digest", fallback_yml=ROOT / "mkdocs.yml",
+               history=History.load(docs))
     assert "later.md: the sanitizer would remove text" in str(raised.value)
     assert (site / "index.html").read_bytes() == before
 

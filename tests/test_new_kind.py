@@ -136,9 +136,9 @@ def test_a_new_kind_is_configured_asked_rendered_and_evidence_checked(
     model = MockModel(answers)
     run = services(config.cache_dir, list(PAPERS), {str(p.pdf_url): pdf for p in PAPERS}, model)
 
-    fetch_stage(config, run, EDITION)
-    synthesize_stage(config, run, EDITION)
-    render_stage(config, run.cache, EDITION)
+    fetch_stage(config, run, EDITION, history=History.load(config.docs_dir))
+    synthesize_stage(config, run, EDITION, history=History.load(config.docs_dir))
+    render_stage(config, run.cache, EDITION, history=History.load(config.docs_dir, remaking=(EDITION,)))
 
     asked = {r.name: r for r in model.asked}
     assert asked["counterpoint"].max_tokens == 700

@@ -125,7 +125,8 @@ def fetch(config_path: str, edition: str | None, refresh: bool) -> None:
         services = make_services(config, environment(), cache)
         with workspace_lock(cache):
             result = fetch_stage(config, services, name, refresh=refresh,
-                                          on_text=Progress().text)
+                                 on_text=Progress().text,
+                                 history=History.load(config.docs_dir))
         for source in result.sources:
             status = source.full_text.status
             detail = f" ({source.full_text.reason})" if status == "missing" else ""
@@ -154,7 +155,8 @@ def synthesize(config_path: str, edition: str | None, wait_s: float) -> None:
         progress = Progress()
         with workspace_lock(cache):
             try:
-                result = synthesize_stage(config, services, name, observer=progress)
+                result = synthesize_stage(config, services, name, observer=progress,
+                                          history=History.load(config.docs_dir))
             finally:
                 progress.close()
         from ..synthesis.batch import failed as counts_as_failed
@@ -193,9 +195,10 @@ def render(config_path: str, edition: str | None, every: bool) -> None:
                     click.echo(f"Kept as they are (no records in the cache): {', '.join(skipped)}")
                 return
             name = edition_name(edition)
-            record = render_stage(config, cache, name)
+            history = History.load(config.docs_dir, remaking=(name,))
+            record = render_stage(config, cache, name, history=history)
             assert record is not None  # rendered whatever the fingerprint says
-            render_flagged(config, cache, record, History.load(config.docs_dir))
+            render_flagged(config, cache, record, history.with_record(record))
         click.echo(f"Pages of edition {name} written to {config.docs_dir}.")
 
 
@@ -216,7 +219,7 @@ def site(config_path: str, make_zip: bool) -> None:
         config = read_config(config_path)
         cache = workspace_cache(config)
         with workspace_lock(cache):
-            site_dir = site_stage(config)
+            site_dir = site_stage(config, history=History.load(config.docs_dir))
             click.echo(f"Site: {site_dir}")
             if make_zip:
                 click.echo(f"Archive: {zip_site(site_dir)}")
@@ -295,7 +298,7 @@ def remove(config_path: str, edition: str) -> None:
             if skipped:
                 click.echo(f"Kept as they are (no records in the cache): {', '.join(skipped)}",
                            err=True)
-            site_dir = site_stage(config)
+            site_dir = site_stage(config, history=History.load(config.docs_dir))
         click.echo(f"Removed edition {edition}. Site: {site_dir}")
 
 

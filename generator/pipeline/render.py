@@ -61,14 +61,13 @@ def render_inputs(config: Config, cache: Cache, edition: str, history: History) 
 
 
 def render_stage(config: Config, cache: Cache, edition: str, *,
-                 history: History | None = None, only_if_changed: bool = False
+                 history: History, only_if_changed: bool = False
                  ) -> EditionRecord | None:
     """Write the edition's pages; returns its record (the history's newest entry for it).
 
     With `only_if_changed`, nothing is rendered (None is returned) when nothing the render
     reads changed since it last ran."""
     env = make_environment(config.workspace)  # every override compiled: a broken one stops it
-    history = history or History.load(config.docs_dir, remaking=(edition,))
     if only_if_changed and not cache.is_removed(edition):
         try:
             last = cache.rendered_path(edition).read_text(encoding="utf-8").strip()

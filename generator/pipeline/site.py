@@ -23,14 +23,12 @@ def skeleton_dir() -> Path:
     return skeleton_file("mkdocs.yml").parent
 
 
-def site_stage(config: Config, *, only_if_changed: bool = False,
-               history: History | None = None) -> Path:
+def site_stage(config: Config, *, only_if_changed: bool = False, history: History) -> Path:
     """Build the site; with `only_if_changed`, not when it was built from these very inputs.
     Built on demand (`digest site`, `digest remove`), the feed is first made to follow the
     site's current address."""
     check_pages(config)
     if not only_if_changed:
-        history = history or History.load(config.docs_dir)
         feed_at_address(config, history)
     build_site(config.mkdocs_yml, config.docs_dir, config.site_dir, config.digest.title,
                fallback_yml=skeleton_dir() / "mkdocs.yml", only_if_changed=only_if_changed,

@@ -97,7 +97,7 @@ def _collect_mkdocs_warnings() -> Iterator[_WarningCollector]:
 
 def build_site(
     mkdocs_yml: Path, docs_dir: Path, site_dir: Path, site_name: str, *, fallback_yml: Path,
-    only_if_changed: bool = False, history: History | None = None, site_url: str = "",
+    only_if_changed: bool = False, history: History, site_url: str = "",
 ) -> bool:
     """Build docs_dir into site_dir with MkDocs (strict), replacing the old site only on success.
 
@@ -105,7 +105,6 @@ def build_site(
     built from these very inputs. Returns whether a site was built.
     """
     config_file = mkdocs_yml if mkdocs_yml.is_file() else fallback_yml
-    history = history or History.load(docs_dir)
     digest = fingerprint(docs_dir, config_file, f"{site_name}\n{site_url}",
                          history.record_digests())
     if only_if_changed and is_current(site_dir, digest):
