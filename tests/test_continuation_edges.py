@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from generator.chat_models import Completion, Message, PromptRequest
+from generator.completions import Completion, Message, PromptRequest
 from generator.synthesis.continuation import continuation_request, joined, joined_text
 from generator.synthesis.llm_client import ChatClient
 from tests.servers.sglang import Answer, SglangServer

@@ -13,14 +13,14 @@ from typing import SupportsIndex
 import pytest
 from click.testing import CliRunner
 
+from generator.archive.history import History
 from generator.cli import cli
 from generator.config import load_config
-from generator.edition.history import History
 from generator.errors import ConfigError
 from generator.marks import FeedbackError, Marks, bibtex_read, load_marks
 from generator.marks.bibtex_read import BibSyntaxError, read_bibtex
 from generator.marks.library import LibraryError, load_library
-from generator.models import Paper
+from generator.papers import Paper
 from generator.pipeline.library import library_shelf
 from generator.prompts.kinds import BUILTIN_KINDS
 from generator.store.cache import Cache

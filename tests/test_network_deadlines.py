@@ -15,8 +15,8 @@ import pytest
 import requests
 
 from generator.config import EmailSettings
+from generator.deliver.mail import EmailError, send
 from generator.fetch.arxiv_source import HttpSession
-from generator.publish.mail import EmailError, send
 from generator.store.cache import Cache
 
 
@@ -59,7 +59,7 @@ def test_arxiv_requests_have_a_deadline_for_the_whole_answer() -> None:
 
 def test_smtp_has_a_deadline_for_each_whole_exchange(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("generator.publish.mail.EXCHANGE_READS", 0.4)  # 0.4 s of a 1 s read
+    monkeypatch.setattr("generator.deliver.mail.EXCHANGE_READS", 0.4)  # 0.4 s of a 1 s read
     greeting = b"".join(b"220-still greeting you\r\n" for _ in range(400)) + b"220 ok\r\n"
     with trickling(greeting, read_first=False) as port:
         settings = EmailSettings(to=("reader@example.org",), sender="digest@example.org",

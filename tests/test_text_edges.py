@@ -9,13 +9,13 @@ import json
 
 import pytest
 
-from generator.chat_models import Completion
+from generator.completions import Completion
 from generator.edition.citations import CitationLinker
 from generator.evidence.checks import ClaimCheck
 from generator.evidence.claims import claims_of
 from generator.evidence.naming import answer_names, named_in
 from generator.evidence.quotes import PaperText, check_claims
-from generator.models import FullText, NumberedPaper, Paper
+from generator.papers import FullText, NumberedPaper, Paper
 from generator.text.fold import fold
 from generator.text.safe_text import md_model
 from tests.test_verbatim import CUT, body, texts

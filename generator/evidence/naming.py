@@ -10,7 +10,7 @@ its number ("Paper 3 (FastKV)", "(Paper 3, FastKV)", "FastKV (Paper 3)"). A titl
 is not a name the answer gave: "Serving: Batch Scheduling for LLM Inference" would make every
 "Serving" of the answer a citation, and no list of ordinary words can hold them all.
 Claims (claims.py), links (edition/citations.py) and the plain text of the mail and feed
-(edition/names.py) all read citations here, so they agree on what a sentence cites.
+(archive/names.py) all read citations here, so they agree on what a sentence cites.
 """
 
 from __future__ import annotations

@@ -22,9 +22,9 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from ..chat_models import UNFIT_CHECK, Completion
+from ..completions import UNFIT_CHECK, Completion
 from ..fetch.withdrawals import notice_in
-from ..models import NumberedPaper
+from ..papers import NumberedPaper
 from ..text.fold import fold, fold_piece, pieces
 from ..text.safe_text import clean, cut
 from .checks import ClaimCheck, PaperQuote, Verdict, worst

@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 
 from ..errors import UsageError
-from ..models import LibraryPaper, Paper, valid_arxiv_id
+from ..papers import LibraryPaper, Paper, valid_arxiv_id
 from ..store.userfile import UserFileError, read_user_file
 from ..text.safe_text import MAX_TITLE_CHARS, clean, cut
 from .bibtex_read import BibSyntaxError, field_text, read_bibtex
