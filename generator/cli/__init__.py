@@ -39,6 +39,7 @@ from .feedback import feedback
 from .progress import Progress
 from .send import send
 from .server import doctor, server_command
+from .workflow import workflow
 from .workspace import init as init  # re-exported: docs/screenshots.py and bench/ call it
 
 log = logging.getLogger(__name__)
@@ -306,6 +307,7 @@ cli.add_command(doctor)
 cli.add_command(feedback)
 cli.add_command(server_command)
 cli.add_command(send)
+cli.add_command(workflow)
 
 
 def main(argv: list[str] | None = None) -> Any:
