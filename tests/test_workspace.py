@@ -100,22 +100,29 @@ def test_the_workflow_validates_and_names_only_what_the_workspace_has(ws: Path) 
     # Every file the workflow reads is in the workspace; what it writes is where the config
     # puts it.
     made = {"site": config.site_dir, "site.zip": config.site_dir.with_name("site.zip"),
-            ".cache": config.cache_dir, "site_src": config.docs_dir}
+            ".cache": config.cache_dir, "site_src": config.docs_dir,
+            ".records": ws / ".records"}  # the records artifact, downloaded (git ignores it)
+    ignored = (ws / ".gitignore").read_text().split()
     for job in jobs.values():
         for step in _steps(job):
             with_ = step.get("with", {})
             for key in ("path", "cache-dependency-path"):
                 if key in with_:
-                    name = with_[key]
-                    assert (ws / name).is_file() or (ws / name).resolve() == made[name].resolve(), name
-            for read in re.findall(r"(?:-r|open\(\")\s*([\w.]+)", step.get("run", "")):
+                    # A path named by an expression: its folder (an edition's, under site_src/).
+                    name = with_[key].split("${{")[0].rstrip("/")
+                    top = name.split("/")[0]
+                    assert (ws / name).is_file() or (ws / top).resolve() == made[top].resolve(), name
+                    assert ((ws / name).is_file() or top == "site_src"
+                            or {f"/{top}/", f"/{top}"} & set(ignored)), name
+            for read in re.findall(r"(?:(?<![\w-])-r|open\(\")\s*([\w.]+)", step.get("run", "")):
                 assert (ws / read).is_file(), read
-            for added in re.findall(r"git add ([\w./]+)", step.get("run", "")):
+            kept = re.search(r"digest workflow keep .*?\"( [\w./ ]+)$", step.get("run", ""), re.M)
+            for added in kept.group(1).split() if kept else ():
                 assert added == "feedback.json" or (ws / added).resolve() == made[added].resolve()
     assert "-c constraints.txt" in (ws / "requirements.txt").read_text()
     # Every `digest` command it runs exists, with the options it passes.
-    runs = " ".join(step.get("run", "") for job in jobs.values() for step in _steps(job))
-    calls = re.findall(r"\bdigest ([a-z-]+)((?: [a-z]+)?)([^|\n]*)", runs)
+    runs = "\n".join(step.get("run", "") for job in jobs.values() for step in _steps(job))
+    calls = re.findall(r"\bdigest ([a-z-]+)((?: [a-z][a-z-]*)?)([^|\n]*)", runs)
     assert {name for name, _, _ in calls} >= {"build", "doctor", "send", "feedback"}
     for name, sub, rest in calls:
         command = cli.commands[name]
