@@ -48,11 +48,11 @@ def prune(cache: Cache, *, used_within_s: float = USED_WITHIN_S,
     size = sum(p.stat().st_size for p in removed)
     for path in removed:
         path.unlink(missing_ok=True)
-    for folder in old:
-        files = list(_files(folder))
+    for edition in old:
+        files = list(_files(edition))
         size += sum(p.stat().st_size for p in files)
         removed += files
-        shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(edition, ignore_errors=True)
     for folder in ("pdf", "text", "completions"):  # the empty subfolders of completions/
         for sub in sorted((cache.root / folder).glob("**/"), reverse=True):
             if sub.is_dir() and not any(sub.iterdir()):
