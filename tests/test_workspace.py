@@ -21,7 +21,7 @@ import generator
 from generator.cli import cli
 from generator.config import load_config
 from generator.prompts.kinds import BUILTIN_KINDS
-from generator.publish.workspace import FILES, WORKFLOW, install_from
+from generator.publish.workspace import FILES, WORKFLOW, git_install, install_from
 from tests.conftest import ROOT
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
@@ -219,3 +219,30 @@ def test_an_existing_readme_is_kept_and_gitignore_gets_the_digests_lines(tmp_pat
     ignore = (tmp_path / ".gitignore").read_text()
     assert ignore.startswith("*.log\n") and "/.cache/" in ignore.split()
     assert "Kept your" in result.output and "Added the digest's lines" in result.output
+
+
+def test_from_git_with_a_branch_is_told_to_pin_a_tag_or_commit(tmp_path: Path) -> None:
+    url = "https://github.com/example/research-digest"
+    result = digest("init", "--from-git", f"{url}@main", str(tmp_path / "ws"))
+    assert result.exit_code == 0
+    assert "'main' looks like a branch, which moves" in result.output
+    for pinned in ("v0.2.0", COMMIT):
+        assert git_install(f"{url}@{pinned}", "0.2.0").warning == ""
+
+
+@pytest.mark.skipif(not shutil.which("git"), reason="git is not installed")
+def test_a_clone_installed_from_its_folder_is_offered_its_own_commit(tmp_path: Path) -> None:
+    clone = tmp_path / "research-digest"
+    clone.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=clone, check=True, env=GIT_ENV)
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "x"], cwd=clone, check=True,
+                   env=GIT_ENV)
+    subprocess.run(["git", "remote", "add", "origin", "https://github.com/lab/research-digest.git"],
+                   cwd=clone, check=True, env=GIT_ENV)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=clone, check=True, env=GIT_ENV,
+                          capture_output=True, text=True).stdout.strip()
+    pin = install_from("0.1.0", json.dumps({"url": clone.as_uri(), "dir_info": {}}))
+    assert f"--from-git URL@REF (e.g. https://github.com/lab/research-digest@{head}" in pin.warning
+    elsewhere = install_from("0.1.0", json.dumps({"url": (tmp_path / "no").as_uri(),
+                                                   "dir_info": {}}))
+    assert "OWNER/research-digest@COMMIT" in elsewhere.warning and "@main" not in elsewhere.warning
