@@ -31,8 +31,9 @@ def requires_python() -> dict[str, SpecifierSet]:
             dist = metadata.distribution(name)
         except metadata.PackageNotFoundError:
             continue
-        if dist.version == version and dist.metadata.get("Requires-Python"):
-            found[name] = SpecifierSet(dist.metadata["Requires-Python"])
+        spec = dist.metadata["Requires-Python"]  # None where the metadata has none
+        if dist.version == version and spec:
+            found[name] = SpecifierSet(spec)
     return found
 
 
