@@ -29,7 +29,15 @@ SITE_TIMEOUT_S = 30.0
 
 @click.group()
 def workflow() -> None:
-    """The weekly workflow's own steps (restore, keep, prune-cache)."""
+    """The weekly workflow's own steps, as `digest init`'s digest.yml runs them: restore the
+    editions a failed run kept, keep an edition's files on the branch, prune the cache.
+
+    \b
+    Example:
+        digest workflow restore --from .records --from-site
+        digest workflow keep -m "Digest edition 2026-12-07" site_src feedback.json
+        digest workflow prune-cache
+    """
 
 
 @workflow.command("keep")
