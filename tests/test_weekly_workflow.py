@@ -13,10 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import requests
 from click.testing import CliRunner
 
 from generator.cli import cli
 from generator.config import load_config
+from generator.pipeline.restore import found_on_site
 from generator.prompts.kinds import BUILTIN_KINDS
 from generator.publish.workspace import WORKFLOW
 from tests.feeds import Entry, atom_feed
@@ -197,6 +199,12 @@ def test_three_weeks_keep_publish_mail_and_post_every_edition_once(
     # The send job sends the edition the build built, from its records.
     assert second.jobs["send"].result == "success", "\n".join(second.jobs["send"].log)
     assert mailed(smtp) == list(WEEKS[:2]) and posted(hook) == list(WEEKS[:2])
+    # The deployed site serves each edition's record, found by its sitemap: the restore's
+    # second source, where no artifact is left.
+    with requests.Session() as session:
+        on_site = found_on_site(harness.pages.url, lambda url: (
+            lambda r: r.content if r.status_code == 200 else None)(session.get(url, timeout=5)))
+    assert [f.edition for f in on_site] == list(WEEKS[:2])
 
     # Week 3: the branch accepts pushes again, GitHub evicted the cache, and someone pushes
     # again while it builds: the rebase carries the edition onto their commit.

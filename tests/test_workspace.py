@@ -246,3 +246,31 @@ def test_a_clone_installed_from_its_folder_is_offered_its_own_commit(tmp_path: P
     elsewhere = install_from("0.1.0", json.dumps({"url": (tmp_path / "no").as_uri(),
                                                    "dir_info": {}}))
     assert "OWNER/research-digest@COMMIT" in elsewhere.warning and "@main" not in elsewhere.warning
+
+
+@pytest.mark.parametrize(("exit_code", "site"), [(3, False), (1, True), (0, True)])
+def test_the_build_step_says_what_was_published(ws: Path, tmp_path: Path, exit_code: int,
+                                                site: bool) -> None:
+    """The build step's own shell, with `digest build` standing in: a failed build that made no
+    site fails the job and says nothing was published; one that made a site publishes it."""
+    jobs = yaml.safe_load((ws / WORKFLOW).read_text())["jobs"]
+    (step,) = [s for s in _steps(jobs["build"]) if s.get("id") == "edition"]
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "digest").write_text(
+        f"#!/bin/sh\n{'mkdir -p site && touch site/index.html' if site else ':'}\n"
+        f"exit {exit_code}\n")
+    (bin_dir / "digest").chmod(0o755)
+    output = tmp_path / "output"
+    run = subprocess.run(["bash", "-eo", "pipefail", "-c", step["run"]], cwd=tmp_path,
+                         capture_output=True, text=True,
+                         env={"PATH": f"{bin_dir}:/usr/bin:/bin", "EDITION": "2026-12-07",
+                              "GITHUB_OUTPUT": str(output)})
+    said = run.stdout + run.stderr
+    if site:
+        assert run.returncode == 0 and output.read_text() == "built=true\n"
+        assert ("publishing what was built" in said) == (exit_code != 0)
+    else:
+        assert run.returncode == exit_code and not output.exists()
+        assert "built no site: nothing is published" in said
+        assert "publishing what was built" not in said

@@ -26,6 +26,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import traceback
 from collections.abc import Callable
@@ -191,7 +192,9 @@ class Harness:
         self.pages = Pages(root / "pages")
         self.bin = root / "bin"
         self.bin.mkdir()
-        self.socket_path = str(root / "digest.sock")
+        # A short path: a Unix socket's name is limited to about 100 bytes.
+        self._socket_dir = tempfile.mkdtemp(prefix="digest-")
+        self.socket_path = os.path.join(self._socket_dir, "s")
         self.calls: list[tuple[str, ...]] = []  # every digest command the workflow ran
         self._write_tools()
         self.before_step: dict[str, Callable[[], None]] = {}  # step name -> what happens then
@@ -211,6 +214,7 @@ class Harness:
 
     def stop(self) -> None:
         self.pages.stop()
+        shutil.rmtree(self._socket_dir, ignore_errors=True)
 
     def run(self, workflow: Path, today: str, inputs: dict[str, str] | None = None,
             attempt: int = 1, only: tuple[str, ...] = ()) -> Run:
