@@ -224,6 +224,8 @@ def test_three_weeks_keep_publish_mail_and_post_every_edition_once(
     assert "week 2" in readme and "week 3" in readme  # nobody's commit was lost either
     assert third.jobs["send"].result == "success"
     assert mailed(smtp) == list(WEEKS) and posted(hook) == list(WEEKS)
+    sends = [c for c in harness.calls if c[0] == "send"]
+    assert sends == [("send", "--edition", week) for week in WEEKS]  # never "the latest"
 
     # "Re-run jobs" on the send job: its delivery record comes back, nothing goes twice.
     again = harness.run(workflow, WEEKS[2], attempt=2, only=("send",))
