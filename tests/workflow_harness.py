@@ -31,8 +31,6 @@ import threading
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -40,57 +38,10 @@ import yaml
 from click.testing import CliRunner
 
 from generator.cli import cli
+from tests.workflow_stand_ins import DATE, DIGEST, GH, PIP, Pages
 
 BRANCH = "main"
 _EXPR = re.compile(r"\$\{\{(.*?)\}\}", re.S)
-
-# The commands on the runner's PATH that stand in for tools the runner has.
-_DIGEST = """#!{python} -S
-import json, os, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.connect({sock!r})
-s.sendall(json.dumps({{"argv": sys.argv[1:], "env": dict(os.environ),
-                       "cwd": os.getcwd()}}).encode() + b"\\n")
-data = b""
-while not data.endswith(b"\\n"):
-    chunk = s.recv(65536)
-    if not chunk:
-        break
-    data += chunk
-got = json.loads(data)
-sys.stdout.write(got["stdout"])
-sys.stderr.write(got["stderr"])
-sys.exit(got["code"])
-"""
-_GH = """#!{python} -S
-import json, shutil, sys, fnmatch, os
-runs = json.load(open({runs!r}))
-args = sys.argv[1:]
-if args[:2] == ["run", "list"]:
-    status = args[args.index("--status") + 1] if "--status" in args else ""
-    limit = int(args[args.index("--limit") + 1]) if "--limit" in args else 20
-    for run in [r for r in reversed(runs) if not status or r["conclusion"] == status][:limit]:
-        print(run["id"])
-elif args[:2] == ["run", "download"]:
-    run = next(r for r in runs if str(r["id"]) == args[2])
-    pattern = args[args.index("--pattern") + 1]
-    where = args[args.index("--dir") + 1]
-    names = [n for n in run["artifacts"] if fnmatch.fnmatch(n, pattern)]
-    if not names:
-        sys.exit("no valid artifacts found to download")
-    for name in names:
-        shutil.copytree(run["artifacts"][name], os.path.join(where, name))
-else:
-    sys.exit("gh (test stand-in): not emulated: " + " ".join(args))
-"""
-_PIP = """#!/bin/sh
-# setup-python's Python has research-digest already: check what would be installed.
-[ "$1 $2" = "install -r" ] && grep -q '^research-digest' "$3" && grep -q '^-c constraints.txt' "$3"
-"""
-_DATE = """#!/bin/sh
-if [ "$1 $2" = "-u +%F" ]; then echo "$HARNESS_TODAY"; else exec /bin/date "$@"; fi
-"""
-
 
 class _Missing(str):
     """A property that is not there: '' (as on GitHub), whose properties are missing too."""
@@ -157,31 +108,6 @@ class Run:
         return "failure" if any(j.result == "failure" for j in self.jobs.values()) else "success"
 
 
-class Pages:
-    """The deployed site: a folder served on 127.0.0.1, replaced at each deployment."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        root.mkdir(parents=True)
-        handler = partial(_QuietHandler, directory=str(root))
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def deploy(self, site: Path) -> None:
-        shutil.rmtree(self.root)
-        shutil.copytree(site, self.root)
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
 class Harness:
     def __init__(self, root: Path, remote: Path, *, secrets: dict[str, str],
                  variables: dict[str, str] | None = None) -> None:
@@ -201,10 +127,10 @@ class Harness:
 
     def _write_tools(self) -> None:
         python = sys.executable
-        for name, text in (("digest", _DIGEST.format(python=python, sock=self.socket_path)),
-                           ("gh", _GH.format(python=python,
+        for name, text in (("digest", DIGEST.format(python=python, sock=self.socket_path)),
+                           ("gh", GH.format(python=python,
                                              runs=str(self.root / "runs.json"))),
-                           ("pip", _PIP), ("date", _DATE)):
+                           ("pip", PIP), ("date", DATE)):
             (self.bin / name).write_text(text)
             (self.bin / name).chmod(0o755)
 
