@@ -22,7 +22,7 @@ from generator.marks import merge_marks as merge
 from generator.models import FullText
 from generator.pipeline.restore import found_in_folder, found_on_site, missing
 from generator.prompts.kinds import BUILTIN_KINDS
-from generator.publish.commit_back import CommitBackError, commit_back
+from generator.publish.commit_back import CommitBackError, commit_back, merge_feedback
 from generator.store.cache import Cache
 from generator.store.prune import prune
 from tests.conftest import ROOT
@@ -206,3 +206,15 @@ def test_prune_keeps_what_the_next_run_uses(tmp_path: Path) -> None:
     assert cache.get_text("2611.00009v1", 30000) == FullText("not_requested")
     assert path.stat().st_mtime > old + 24 * 3600
     assert prune(cache).files == 0 and path.exists()
+
+
+def test_feedback_files_merge_whatever_format_each_side_wrote() -> None:
+    older = json.dumps({"marks": [{"arxiv_id": "2611.00004v2", "kind": "less",
+                                   "source": "mail", "at": "2026-12-01"}], "read": [3]})
+    ours = marks_file(("2611.00001", "more", "2026-12-07"), read=(5,))
+    merged = json.loads(merge_feedback(older.encode(), ours.encode()))
+    assert merged["format"] == 2
+    assert [(m["arxiv_id"], m["kind"]) for m in merged["marks"]] == [
+        ("2611.00001", "more"), ("2611.00004", "less")]
+    assert sorted(r["number"] for r in merged["read"]) == [3, 5]
+    assert merge_feedback(b"not json", ours.encode()) == ours.encode()  # ours, and a warning

@@ -12,18 +12,17 @@ next run restores them (`publish/restore.py`) before it builds.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import subprocess
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import DigestError
 from ..marks import FILE as MARKS_FILE
-from ..marks import Marks, merge_marks
-from ..store.codec import CodecError, from_data, to_data
+from ..marks import FeedbackError, load_marks, merge_marks, save_marks
 from ..text.urls import redact_text
 
 log = logging.getLogger(__name__)
@@ -51,17 +50,21 @@ Merge = Callable[[bytes | None, bytes], bytes]
 
 
 def merge_feedback(theirs: bytes | None, ours: bytes) -> bytes:
-    """feedback.json as the branch has it and as this run wrote it, joined mark by mark."""
+    """feedback.json as the branch has it and as this run wrote it, joined mark by mark (each
+    read and written by the marks' own reader and writer, any format they read)."""
     if theirs is None:
         return ours
-    try:
-        a = from_data(Marks, json.loads(theirs))
-        b = from_data(Marks, json.loads(ours))
-    except (ValueError, CodecError):
-        log.warning("%s on the branch is not a marks file this version reads: this run's copy "
-                    "is kept", MARKS_FILE)
-        return ours
-    return (json.dumps(to_data(merge_marks(a, b)), indent=2, ensure_ascii=False) + "\n").encode()
+    with tempfile.TemporaryDirectory(prefix="digest-marks-") as folder:
+        theirs_path, ours_path, merged_path = (Path(folder) / n for n in ("a", "b", "c"))
+        theirs_path.write_bytes(theirs)
+        ours_path.write_bytes(ours)
+        try:
+            merged = merge_marks(load_marks(theirs_path), load_marks(ours_path))
+        except FeedbackError as err:
+            log.warning("%s could not be merged (%s): this run's copy is kept", MARKS_FILE, err)
+            return ours
+        save_marks(merged_path, merged)
+        return merged_path.read_bytes()
 
 
 MERGES: dict[str, Merge] = {MARKS_FILE: merge_feedback}
@@ -110,7 +113,7 @@ def commit_back(repo: Path, paths: Sequence[str], message: str, *, branch: str,
     raise CommitBackError(
         f"could not push {len(changed) or 'the'} file(s) to {remote}'s {branch} after "
         f"{attempts} attempt(s) ({_reason(said)}); they are committed locally "
-        f"({ours[:12]})")
+        f"({_git(repo, 'rev-parse', '--short=12', 'HEAD').stdout.strip() or ours[:12]})")
 
 
 def _onto(repo: Path, upstream: str, files: dict[str, bytes | None],
