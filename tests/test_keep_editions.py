@@ -173,6 +173,15 @@ def test_restore_takes_only_editions_newer_than_the_branchs_newest(tmp_path: Pat
     on_site = found_on_site("https://lab.example.org/digest", served.get)
     assert [f.edition for f in on_site] == ["2026-12-16"]
     assert found_on_site("https://lab.example.org/other/", served.get) == []
+    asked: list[str] = []
+
+    def get(url: str) -> bytes | None:
+        asked.append(url)
+        return served.get(url)
+
+    found_on_site("https://lab.example.org/digest/", get, newer_than="2026-12-16")
+    assert asked == ["https://lab.example.org/digest/sitemap.xml",
+                     "https://lab.example.org/digest/editions/2026-12-23/edition.json"]
 
 
 def test_prune_keeps_what_the_next_run_uses(tmp_path: Path) -> None:

@@ -16,7 +16,14 @@ import click
 import requests
 
 from ..errors import DigestError
-from ..pipeline.restore import Found, found_in_folder, found_on_site, missing, restore
+from ..pipeline.restore import (
+    Found,
+    found_in_folder,
+    found_on_site,
+    missing,
+    newest_edition,
+    restore,
+)
 from ..pipeline.services import workspace_cache
 from ..publish.commit_back import commit_back
 from ..store import Docs
@@ -104,7 +111,8 @@ def restore_command(config_path: str, folders: tuple[str, ...], from_site: bool,
         site = config.digest.site_url
         if from_site and site:
             with requests.Session() as session:
-                found += found_on_site(site, lambda url: _get(session, url))
+                found += found_on_site(site, lambda url: _get(session, url),
+                                       newer_than=newest_edition(config))
         elif from_site:
             click.echo("No site URL ([digest] site_url, DIGEST_SITE_URL): the deployed site is "
                        "not read.", err=True)

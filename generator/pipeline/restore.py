@@ -65,8 +65,9 @@ def found_in_folder(folder: Path) -> list[Found]:
     return found
 
 
-def found_on_site(site_url: str, get: Get) -> list[Found]:
-    """Every edition record the deployed site at `site_url` serves, by its sitemap."""
+def found_on_site(site_url: str, get: Get, newer_than: str = "") -> list[Found]:
+    """Every edition record the deployed site at `site_url` serves, by its sitemap (only those
+    named after `newer_than`: one request a candidate, not one an edition of the archive)."""
     base = site_url if site_url.endswith("/") else site_url + "/"
     sitemap = get(urljoin(base, "sitemap.xml"))
     if sitemap is None:
@@ -75,7 +76,7 @@ def found_on_site(site_url: str, get: Get) -> list[Found]:
     names = sorted(set(_SITEMAP_EDITION.findall(sitemap.decode("utf-8", "replace"))))
     found = []
     for name in names:
-        if not EDITION_RE.fullmatch(name):
+        if not EDITION_RE.fullmatch(name) or name <= newer_than:
             continue
         url = urljoin(base, store.record(name))
         data = get(url)
@@ -95,11 +96,16 @@ def _edition_of(data: bytes, source: str) -> str:
     return record.edition if EDITION_RE.fullmatch(record.edition) else ""
 
 
+def newest_edition(config: Config) -> str:
+    """The newest edition the branch has ("" when none)."""
+    return max(Docs(config.docs_dir).edition_names(), default="")
+
+
 def missing(config: Config, candidates: Iterable[Found]) -> list[Found]:
     """The candidates the branch lacks and newer than its newest edition, one per edition
     (the first source that has it), oldest first."""
     have = Docs(config.docs_dir).edition_names()
-    newest = max(have, default="")
+    newest = newest_edition(config)
     chosen: dict[str, Found] = {}
     for found in candidates:
         if found.edition not in have and found.edition > newest:
