@@ -32,6 +32,9 @@ ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
 
 
+needs_git = pytest.mark.skipif(not shutil.which("git"), reason="git is not installed")
+
+
 @pytest.fixture(autouse=True)
 def _git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
     for key, value in ENV.items():
@@ -71,6 +74,7 @@ def repos(tmp_path: Path) -> tuple[Path, Path, Path]:
     return remote, run, other
 
 
+@needs_git
 def test_a_push_that_lost_the_race_is_rebased_and_the_marks_merged(
         repos: tuple[Path, Path, Path]) -> None:
     remote, run, other = repos
@@ -103,6 +107,7 @@ def test_a_push_that_lost_the_race_is_rebased_and_the_marks_merged(
     assert commit_back(run, ["site_src", "feedback.json"], "again", branch="main").commit == ""
 
 
+@needs_git
 def test_a_branch_that_refuses_the_push_is_an_error_after_the_attempts(
         repos: tuple[Path, Path, Path], tmp_path: Path) -> None:
     remote, run, _ = repos
