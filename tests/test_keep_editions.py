@@ -165,6 +165,9 @@ def test_restore_takes_only_editions_newer_than_the_branchs_newest(tmp_path: Pat
     found = found_in_folder(artifact)
     assert sorted(f.edition for f in found) == ["2026-12-02", "2026-12-16"]
     assert [f.edition for f in missing(config_at(ws), found)] == ["2026-12-16"]
+    (ws / "site_src" / ".removed-editions").write_text("2026-12-16\n")  # `digest remove`d
+    assert missing(config_at(ws), found) == []
+    (ws / "site_src" / ".removed-editions").unlink()
 
     # The deployed site: its sitemap names the editions, each serves its record.
     served = {"https://lab.example.org/digest/sitemap.xml": (

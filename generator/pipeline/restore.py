@@ -6,8 +6,9 @@ without it. Before it builds, this puts back every edition that the artifact (a 
 deployed site (which serves each edition's record beside its pages) holds and the branch
 lacks, and renders its pages from that record: the next site, and the next commit, have it.
 
-Only editions newer than the newest the branch has come back: an older one missing from the
-branch was taken off on purpose (`digest remove`, committed), never lost by a push.
+Only editions newer than the newest the branch has come back, and none `digest remove` took
+off (it names them in site_src/.removed-editions, committed): an edition missing from the
+branch for those reasons was taken off on purpose, not lost by a push.
 """
 
 from __future__ import annotations
@@ -104,11 +105,12 @@ def newest_edition(config: Config) -> str:
 def missing(config: Config, candidates: Iterable[Found]) -> list[Found]:
     """The candidates the branch lacks and newer than its newest edition, one per edition
     (the first source that has it), oldest first."""
-    have = Docs(config.docs_dir).edition_names()
+    docs = Docs(config.docs_dir)
+    have, removed = docs.edition_names(), docs.removed()
     newest = newest_edition(config)
     chosen: dict[str, Found] = {}
     for found in candidates:
-        if found.edition not in have and found.edition > newest:
+        if found.edition not in have | removed and found.edition > newest:
             chosen.setdefault(found.edition, found)
     return [chosen[name] for name in sorted(chosen)]
 
