@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.chat_models import Message, PromptRequest
+from generator.completions import Message, PromptRequest
 from generator.config import load_config
 from generator.pipeline.services import make_services
 from generator.prompts.kinds import BUILTIN_KINDS

@@ -19,7 +19,7 @@ from generator.cli import cli
 from generator.config import Config
 from generator.marks import Marks, new_mark
 from generator.marks import merge_marks as merge
-from generator.models import FullText
+from generator.papers import FullText
 from generator.pipeline.restore import found_in_folder, found_on_site, missing
 from generator.prompts.kinds import BUILTIN_KINDS
 from generator.publish.commit_back import CommitBackError, commit_back, merge_feedback

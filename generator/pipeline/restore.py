@@ -23,9 +23,9 @@ from pathlib import Path
 from urllib.parse import urljoin
 
 from .. import store
+from ..archive.history import History
+from ..archive.record import EditionRecord, RecordFormatError
 from ..config import Config
-from ..edition.history import History
-from ..edition.record import EditionRecord, RecordFormatError
 from ..errors import UsageError
 from ..store import Docs
 from ..store.cache import Cache, atomic_write_bytes

@@ -152,13 +152,9 @@ def _tracked(repo: Path, path: str) -> bool:
 
 
 def _commit(repo: Path, message: str) -> None:
-    _git(repo, "-c", f"user.name={_identity('GIT_COMMITTER_NAME', BOT_NAME)}",
-         "-c", f"user.email={_identity('GIT_COMMITTER_EMAIL', BOT_EMAIL)}",
+    """A commit by the workflow's bot (git's own GIT_AUTHOR_*/GIT_COMMITTER_* win, as ever)."""
+    _git(repo, "-c", f"user.name={BOT_NAME}", "-c", f"user.email={BOT_EMAIL}",
          "commit", "-q", "--no-verify", "-m", message)
-
-
-def _identity(variable: str, default: str) -> str:
-    return os.environ.get(variable) or default
 
 
 def _reason(said: str) -> str:
@@ -174,6 +170,7 @@ def _reason(said: str) -> str:
 
 
 def _env() -> dict[str, str]:
+    """The child git's environment: this process's (inherited, not read), never prompting."""
     return {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GCM_INTERACTIVE": "never"}
 
 
