@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..ask.pages import publish_question
+from ..ask.pages import publish_question, published_page
 from ..config import Config
 from ..edition.question_record import QuestionRecord
 from ..pipeline.ask import ask_stage
@@ -38,7 +38,7 @@ def ask(config: Config, services: Callable[[], Services], question: str,
                 published = publish_question(config, record)
     if record is None:
         return a.AskAnswer(words, False, None, asked.nothing, (), (), None, 0, None)
-    return _answer(words, record, asked.requests_sent, published[1] if published else None)
+    return _answer(words, record, asked.requests_sent, published_page(published) or None)
 
 
 def _answer(question: str, record: QuestionRecord, sent: int, published: str | None

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ..ask.pages import publish_question, terminal_answer
+from ..ask.pages import publish_question, published_page, terminal_answer
 from ..edition.public import claim_data, figure_data
 from ..edition.question_record import QuestionRecord
 from ..pipeline.ask import Asked, ask_stage
@@ -91,7 +91,8 @@ def ask(config_path: str, question: str, since: str, until: str, papers: int | N
                        + (", the rest from the cache" if asked.result and
                           asked.requests_sent < len(asked.result.completions) else "") + ".")
             if published:
-                click.echo(f"Published: {config.docs_dir / published[1]} (run `digest site`).")
+                click.echo(f"Published: {config.docs_dir / published_page(published)} "
+                           "(run `digest site`).")
         if record is not None and not record.answer.completion.ok:
             if publish:
                 click.echo("Nothing was published: the answer failed (ask again; what "
@@ -116,5 +117,5 @@ def answer_json(asked: Asked, published: list[str]) -> dict[str, Any]:
         "claims": [claim_data(c) for c in record.checks or ()],
         "evidence": figure_data(record.evidence_figure),
         "requests_sent": asked.requests_sent,
-        "published": published[1] if published else None,
+        "published": published_page(published) or None,
     }
