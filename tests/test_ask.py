@@ -349,13 +349,13 @@ def test_ask_publish_then_site_then_render_all_without_the_cache(
     html = (tmp_path / "ws" / "site" / answer["published"].replace(".md", ".html"))
     assert "Papers the answer read" in html.read_text(encoding="utf-8")
     # Beside the pages, for machines: the edition's public record, valid against its schema.
-    built = tmp_path / "ws" / "site"
-    public = json.loads((built / "editions" / "2026-11-25" / "edition.json").read_text())
-    schema = json.loads((built / "schema" / "edition.schema.json").read_text())
+    served = tmp_path / "ws" / "site"
+    public = json.loads((served / "editions" / "2026-11-25" / "edition.json").read_text())
+    schema = json.loads((served / "schema" / "edition.schema.json").read_text())
     jsonschema.Draft202012Validator(schema).validate(public)
     assert public["record"]["edition"] == "2026-11-25" and public["claims"]
-    assert "editions/2026-11-25/edition.json" in (built / "llms.txt").read_text()
-    assert json.loads((built / "editions.json").read_text())["editions"][0]["edition"] == \
+    assert "editions/2026-11-25/edition.json" in (served / "llms.txt").read_text()
+    assert json.loads((served / "editions.json").read_text())["editions"][0]["edition"] == \
         "2026-11-25"
     docs = tmp_path / "ws" / "site_src"
     before = {p.name: p.read_text(encoding="utf-8") for p in (docs / "questions").iterdir()}
