@@ -20,6 +20,7 @@ from typing import Any
 from .. import __version__, store
 from ..errors import DigestError
 from ..evidence.checks import ClaimCheck, EvidenceFigure
+from ..text.safe_text import clean, clean_data
 from .names import name_citations
 from .news import News
 from .record import EditionRecord, RecordFormatError, record_text
@@ -115,7 +116,9 @@ def public_record(record: EditionRecord) -> dict[str, Any]:
 
 
 def public_text(record: EditionRecord) -> str:
-    return json.dumps(public_record(record), indent=1, ensure_ascii=False) + "\n"
+    """The file's text: every string cleaned as the record file's are (no control or bidi
+    characters reach the site)."""
+    return json.dumps(clean_data(public_record(record)), indent=1, ensure_ascii=False) + "\n"
 
 
 def record_of_public(data: Any, source: str) -> EditionRecord:
@@ -166,8 +169,8 @@ def machine_files(title: str, records: Sequence[EditionRecord], site_url: str = 
                   ) -> Mapping[str, str]:
     """Every machine-readable file of the site, by path relative to its root."""
     files = {store.record(r.edition): public_text(r) for r in records}
-    files[INDEX_FILE] = json.dumps(editions_index(title, records), indent=1,
+    files[INDEX_FILE] = json.dumps(clean_data(editions_index(title, records)), indent=1,
                                    ensure_ascii=False) + "\n"
-    files[LLMS_FILE] = llms_txt(title, records, site_url)
+    files[LLMS_FILE] = clean(llms_txt(title, records, site_url))
     files[SCHEMA_URL] = SCHEMA_FILE.read_text(encoding="utf-8")
     return files
