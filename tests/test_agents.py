@@ -20,6 +20,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+import requests
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -185,42 +186,27 @@ def test_over_stdio_every_tool_answers_and_bad_input_is_refused_in_our_words(
     assert [p.name for p in archive.folder.parent.iterdir()] == ["ws"]
 
 
-def _rpc(server: subprocess.Popen[bytes], line: bytes) -> dict[str, Any]:
-    assert server.stdin is not None and server.stdout is not None
-    server.stdin.write(line + b"\n")
-    server.stdin.flush()
-    answer = json.loads(server.stdout.readline())
-    assert isinstance(answer, dict)
-    return answer
-
-
-def test_a_string_that_is_not_utf8_is_read_or_dropped_never_a_traceback(
-        archive: Archive) -> None:
-    """What the SDK's client cannot send: a lone surrogate (JSON's escape of a byte that is
-    not UTF-8) and raw bytes that are not UTF-8, written on the server's stdin as they come."""
-    server = subprocess.Popen(
-        [sys.executable, "-m", "generator", "mcp", "--config", str(archive.config)],
-        env=_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    try:
-        hello = _rpc(server, json.dumps({
-            "jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": LATEST_HANDSHAKE_VERSION, "capabilities": {},
-                       "clientInfo": {"name": "test", "version": "1"}}}).encode())
-        assert hello["result"]["serverInfo"]["name"] == "research-digest"
-        assert server.stdin is not None
-        server.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
-        call = (b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": '
-                b'"search", "arguments": {"query": "tree-shaped QUERY"}}}')
-        # The SDK's JSON reader drops a message holding a lone surrogate (no answer, as for
-        # any line that is not JSON): the server goes on; our own check is tested below.
-        server.stdin.write(call.replace(b"QUERY", b"\\udcff") + b"\n")
-        raw = _rpc(server, call.replace(b'"id": 2', b'"id": 3').replace(b"QUERY", b"\xff\xfe"))
-        assert raw["id"] == 3 and not raw["result"]["isError"]
-        # Read as U+FFFD, which is no word: the rest is searched.
-        assert raw["result"]["structuredContent"]["hits"][0]["base_id"] == TREE.base_id
-    finally:
-        server.kill()
-        server.wait(timeout=30)
+def _not_utf8_over_http(url: str) -> None:
+    """What the SDK's client cannot send, posted as it comes: a lone surrogate (JSON's escape
+    of a byte that is not UTF-8) and raw bytes that are not UTF-8. The SDK's reader refuses
+    both as JSON-RPC parse errors, before any tool runs (our own check is tested below)."""
+    headers = {"Accept": "application/json, text/event-stream",
+               "Content-Type": "application/json"}
+    hello = requests.post(url, headers=headers, timeout=30, data=json.dumps({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": LATEST_HANDSHAKE_VERSION, "capabilities": {},
+                   "clientInfo": {"name": "test", "version": "1"}}}))
+    assert hello.status_code == 200, hello.text
+    headers |= {"mcp-session-id": hello.headers["mcp-session-id"],
+                "mcp-protocol-version": LATEST_HANDSHAKE_VERSION}
+    call = (b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": '
+            b'"search", "arguments": {"query": "tree-shaped QUERY"}}}')
+    for wrong in (b"\\udcff", b"\xff\xfe"):
+        refused = requests.post(url, headers=headers, timeout=30,
+                                data=call.replace(b"QUERY", wrong))
+        assert refused.status_code == 400
+        error = refused.json()["error"]
+        assert error["code"] == -32700 and "Traceback" not in error["message"]
 
 
 def test_over_http_an_agent_reads_and_publishes_a_checked_question(archive: Archive) -> None:
@@ -243,6 +229,7 @@ def test_over_http_an_agent_reads_and_publishes_a_checked_question(archive: Arch
                                                             "publish": True}))
 
         asked = asyncio.run(session())
+        _not_utf8_over_http(url)
     finally:
         server.terminate()
         server.wait(timeout=30)
