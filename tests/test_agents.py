@@ -29,9 +29,7 @@ from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from generator.agents.inputs import MAX_LIMIT, AgentInputError
 from generator.agents.reader import ArchiveReader
-from generator.cli import cli
-from generator.config import load_config
-from generator.edition.public import (
+from generator.archive.public import (
     SCHEMA_FILE,
     editions_index,
     llms_txt,
@@ -39,7 +37,9 @@ from generator.edition.public import (
     public_record,
     record_of_public,
 )
-from generator.edition.record import EditionRecord
+from generator.archive.record import EditionRecord
+from generator.cli import cli
+from generator.config import load_config
 from generator.errors import DigestError
 from generator.prompts.kinds import BUILTIN_KINDS
 from tests.agents_workspace import HOSTILE, write_archive

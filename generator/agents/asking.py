@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..archive.question_record import QuestionRecord
 from ..ask.pages import publish_question, published_page
 from ..config import Config
-from ..edition.question_record import QuestionRecord
 from ..pipeline.ask import ask_stage
 from ..pipeline.services import Services
 from . import answers as a

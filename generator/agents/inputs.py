@@ -9,7 +9,7 @@ import re
 from datetime import date
 
 from ..errors import UsageError
-from ..models import base_of, valid_arxiv_id
+from ..papers import base_of, valid_arxiv_id
 
 MAX_QUERY_CHARS = 500
 MAX_QUESTION_CHARS = 2000

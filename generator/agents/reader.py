@@ -13,14 +13,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..archive.bibtex import Citable, entry
+from ..archive.history import History, read_record
+from ..archive.names import name_citations
+from ..archive.news import News
+from ..archive.record import EditionRecord, RecordPaper
+from ..archive.withdrawn import withdrawn_now
 from ..ask.index import ArchiveIndex, question_terms
 from ..config import Config
-from ..edition.bibtex import Citable, entry
-from ..edition.history import History, read_record
-from ..edition.names import name_citations
-from ..edition.news import News
-from ..edition.record import EditionRecord, RecordPaper
-from ..edition.withdrawn import withdrawn_now
 from ..errors import UsageError
 from ..evidence.checks import ClaimCheck, EvidenceFigure
 from ..marks.library import LibraryError, load_library

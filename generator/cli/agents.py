@@ -7,13 +7,11 @@ command runs: a digest that never serves agents does not install it.
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from ..errors import UsageError
 from ..pipeline.services import make_services, workspace_cache
-from .common import config_option, read_config, user_errors, verbose_option
+from .common import config_option, environment, read_config, user_errors, verbose_option
 
 INSTALL_HINT = ("`digest mcp` needs the Model Context Protocol SDK, which is not installed: "
                 "pip install \"research-digest[mcp]\" (from a clone: pip install -c "
@@ -59,7 +57,7 @@ def mcp_command(config_path: str, http: str | None, allow_remote: bool) -> None:
             raise UsageError(INSTALL_HINT) from err
         config = read_config(config_path)
         cache = workspace_cache(config)
-        server = make_server(config, lambda: make_services(config, os.environ, cache))
+        server = make_server(config, lambda: make_services(config, environment(), cache))
         if address is None:
             serve_stdio(server)
             return

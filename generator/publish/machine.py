@@ -2,7 +2,7 @@
 llms.txt and the JSON Schema, written into the built site beside the HTML.
 
 MkDocs copies the workspace's record files (`editions/<name>/edition.json`) into the site as
-they are; those paths are written over here with the public form (edition/public.py), which
+they are; those paths are written over here with the public form (archive/public.py), which
 holds the record whole and adds what an agent reads first.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from ..edition.history import History
-from ..edition.public import machine_files
+from ..archive.history import History
+from ..archive.public import machine_files
 from ..store.cache import atomic_write_text
 
 log = logging.getLogger(__name__)
