@@ -20,6 +20,7 @@ PACKAGE = Path(__file__).parent.parent / "generator"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("__main__",),
     ("cli",),
+    ("agents",),
     ("pipeline",),
     ("publish",),
     ("deliver",),

@@ -20,6 +20,7 @@ from ..pipeline.site import check_pages, site_stage, skeleton_dir
 from ..pipeline.synthesize import synthesize_stage
 from ..publish.deploy import deploy_site
 from ..publish.site import zip_site
+from .agents import mcp_command
 from .ask import ask
 from .common import (
     TextOnlyGroup,
@@ -305,6 +306,7 @@ def remove(config_path: str, edition: str) -> None:
 
 # The LLM server's commands (doctor, server-command) live beside this module.
 cli.add_command(ask)
+cli.add_command(mcp_command)
 cli.add_command(init)
 cli.add_command(doctor)
 cli.add_command(feedback)
