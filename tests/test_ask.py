@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from click.testing import CliRunner
 
@@ -375,6 +376,15 @@ def test_ask_publish_then_site_then_render_all_without_the_cache(
     assert reads == {"2026-11-25/edition.json": 1, question_file: 1}
     html = (tmp_path / "ws" / "site" / answer["published"].replace(".md", ".html"))
     assert "Papers the answer read" in html.read_text(encoding="utf-8")
+    # Beside the pages, for machines: the edition's public record, valid against its schema.
+    served = tmp_path / "ws" / "site"
+    public = json.loads((served / "editions" / "2026-11-25" / "edition.json").read_text())
+    schema = json.loads((served / "schema" / "edition.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(public)
+    assert public["record"]["edition"] == "2026-11-25" and public["claims"]
+    assert "editions/2026-11-25/edition.json" in (served / "llms.txt").read_text()
+    assert json.loads((served / "editions.json").read_text())["editions"][0]["edition"] == \
+        "2026-11-25"
     docs = tmp_path / "ws" / "site_src"
     before = {p.name: p.read_text(encoding="utf-8") for p in (docs / "questions").iterdir()}
     shutil.rmtree(tmp_path / "ws" / ".cache")

@@ -20,6 +20,7 @@ PACKAGE = Path(__file__).parent.parent / "generator"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("__main__",),
     ("cli",),
+    ("agents",),
     ("pipeline",),
     ("publish",),
     ("deliver",),
@@ -168,8 +169,9 @@ def test_kinds_are_named_by_the_registrys_constants() -> None:
 
 def test_the_environment_is_read_in_one_module() -> None:
     """The CLI reads the process's environment (`cli/common.py: environment`) and gives it to
-    whatever needs it; deploy's child git process inherits it, which is not a reading."""
+    whatever needs it; deploy's and the workflow's commit-back's child git processes inherit
+    it, which is not a reading."""
     readers = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
                      if "os.environ" in (text := p.read_text(encoding="utf-8"))
                      or "getenv(" in text)
-    assert readers == ["cli/common.py", "publish/deploy.py"]
+    assert readers == ["cli/common.py", "publish/commit_back.py", "publish/deploy.py"]

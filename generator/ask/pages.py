@@ -138,6 +138,12 @@ def question_pages(env: jinja2.Environment, records: Sequence[QuestionRecord],
     return pages
 
 
+def published_page(written: Sequence[str]) -> str:
+    """The page of the question `publish_question` kept (its record is written first; the
+    pages after it are every question's, newest first, so not always this one's)."""
+    return written[0].removesuffix(".json") + ".md" if written else ""
+
+
 def write_questions(docs_dir: Path, env: jinja2.Environment, records: Sequence[QuestionRecord],
                     kinds: KindRegistry, site: Site, new: QuestionRecord | None = None
                     ) -> list[str]:

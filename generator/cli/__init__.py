@@ -20,6 +20,7 @@ from ..pipeline.site import check_pages, site_stage, skeleton_dir
 from ..pipeline.synthesize import synthesize_stage
 from ..publish.deploy import deploy_site
 from ..publish.site import zip_site
+from .agents import mcp_command
 from .ask import ask
 from .common import (
     TextOnlyGroup,
@@ -39,6 +40,7 @@ from .feedback import feedback
 from .progress import Progress
 from .send import send
 from .server import doctor, server_command
+from .workflow import workflow
 from .workspace import init as init  # re-exported: docs/screenshots.py and bench/ call it
 
 log = logging.getLogger(__name__)
@@ -304,11 +306,13 @@ def remove(config_path: str, edition: str) -> None:
 
 # The LLM server's commands (doctor, server-command) live beside this module.
 cli.add_command(ask)
+cli.add_command(mcp_command)
 cli.add_command(init)
 cli.add_command(doctor)
 cli.add_command(feedback)
 cli.add_command(server_command)
 cli.add_command(send)
+cli.add_command(workflow)
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -11,8 +11,9 @@ from typing import Any
 
 import click
 
+from ..archive.public import claim_data, figure_data
 from ..archive.question_record import QuestionRecord
-from ..ask.pages import publish_question, terminal_answer
+from ..ask.pages import publish_question, published_page, terminal_answer
 from ..pipeline.ask import Asked, ask_stage
 from ..pipeline.services import make_services, workspace_cache
 from .common import (
@@ -90,7 +91,8 @@ def ask(config_path: str, question: str, since: str, until: str, papers: int | N
                        + (", the rest from the cache" if asked.result and
                           asked.requests_sent < len(asked.result.completions) else "") + ".")
             if published:
-                click.echo(f"Published: {config.docs_dir / published[1]} (run `digest site`).")
+                click.echo(f"Published: {config.docs_dir / published_page(published)} "
+                           "(run `digest site`).")
         if record is not None and not record.answer.completion.ok:
             if publish:
                 click.echo("Nothing was published: the answer failed (ask again; what "
@@ -104,7 +106,6 @@ def answer_json(asked: Asked, published: list[str]) -> dict[str, Any]:
     if record is None:
         return {"answered": False, "why": asked.nothing, "requests_sent": 0}
     completion = record.answer.completion
-    figure = record.evidence_figure
     return {
         "answered": completion.ok, "question": record.question, "asked_at": record.asked_at,
         "model": record.model, "server": record.server,
@@ -113,19 +114,8 @@ def answer_json(asked: Asked, published: list[str]) -> dict[str, Any]:
                     "title": p.title, "editions": list(p.editions), "abs_url": p.abs_url,
                     "withdrawn": p.withdrawn or None} for p in record.papers],
         "answer": completion.content, "error": completion.error or None,
-        "claims": [{"sentence": c.sentence, "papers": list(c.papers),
-                    "verdict": c.mark.code, "mark": c.mark.text,
-                    "quotes": [{"paper": q.paper, "quote": q.quote,
-                                "found": q.verdict == "supported", "note": q.note}
-                               for q in c.quotes if c.papers],
-                    "judgement": ({"support": c.judgement.support, "reason": c.judgement.reason}
-                                  if c.judgement else None),
-                    "phantoms": list(c.phantoms), "note": c.note}
-                   for c in record.checks or ()],
-        "evidence": ({"claims": figure.claims, "backed": figure.backed, "partly": figure.partly,
-                      "not_supported": figure.unbacked, "quote_found": figure.unjudged,
-                      "problems": figure.problems, "not_checked": figure.unchecked,
-                      "sentence": figure.sentence} if figure else None),
+        "claims": [claim_data(c) for c in record.checks or ()],
+        "evidence": figure_data(record.evidence_figure),
         "requests_sent": asked.requests_sent,
-        "published": published[1] if published else None,
+        "published": published_page(published) or None,
     }

@@ -192,6 +192,19 @@ def load_marks(path: Path, repo: str = "") -> Marks:
                  stored.format)
 
 
+def merge_marks(theirs: Marks, ours: Marks) -> Marks:
+    """Two copies of the marks file joined mark by mark (the workflow's commit-back, when the
+    branch moved while an edition built): every issue either read, and for a paper marked in
+    both, the later mark (ours on the same day: the run that read it last)."""
+    merged = theirs
+    for mark in ours.marks:
+        known = merged.get(mark.arxiv_id)
+        if known is None or known.at <= mark.at:
+            merged = merged.with_mark(mark)
+    return replace(merged, read=tuple(sorted({*theirs.read, *ours.read})),
+                   format=max(theirs.format, ours.format))
+
+
 def save_marks(path: Path, marks: Marks) -> None:
     """Write the marks (atomically), in this version's format."""
     marks = replace(marks, read=tuple(sorted(set(marks.read))), format=FORMAT)

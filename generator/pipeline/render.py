@@ -116,6 +116,8 @@ def render_stage(config: Config, cache: Cache, edition: str, *,
                               history.questions)
     write_pages(config.docs_dir, rendered)
     cache.mark_removed(edition, False)  # rendering an edition on purpose publishes it again
+    if edition in Docs(config.docs_dir).removed():
+        Docs(config.docs_dir).mark_removed(edition, False)
     written = history.with_record(assembled.record)  # as the render wrote it
     pages = sorted(rendered.pages)
     atomic_write_text(cache.rendered_path(edition), "\n".join(
@@ -225,6 +227,7 @@ def remove_edition(config: Config, cache: Cache, edition: str) -> list[str]:
         known = ", ".join(sorted(docs.edition_names(), reverse=True)) or "none"
         raise UsageError(f"there is no edition {edition} in {config.docs_dir} (editions: {known})")
     cache.mark_removed(edition)
+    docs.mark_removed(edition)  # committed: the workflow's restore leaves it out
     shutil.rmtree(docs.edition_folder(edition))
     log.info("removed the pages and record of edition %s", edition)
     rendered, skipped = render_all(config, cache)

@@ -26,6 +26,7 @@ from ..errors import SiteBuildError, UnsafeSiteError
 from ..text.safe_text import cut
 from .freshness import SITE_MARKER, fingerprint, is_current, marker_text
 from .inert import check_site
+from .machine import write_machine_files
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +140,7 @@ def build_site(
                 config.extra["polyfills"] = with_lazy_search(config.extra.get("polyfills"))
             config.copyright = with_arxiv_credit(config.copyright)
             mkdocs_build(config)
+            write_machine_files(staging, site_name, history, site_url)
         except (MkDocsException, OSError) as err:
             shutil.rmtree(staging, ignore_errors=True)
             details = "".join(f"\n  {m}" for m in warnings.messages[:20])
