@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from generator.archive.public import public_text
+from generator.archive.record import EditionRecord
 from generator.cli import cli
 from generator.config import Config
 from generator.marks import Marks, new_mark
@@ -169,17 +171,23 @@ def test_restore_takes_only_editions_newer_than_the_branchs_newest(tmp_path: Pat
     assert missing(config_at(ws), found) == []
     (ws / "site_src" / ".removed-editions").unlink()
 
-    # The deployed site: its sitemap names the editions, each serves its record.
+    # The deployed site: its sitemap names the editions, each serves its record in its
+    # public form (archive/public.py: the record whole under "record").
+    def public(edition: str) -> bytes:
+        return public_text(EditionRecord.from_json({**record, "edition": edition}, "x")).encode()
+
     served = {"https://lab.example.org/digest/sitemap.xml": (
         b"<urlset><url><loc>https://lab.example.org/digest/editions/2026-12-16/</loc></url>"
         b"<url><loc>https://lab.example.org/digest/editions/2026-12-23/papers/x/</loc></url>"
         b"<url><loc>https://lab.example.org/digest/editions/2026-12-09/</loc></url></urlset>"),
-        "https://lab.example.org/digest/editions/2026-12-16/edition.json":
-            json.dumps({**record, "edition": "2026-12-16"}).encode(),
+        "https://lab.example.org/digest/editions/2026-12-16/edition.json": public("2026-12-16"),
         "https://lab.example.org/digest/editions/2026-12-23/edition.json":
-            json.dumps({**record, "edition": "2026-12-09"}).encode()}  # not what it says
+            public("2026-12-09")}  # not what it says
     on_site = found_on_site("https://lab.example.org/digest", served.get)
     assert [f.edition for f in on_site] == ["2026-12-16"]
+    # What comes back is the record the branch keeps, not the site's public form.
+    kept = EditionRecord.from_json(json.loads(on_site[0].record), "restored")
+    assert kept.edition == "2026-12-16" and b"schema_version" not in on_site[0].record
     assert found_on_site("https://lab.example.org/other/", served.get) == []
     asked: list[str] = []
 

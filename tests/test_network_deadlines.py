@@ -17,6 +17,7 @@ import requests
 from generator.config import EmailSettings
 from generator.deliver.mail import EmailError, send
 from generator.fetch.arxiv_source import HttpSession
+from generator.pipeline.services import site_files
 from generator.store.cache import Cache
 
 
@@ -68,3 +69,13 @@ def test_smtp_has_a_deadline_for_each_whole_exchange(tmp_path: Path,
         with pytest.raises(EmailError, match=r"no whole answer within 0\.4 s"):
             send(lambda address: EmailMessage(), settings, Cache(tmp_path / "cache"),
                  "2026-12-02", {})
+
+
+def test_the_deployed_sites_files_have_a_deadline_for_the_whole_answer(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """`digest workflow restore --from-site` reads the site through `site_files`: a file
+    trickled past the deadline is not read (None, said in the log), never waited on."""
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n" + b"{" * 5000
+    with trickling(answer, read_first=True) as port, site_files(deadline_s=0.4) as get:
+        assert get(f"http://127.0.0.1:{port}/sitemap.xml") is None
+    assert "not read whole within 0.4 s" in caplog.text

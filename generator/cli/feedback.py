@@ -14,15 +14,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import click
-import requests
 
 from ..archive.history import History
 from ..config import Config
 from ..errors import LockedError, UsageError
 from ..marks import FORMAT, KINDS, close_read, load_marks, new_mark, pull, save_marks
-from ..marks.github import DEFAULT_API, GitHubIssues
+from ..marks.github import GitHubIssues
 from ..pipeline.library import Shelf, library_shelf
-from ..pipeline.services import workspace_cache
+from ..pipeline.services import github_issues, workspace_cache
 from ..synthesis.triage import LIBRARY
 from ..text.safe_text import text_of
 from .common import config_option, environment, read_config, user_errors, verbose_option, workspace_lock
@@ -171,22 +170,9 @@ def _holder(config: Config) -> str:
     return f"process {pid}: {command}" if command else f"process {pid}"
 
 
-@contextlib.contextmanager
-def _issues(config: Config, timeout_s: float) -> Iterator[GitHubIssues]:
+def _issues(config: Config, timeout_s: float) -> contextlib.AbstractContextManager[GitHubIssues]:
     """The repository's issues, with the token from the environment."""
-    repo = config.feedback.github_repo
-    if not repo:
-        raise UsageError(f"set [feedback] github_repo = \"owner/name\" in {config.path} to read "
-                         "marks from that repository's issues (or pass --if-configured)")
-    token = environment().get("GITHUB_TOKEN", "")
-    if not token:
-        raise UsageError("GITHUB_TOKEN is not set: the marks' issues are read and closed "
-                         "with it (locally: GITHUB_TOKEN=$(gh auth token), or a fine-grained "
-                         "token with Issues read and write on the repository; in a workflow: "
-                         "env: GITHUB_TOKEN: ${{ github.token }})")
-    with requests.Session() as session:
-        yield GitHubIssues(session, environment().get("GITHUB_API_URL") or DEFAULT_API, repo,
-                           token, deadline_s=timeout_s)
+    return github_issues(config, environment(), timeout_s)
 
 
 @feedback.command("add")

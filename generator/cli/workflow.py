@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import click
-import requests
 
 from ..errors import DigestError
 from ..pipeline.restore import (
@@ -24,14 +23,12 @@ from ..pipeline.restore import (
     newest_edition,
     restore,
 )
-from ..pipeline.services import workspace_cache
+from ..pipeline.services import site_files, workspace_cache
 from ..publish.commit_back import commit_back
 from ..store import Docs
 from ..store.cache import atomic_write_bytes
 from ..store.prune import KEEP_EDITIONS, prune
 from .common import config_option, read_config, user_errors, verbose_option, workspace_lock
-
-SITE_TIMEOUT_S = 30.0
 
 
 @click.group()
@@ -110,9 +107,8 @@ def restore_command(config_path: str, folders: tuple[str, ...], from_site: bool,
         found: list[Found] = [f for folder in folders for f in found_in_folder(Path(folder))]
         site = config.digest.site_url
         if from_site and site:
-            with requests.Session() as session:
-                found += found_on_site(site, lambda url: _get(session, url),
-                                       newer_than=newest_edition(config))
+            with site_files() as get:
+                found += found_on_site(site, get, newer_than=newest_edition(config))
         elif from_site:
             click.echo("No site URL ([digest] site_url, DIGEST_SITE_URL): the deployed site is "
                        "not read.", err=True)
@@ -150,15 +146,6 @@ def prune_command(config_path: str, used_within_hours: float, keep_editions: int
                          keep_editions=keep_editions)
         click.echo(f"Pruned {done.files} file(s) ({done.bytes / 1e6:.1f} MB); the cache "
                    f"holds {done.kept_bytes / 1e6:.1f} MB.")
-
-
-def _get(session: requests.Session, url: str) -> bytes | None:
-    try:
-        response = session.get(url, timeout=SITE_TIMEOUT_S)
-    except requests.RequestException as err:
-        click.echo(f"{url}: {type(err).__name__}: not read", err=True)
-        return None
-    return response.content if response.status_code == 200 else None
 
 
 def _current_branch(repo: Path) -> str:

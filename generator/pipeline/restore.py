@@ -24,7 +24,8 @@ from urllib.parse import urljoin
 
 from .. import store
 from ..archive.history import History
-from ..archive.record import EditionRecord, RecordFormatError
+from ..archive.public import PublicRecordError, record_of_public
+from ..archive.record import EditionRecord, RecordFormatError, record_text
 from ..config import Config
 from ..errors import UsageError
 from ..store import Docs
@@ -81,10 +82,23 @@ def found_on_site(site_url: str, get: Get, newer_than: str = "") -> list[Found]:
             continue
         url = urljoin(base, store.record(name))
         data = get(url)
-        edition = _edition_of(data, url) if data is not None else ""
-        if edition == name:
-            found.append(Found(edition, data or b"", None, url))
+        record = _public_record(data, url) if data is not None else None
+        if record is not None and record.edition == name:
+            # The site serves the public form of the record (archive/public.py): the record
+            # it holds is what the branch keeps.
+            found.append(Found(name, record_text(record).encode(), None, url))
     return found
+
+
+def _public_record(data: bytes, source: str) -> EditionRecord | None:
+    """The record a site's public edition.json holds (None where it is none this version
+    reads)."""
+    try:
+        return record_of_public(json.loads(data), source)
+    except (ValueError, PublicRecordError) as err:
+        log.warning("%s is not a public record this version reads (%s): not restored",
+                    source, err)
+        return None
 
 
 def _edition_of(data: bytes, source: str) -> str:

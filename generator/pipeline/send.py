@@ -16,18 +16,17 @@ from dataclasses import dataclass
 from email.message import EmailMessage
 from pathlib import Path
 
-import requests
-
 from ..archive.history import History
 from ..archive.record import EditionRecord
 from ..config import Config
 from ..deliver.chat import chat_post, payload
 from ..deliver.mail import Delivery, recipients, send, write_eml
 from ..deliver.newsletter import OWN_MARKUP, as_message, newsletter
-from ..deliver.webhook import ChatError, Posted, Poster, Webhook, post_once
+from ..deliver.webhook import Posted, Poster, post_once
 from ..errors import UsageError
 from ..publish.inert import live_in_fragment
 from ..store.cache import Cache, atomic_write_text
+from .services import chat_webhook
 
 
 @dataclass(frozen=True)
@@ -102,14 +101,7 @@ def chat_stage(config: Config, cache: Cache, edition: str | None, environ: Mappi
         atomic_write_text(path, body.decode())
         return ChatResult(record.edition, None, path)
     if poster is None:
-        variable = settings.webhook_url_env.strip()
-        url = environ.get(variable, "").strip()
-        if not url:
-            raise ChatError(f"the chat webhook's URL is not set: export {variable} (named by "
-                            "[chat] webhook_url_env) before `digest send`; in the workflow, "
-                            f"add the repository secret {variable}")
-        with requests.Session() as session:
-            webhook = Webhook(session, url, variable, deadline_s=settings.timeout_seconds)
+        with chat_webhook(config, environ) as webhook:
             return ChatResult(record.edition, post_once(
                 webhook, body, settings.format, cache, record.edition, resend=resend,
                 resend_held=resend_held), None)
