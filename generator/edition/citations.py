@@ -22,7 +22,7 @@ from ..evidence.checks import KEY, MARKS, VERDICT_LABELS, ClaimCheck, FigureChec
 from ..evidence.claims import CITE_RE as _CITE_RE
 from ..evidence.claims import FIGURE_RE as _FIGURE_RE
 from ..evidence.claims import NUMBER_RE as _NUMBER_RE
-from ..evidence.claims import before_stop, sentences
+from ..evidence.claims import before_stop, headed
 from ..evidence.claims import numbers as _numbers
 from ..evidence.claims import plain_sentence as _plain
 from ..evidence.naming import Citation, find_citations, named_in, names_pattern
@@ -124,8 +124,8 @@ class CitationLinker:
 
     def __call__(self, text: str) -> str:
         out = []
-        for sentence, gap in sentences(text):
-            linked = self._sentence(sentence)
+        for sentence, gap, heading in headed(text):
+            linked = self._sentence(sentence, heading)
             if sentence.strip() and not linked and "\n" not in gap:
                 gap = ""  # a sentence dropped (prose.one_paper_once) takes its space along
             out.append(linked + gap)
@@ -147,7 +147,9 @@ class CitationLinker:
         return (f'<span class="digest-flag" title="{_attr(why)}">{label} ⚠ not in this '
                 f'edition</span>')
 
-    def _sentence(self, sentence: str) -> str:
+    def _sentence(self, sentence: str, heading: bool = False) -> str:
+        """A sentence linked and checked; in a heading, linked only (no mark, quote box or
+        key goes into a table of contents or a permalink: the body makes the claims)."""
         by_name = [n for n in named_in(sentence, self.names) if n in self._papers]
         if not find_citations(sentence) and not by_name:
             return sentence
@@ -161,16 +163,19 @@ class CitationLinker:
         cited_here = list(dict.fromkeys(
             [n for c in citations for n in c.numbers if n in self._papers] + by_name))
         named = name_citations(plain, self._plain_names) if self._names else plain
-        check = self.evidence.get(plain) if self.evidence is not None else None
+        check = (self.evidence.get(plain) if self.evidence is not None and not heading
+                 else None)
         for n in cited_here:
             self.result.cited[n] = self.result.cited.get(n, 0) + 1
+            if heading:
+                continue
             contexts = self.result.contexts.setdefault(n, [])
             if all(named != said for said, _ in contexts):
                 contexts.append((named, check.standing if check else None))
         # Figures are marked first and parked behind placeholders, so that citation links and
         # our markup never land inside one another.
         parked: list[str] = []
-        if len(cited_here) == 1:
+        if len(cited_here) == 1 and not heading:
             sentence = self._mark_figures(sentence, cited_here[0], plain, parked)
             citations = find_citations(sentence)
         pieces: list[str] = []

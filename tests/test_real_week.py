@@ -1,0 +1,111 @@
+"""A real model's week, read well (issue 74): the forms DeepSeek-V4-Flash and other real
+models write in cross-paper syntheses, each read the way a reader means it. Unit tests on fixed
+text: cheap, no build."""
+
+from __future__ import annotations
+
+import re
+
+import markdown
+
+from generator.edition.citations import CitationLinker
+from generator.edition.model import ClaimCheck
+from generator.edition.picks import backing_claims, says_what
+from generator.evidence.checks import Verdict
+from generator.evidence.claims import claims_of, sentences
+from generator.text.safe_text import md_model
+from tests.htmlcheck import elements
+from tests.test_citations import papers
+
+
+def linked(text: str, shift: int = 1,
+           evidence: dict[str, ClaimCheck] | None = None) -> tuple[str, CitationLinker]:
+    linker = CitationLinker("research-map", papers(),
+                            names={p.number: p.paper.title.split(":")[0] for p in papers()})
+    linker.evidence = evidence
+    return md_model(text, shift, linker), linker
+
+
+def test_a_citation_after_the_full_stop_belongs_to_the_sentence_before_it() -> None:
+    answer = ("Sharding the cache scales serving beyond a single node. (Paper 5) Chunked prefill "
+              "keeps decoding steady (Paper 7).\nBatching matters. (Papers 1, 4)\n")
+    assert [s for s, _ in sentences(answer.split("\n")[0])] == [
+        "Sharding the cache scales serving beyond a single node. (Paper 5)",
+        "Chunked prefill keeps decoding steady (Paper 7)."]
+    claims = claims_of(answer, range(1, 10))
+    assert [(c.sentence, c.papers) for c in claims] == [
+        ("Sharding the cache scales serving beyond a single node. (Paper 5)", (5,)),
+        ("Chunked prefill keeps decoding steady (Paper 7).", (7,)),
+        ("Batching matters. (Papers 1, 4)", (1, 4))]
+    # A parenthesis that says something is a sentence of its own, as before.
+    assert sentences("It works. (Paper 2 shows that it does not scale.)")[0] == ("It works.", " ")
+
+
+def test_a_line_that_only_names_or_lists_papers_is_no_claim() -> None:
+    answer = ("**Papers:** 1 (FlashDecoding), 4 (Continuous Batching)\n"
+              "Papers: FlashDecoding, Quantized KV Caches\n"
+              "(Paper 5)\n"
+              "FlashDecoding splits the keys across blocks.\n")
+    names = {1: ("FlashDecoding",), 5: ("Quantized KV Caches",)}
+    claims = claims_of(answer, range(1, 10), names=names)
+    assert [(c.sentence, c.papers) for c in claims] == [
+        ("FlashDecoding splits the keys across blocks.", (1,))]
+
+
+def test_a_picks_why_is_a_sentence_that_says_what_the_paper_does() -> None:
+    def check(sentence: str, verdict: Verdict = "supported") -> ClaimCheck:
+        return ClaimCheck(sentence, (2,), verdict, "a quote of seven words from it", 2, "",
+                          f"research-map#{len(sentence)}", decided="backed")
+
+    bare = check("SAC (Paper 2)")
+    row = check("Paper 2: EgoSchema - Appears in it for long-form video understanding")
+    cell = check("Paper 2 | paged KV cache | 2.4× |")
+    names = check("Papers: Paper 2, Paper 5.")
+    prose = check("Paper 2 halves the latency of decoding at batch size one. (Paper 2)")
+    assert [says_what(c.sentence) for c in (bare, row, cell, names, prose)] == [
+        False, False, False, False, True]
+    assert backing_claims([bare, row, cell, names]) == {}
+    assert backing_claims([bare, row, prose]) == {2: prose}
+
+
+def test_headings_carry_links_never_marks_and_their_claims_are_made_in_the_body() -> None:
+    answer = ("## Cluster 1: caches (Papers 1, 5)\n\nPaper 5 cuts memory by 1.83×.\n\n"
+              "### Quantized KV Caches (Paper 5) gains 1.83×\n\nMore text here.")
+    claims = claims_of(answer, range(1, 10), 1)
+    assert [c.sentence for c in claims] == ["Paper 5 cuts memory by 1.83×."]
+    heading = "Cluster 1: caches (Papers 1, 5)"
+    evidence = {heading: ClaimCheck(heading, (1, 5), "no_quote", "", None, ""),
+                claims[0].sentence: ClaimCheck(claims[0].sentence, (5,), "supported", "q", 5, "")}
+    md, linker = linked(answer, 1, evidence)
+    heads = [line for line in md.split("\n") if line.startswith("#")]
+    assert len(heads) == 2
+    for line in heads:
+        assert "digest-ev" not in line and "digest-found" not in line and "⚠" not in line
+        assert "](papers/" in line  # the papers it names are linked
+    body = md.split("\n")[2]
+    assert "digest-ev-supported" in body and "digest-found" in body
+    html = markdown.markdown(md, extensions=["toc"])
+    ids = [attrs.get("id", "") for tag, attrs in elements(html) if tag in ("h2", "h3")]
+    assert all(len(i) < 80 for i in ids), ids
+
+
+def test_heading_levels_follow_the_answers_own_top_level() -> None:
+    answer = "### Priorities\n\ntext\n\n#### First\n\nmore\n\n```\n# a comment\n```"
+    md = md_model(answer, 2)
+    assert re.findall(r"^#+ \w+", md, re.MULTILINE) == ["### Priorities", "#### First",
+                                                         "# a"]
+    assert md_model("# Top\n\n## Sub", 1).split("\n\n")[:2] == ["## Top", "### Sub"]
+
+
+def test_every_paper_of_a_named_multi_paper_citation_is_linked_and_checked() -> None:
+    answer = ("Papers 3 (PagedAttention), 7 (Chunked Prefill), and 9 (Tail Latency) measure "
+              "energy per token.")
+    (claim,) = claims_of(answer, range(1, 10))
+    assert claim.papers == (3, 7, 9)
+    md, linker = linked(answer)
+    html = markdown.markdown(md)
+    hrefs = [attrs["href"] for tag, attrs in elements(html) if tag == "a"]
+    assert hrefs == [f"papers/2501.0{n:04d}v1.md" for n in (3, 7, 9)]
+    assert sorted(linker.result.cited) == [3, 7, 9]
+    text = re.sub(r"<[^>]+>", "", html)
+    assert not re.search(r"(?<![\w.])(?:3|7|9)(?![\w.])", text), text  # no bare bundle number
