@@ -205,9 +205,10 @@ def test_a_figure_in_the_sentence_must_be_in_the_passage_the_quote_matched() -> 
     quote = "a paged KV-cache management scheme that reduces memory fragmentation by 42.5%"
     assert verdict("Paper 1 cuts fragmentation by 42.5%.", 1, quote) == "supported"
     assert verdict("Paper 1 cuts fragmentation by 57%.", 1, quote) == "figure_missing"
-    # In the paper, but not in what the quote showed: the quote does not support it.
+    # In the paper, but not in what the quote showed: no "figure not in paper" (issue 74); the
+    # note says where the check looked, and the judge weighs the quote as given.
     short = "a paged KV-cache management scheme that reduces memory fragmentation"
-    assert verdict("Paper 1 cuts fragmentation by 42.5%.", 1, short) == "figure_missing"
+    assert verdict("Paper 1 cuts fragmentation by 42.5%.", 1, short) == "supported"
 
 
 # Evidence that cannot be gamed (issue 24, case 4) ----------------------------------------------

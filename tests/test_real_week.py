@@ -109,3 +109,33 @@ def test_every_paper_of_a_named_multi_paper_citation_is_linked_and_checked() -> 
     assert sorted(linker.result.cited) == [3, 7, 9]
     text = re.sub(r"<[^>]+>", "", html)
     assert not re.search(r"(?<![\w.])(?:3|7|9)(?![\w.])", text), text  # no bare bundle number
+
+
+def test_a_figure_check_says_where_it_looked_and_warns_only_for_one_not_in_the_paper() -> None:
+    import json
+
+    from generator.chat_models import Completion
+    from generator.evidence.quotes import PaperText, check_claims
+    from generator.models import FullText, NumberedPaper, Paper
+
+    paper = NumberedPaper(1, Paper("2606.00001v1", "EnerInfer: Energy of Inference", ("A",),
+                                   "2026-06-01", "2026-06-01",
+                                   "EnerInfer cuts energy per token by 45.8% on long prompts.",
+                                   ("cs.LG",), "", None),
+                          FullText("ok", "We measure the energy of each decoding step on GPUs.",
+                                   1, 1), 100)
+    texts = {1: PaperText.of(paper)}
+    quote = "We measure the energy of each decoding step on GPUs"
+
+    def check(sentence: str) -> tuple[str, str]:
+        (claim,) = claims_of(sentence, {1})
+        batch = Completion(name="e", model="m", content=json.dumps(
+            {"claims": [{"claim": 1, "paper": 1, "quote": quote}]}), finish_reason="stop")
+        (checked,) = check_claims([claim], [(range(1, 2), batch)], texts)
+        return checked.verdict, checked.note
+
+    verdict, note = check("Paper 1 cuts energy per token by 45.8%.")  # in the abstract
+    assert verdict == "supported" and "45.8% is in the paper, but not in the quote" in note
+    verdict, note = check("Paper 1 cuts energy per token by 61%.")
+    assert verdict == "figure_missing"
+    assert "61% is not in the paper (not in the quote, nor in the abstract" in note
