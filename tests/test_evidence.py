@@ -87,7 +87,8 @@ def test_the_page_shows_each_verdict_and_quote(checked: Path) -> None:
     html = (checked.parent / "site" / "editions" / EDITION / "research-map.html").read_text()
     # Claims 1 and 5 have their quote found; the judge (the double) says 1 supports its
     # sentence and 5 only part of it.
-    assert "1 of 6 cited claims backed by their quotes (1 partly, 4 with a problem)" in html
+    assert ("Of 6 cited claims: 1 backed · 1 partly · 0 found, not judged · 4 with a problem."
+            in html)
     marks = re.findall(r'class="digest-ev digest-ev-(\w+)" tabindex="0"', html)
     # Every claim has its mark, "no quote" too: no sentence that failed goes unmarked.
     assert marks == ["backed", "wrong_paper", "not_in_paper", "no_quote", "partly",
@@ -98,8 +99,8 @@ def test_the_page_shows_each_verdict_and_quote(checked: Path) -> None:
     assert "“" in box and 'href="papers/' in box  # the quote, and its paper's page
     assert "the judge: The quote states it." in box
     report = (checked.parent / "site_src" / "editions" / EDITION / "run-report.md").read_text()
-    assert ("**6 of 36 cited claims backed by their quotes (6 partly, 24 with a problem).**"
-            in report)
+    assert ("**Of 36 cited claims: 6 backed · 6 partly · 0 found, not judged · 24 with a "
+            "problem.**" in report)
     assert "- Judgements of the quotes found: 12 request(s)," in report
 
 

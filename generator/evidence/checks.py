@@ -265,28 +265,24 @@ class EvidenceFigure:
 
     @property
     def short(self) -> str:
-        """"3 of 8 backed" (or "5 of 8 quotes found" where nothing was judged)."""
+        """The one form of the figure on every surface: "3 backed · 2 found, not judged · 1
+        with a problem" (a claim partly backed, not supported or not checked named where there
+        is one), so no page counts in one unit and the next in another."""
         if not self.claims:
             return "no cited claim"
-        if not self.judged:
-            return f"{self.found} of {self.claims} quotes found"
-        return f"{self.backed} of {self.claims} backed"
+        parts = [f"{self.backed} backed",
+                 f"{self.partly} partly" if self.partly else "",
+                 f"{self.unbacked} not supported" if self.unbacked else "",
+                 f"{self.unjudged} found, not judged",
+                 f"{self.problems} with a problem",
+                 f"{self.unchecked} not checked" if self.unchecked else ""]
+        return " · ".join(filter(None, parts))
 
     @property
     def sentence(self) -> str:
-        """"3 of 8 cited claims backed by their quotes (1 partly, 1 not supported, 2 quote
-        found but not judged, 1 with a problem)." The same words on every surface."""
+        """"Of 8 cited claims: 3 backed · 2 found, not judged · 1 with a problem." The same
+        figure as `short`, with what it counts."""
         if not self.claims:
             return "No sentence cites a paper, so there was nothing to check."
-        rest = [f"{self.partly} partly" if self.partly else "",
-                f"{self.unbacked} not supported" if self.unbacked else "",
-                f"{self.unjudged} quote found but not judged" if self.unjudged and self.judged
-                else "",
-                f"{self.problems} with a problem" if self.problems else "",
-                f"{self.unchecked} not checked" if self.unchecked else ""]
-        extra = ", ".join(filter(None, rest))
-        head = (f"{self.backed} of {self.claims} cited claims backed by their quotes"
-                if self.judged else
-                f"{self.found} of {self.claims} cited claims have their quotes found in the "
-                "papers, not judged")
-        return head + (f" ({extra})" if extra else "") + "."
+        return (f"Of {self.claims} cited claim{'s' if self.claims != 1 else ''}: "
+                f"{self.short}.")
