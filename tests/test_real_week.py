@@ -139,3 +139,32 @@ def test_a_figure_check_says_where_it_looked_and_warns_only_for_one_not_in_the_p
     verdict, note = check("Paper 1 cuts energy per token by 61%.")
     assert verdict == "figure_missing"
     assert "61% is not in the paper (not in the quote, nor in the abstract" in note
+
+
+def test_a_sentence_citing_several_papers_shows_what_was_found_per_paper() -> None:
+    from generator.evidence.checks import PaperQuote
+
+    def part(paper: int, verdict: Verdict) -> PaperQuote:
+        found = paper if verdict == "supported" else None
+        return PaperQuote(paper, verdict, "a quote of seven words from it" if found else "",
+                          found)
+
+    verdicts: list[Verdict] = ["supported", "no_quote", "no_quote", "supported", "no_quote"]
+    parts = tuple(part(n, v) for n, v in zip((1, 3, 5, 7, 9), verdicts, strict=True))
+    sentence = "Papers 1, 3, 5, 7 and 9 all page the cache."
+    check = ClaimCheck(sentence, (1, 3, 5, 7, 9), "no_quote", parts[0].quote, 1, "",
+                       parts=parts)
+    assert check.standing == "no_quote" and check.mark_text == "⚠ quoted for 2 of 5"
+    wrong = ClaimCheck(sentence, (1, 3), "wrong_paper", "q", 1, "",
+                       parts=(parts[0], PaperQuote(3, "wrong_paper", "q", 5)))
+    assert wrong.mark_text == "⚠ wrong paper · quoted for 1 of 2"
+    # A paper's own page shows its part: found for 1, none for 3.
+    assert check.standing_for(1) == "supported" and check.standing_for(3) == "no_quote"
+    assert check.for_paper(7).mark.text == "○ quote found, not judged"
+    md, linker = linked(sentence, 1, {sentence: check})
+    assert 'digest-ev-mark">⚠ quoted for 2 of 5<' in md
+    assert [s for _, s in linker.result.contexts[1]] == ["supported"]
+    assert [s for _, s in linker.result.contexts[3]] == ["no_quote"]
+    # One paper's sentence is unchanged.
+    one = ClaimCheck("Paper 1 pages it.", (1,), "no_quote", "", None, "")
+    assert one.mark_text == "⚠ no quote found" and one.standing_for(1) == "no_quote"

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..evidence.checks import KEY, MARKS, VERDICT_LABELS, ClaimCheck, FigureCheck, Standing
+from ..evidence.checks import KEY, VERDICT_LABELS, ClaimCheck, FigureCheck, Standing
 from ..evidence.claims import CITE_RE as _CITE_RE
 from ..evidence.claims import FIGURE_RE as _FIGURE_RE
 from ..evidence.claims import NUMBER_RE as _NUMBER_RE
@@ -171,7 +171,7 @@ class CitationLinker:
                 continue
             contexts = self.result.contexts.setdefault(n, [])
             if all(named != said for said, _ in contexts):
-                contexts.append((named, check.standing if check else None))
+                contexts.append((named, check.standing_for(n) if check else None))
         # Figures are marked first and parked behind placeholders, so that citation links and
         # our markup never land inside one another.
         parked: list[str] = []
@@ -289,7 +289,7 @@ class CitationLinker:
         # The key, beside every mark: a reader meets the first one anywhere on the page.
         box.append(f"<br><small>{KEY} · [how to read the marks]({self._marks_page})</small>")
         return (f'<span class="digest-ev digest-ev-{standing}" tabindex="0">'
-                f'<span class="digest-ev-mark">{MARKS[standing].text}</span>'
+                f'<span class="digest-ev-mark">{check.mark_text}</span>'
                 f'<span class="digest-ev-box" data-search-exclude>{"".join(box)}</span></span>')
 
     def _markup(self, word: str, spec: str, numbers: list[int]) -> str:

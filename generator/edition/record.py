@@ -125,7 +125,7 @@ class EditionRecord:
         out = []
         for sentence, gap in sentences(text):
             check = self.check_of(plain_sentence(sentence)) if sentence.strip() else None
-            out.append((before_stop(sentence.rstrip(), f"[{check.mark.text}]")
+            out.append((before_stop(sentence.rstrip(), f"[{check.mark_text}]")
                         + sentence[len(sentence.rstrip()):]) if check else sentence)
             out.append(gap)
         return "".join(out)

@@ -138,7 +138,7 @@ def cited(text: str, record: EditionRecord, prefix: str = "", own: bool = False,
             said = cited(sentence, record, prefix, own, subject if not pieces else None)
             if check is not None:  # as where it was written: the mark before the stop
                 stop = said[-1] if said.rstrip()[-1:] in ".!?" and said == said.rstrip() else ""
-                said = f"{said[:len(said) - len(stop)]} {mark_html(check.standing)}{stop}"
+                said = f"{said[:len(said) - len(stop)]} {mark_html(check.standing, check.mark_text)}{stop}"
             pieces.append(said + gap)
         return "".join(pieces)
     slugs = {p.number: p.base_slug if own else p.slug for p in record.papers}
@@ -150,12 +150,13 @@ def cited(text: str, record: EditionRecord, prefix: str = "", own: bool = False,
         else md_text(piece) for piece, number in parts)
 
 
-def mark_html(standing: Standing) -> str:
-    """A verdict's mark where a sentence is restated (the words and sign of `MARKS`, the
-    classes of the mark after the sentence where it was written)."""
+def mark_html(standing: Standing, text: str = "") -> str:
+    """A verdict's mark where a sentence is restated (the words and sign of `MARKS`, or the
+    claim's own `mark_text`, the classes of the mark after the sentence where it was
+    written)."""
     mark = MARKS[standing]
     return (f'<span class="digest-ev digest-ev-{standing}" title="{mark.label}">'
-            f'<span class="digest-ev-mark">{mark.text}</span></span>')
+            f'<span class="digest-ev-mark">{text or mark.text}</span></span>')
 
 
 def _num(value: Any) -> str:

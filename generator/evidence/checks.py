@@ -177,6 +177,36 @@ class ClaimCheck:
         return self.standing == "backed"
 
     @property
+    def mark_text(self) -> str:
+        """The mark in words, as every surface shows it: a sentence citing several papers
+        says what was found per paper ("⚠ quoted for 2 of 5", "⚠ wrong paper · quoted for 2
+        of 5") where some of its quotes were found, never a bare "no quote found"."""
+        mark = self.mark
+        parts = self.quotes
+        found = sum(1 for p in parts if p.verdict == "supported")
+        if len(parts) < 2 or not found or mark.group not in ("problem", "unchecked") \
+                or self.phantoms:
+            return mark.text
+        if self.standing == "no_quote":
+            return f"{mark.sign} quoted for {found} of {len(parts)}"
+        return f"{mark.text} · quoted for {found} of {len(parts)}"
+
+    def standing_for(self, paper: int) -> Standing:
+        """What the check found of one cited paper's part (a paper's own page shows its part,
+        not the sentence's worst): its quote's verdict, or the sentence's standing where that
+        quote was found and every other was too (then the judgement speaks for all)."""
+        part = next((p for p in self.parts if p.paper == paper), None)
+        if part is None or self.phantoms:
+            return self.standing
+        if part.verdict != "supported":
+            return part.verdict
+        return self.standing if self.verdict == "supported" else "supported"
+
+    def for_paper(self, paper: int) -> ClaimCheck:
+        """The claim as one cited paper's page tells it: that paper's part decided."""
+        return replace(self, decided=self.standing_for(paper))
+
+    @property
     def quotes(self) -> tuple[PaperQuote, ...]:
         """Every cited paper's quote and verdict, in the order it cites them."""
         if self.parts:
