@@ -225,15 +225,15 @@ def _check(claim: Claim, given: Mapping[int, str], checked: bool,
     # Where the check looked: a figure the quotes leave out but the paper states (its abstract
     # or excerpt) is "not in the quote", said in the note, and the judge weighs the quotes; only
     # one in nothing the digest read of the quoted papers is "not in the paper".
-    absent = [m.group(0).strip() for m in unquoted
+    unstated = [m.group(0).strip() for m in unquoted
               if not any(figure_in(m.group(1), m.group(2).strip(), texts[p.found_in].normal)
                          for p in found if p.found_in is not None)]
-    elsewhere = [m.group(0).strip() for m in unquoted if m.group(0).strip() not in absent]
-    if absent and len(found) == len(parts):  # a figure of the sentence no paper states
+    elsewhere = [m.group(0).strip() for m in unquoted if m.group(0).strip() not in unstated]
+    if unstated and len(found) == len(parts):  # a figure of the sentence no paper states
         first = found[0]
         parts[parts.index(first)] = replace(
             first, verdict="figure_missing",
-            note=f"the quote is in Paper {first.found_in}, but {', '.join(absent)} is not in "
+            note=f"the quote is in Paper {first.found_in}, but {', '.join(unstated)} is not in "
                  "the paper (not in the quote, nor in the abstract or excerpt read)")
     elif elsewhere and found:
         first = found[0]
