@@ -168,3 +168,34 @@ def test_a_sentence_citing_several_papers_shows_what_was_found_per_paper() -> No
     # One paper's sentence is unchanged.
     one = ClaimCheck("Paper 1 pages it.", (1,), "no_quote", "", None, "")
     assert one.mark_text == "⚠ no quote found" and one.standing_for(1) == "no_quote"
+
+
+def test_no_name_is_said_twice_in_a_reference_list_or_a_sentence(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from types import SimpleNamespace
+
+    from generator.edition.names import name_citations, opens_with
+    from generator.edition.render import make_environment
+
+    assert opens_with("SAC: Soft Actor-Critic Serving", "SAC")
+    assert opens_with("Flash-Decoding for Long Context", "FlashDecoding")
+    assert not opens_with("Soft Actor-Critic", "SAC") and not opens_with("A title", "")
+    paper = SimpleNamespace(title="Kamera: Unified Long-Video Memory", slug="2606.00001v1",
+                            published="2026-06-01", abs_url="https://arxiv.org/abs/2606.00001",
+                            short_authors=lambda n: "A. Author")
+    other = SimpleNamespace(title="Soft Actor-Critic Serving", slug="2606.00002v1",
+                            published="2026-06-01", abs_url="", short_authors=lambda n: "B")
+    items = {1: SimpleNamespace(name="Kamera", paper=paper),
+             2: SimpleNamespace(name="SAC", paper=other)}
+    page = SimpleNamespace(citations=SimpleNamespace(cited={1: 1, 2: 1}))
+    edition = SimpleNamespace(paper=items.__getitem__)
+    listed = make_environment(tmp_path).get_template("_key.md.j2").render(
+        page=page, edition=edition)
+    assert "**[Kamera: Unified Long-Video Memory](papers/2606.00001v1.md)**." in listed
+    assert "**[SAC](papers/2606.00002v1.md)**: Soft Actor-Critic Serving." in listed
+    assert "Kamera · Kamera" not in listed and "Kamera**: Kamera" not in listed
+    # "JetFlow (Paper 7)": the name, then its own citation, reads once.
+    assert name_citations("JetFlow (Paper 7) streams the cache.", {7: "JetFlow"}) == (
+        "JetFlow streams the cache.")
+    md, _ = linked("Chunked Prefill (Paper 7) keeps decoding steady.")
+    assert md.count("Chunked Prefill") == 2  # the link's words and its tooltip, once in prose
+    assert "Chunked Prefill ([" not in md

@@ -155,7 +155,9 @@ class CitationLinker:
             return sentence
         plain = _plain(sentence)  # before any change: the evidence checks know it so
         # A paper named twice in a row reads once; "X and X agree" goes (prose.py).
-        once = one_paper_once(sentence, self._aliases)
+        aliases = {n: (*self._aliases.get(n, ()), *self.names.get(n, ()))
+                   for n in {*self._aliases, *self.names}}  # the answer's own names too
+        once = one_paper_once(sentence, aliases)
         if once is None:
             return ""
         sentence = once

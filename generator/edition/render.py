@@ -35,6 +35,7 @@ from .feed import atom_feed
 from .fold import fold_sections
 from .lead import comparison, without_subject
 from .model import VERDICT_LABELS, VERDICT_SHORT, Edition
+from .names import opens_with
 from .news import News
 from .paper_homes import paper_homes
 from .question_record import QuestionRecord
@@ -77,7 +78,7 @@ def make_environment(workspace: Path) -> jinja2.Environment:
                        num=_num, cut=cut, suffix_headings=suffix_headings, cited=cited,
                        theme_slug=theme_slug, slug=paper_slug, comparison=comparison,
                        excerpt=excerpt, fold_sections=fold_sections, news=News.of,
-                       bibtex_key=bibtex_key)
+                       bibtex_key=bibtex_key, opens_with=opens_with)
     # `marks`: where a reader's "more/less like this" goes (none unless [feedback] says).
     env.globals.update(labels=VERDICT_LABELS, short_labels=VERDICT_SHORT, marks=MarkLinks(),
                        key=KEY, evidence_marks=MARKS)
