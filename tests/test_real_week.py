@@ -199,3 +199,32 @@ def test_no_name_is_said_twice_in_a_reference_list_or_a_sentence(tmp_path) -> No
     md, _ = linked("Chunked Prefill (Paper 7) keeps decoding steady.")
     assert md.count("Chunked Prefill") == 2  # the link's words and its tooltip, once in prose
     assert "Chunked Prefill ([" not in md
+
+
+def test_the_models_preamble_about_the_bundle_is_not_published() -> None:
+    from generator.edition.overview import overview_text, without_preamble
+
+    body = "## Field overview\n\nServing is memory-bound (Paper 1). Caches are paged.\n"
+    for opening in ("Here is the research map based on the provided bundle of twenty papers.",
+                    "Okay, based on the provided bundle, here is a structured map:",
+                    "**Here's a research map of the supplied papers:**"):
+        assert without_preamble(f"{opening}\n\n{body}") == body
+        assert overview_text(f"{opening}\n\nServing is memory-bound (Paper 1).") == (
+            "Serving is memory-bound (Paper 1).")
+    # An opening that is the answer's own prose, or cites, or is all there is, stays.
+    for kept in ("Here is why caches matter: they grow with context.\n\n" + body,
+                 "Based on the provided papers, Paper 3 leads.\n\n" + body,
+                 "Here is the research map based on the provided bundle."):
+        assert without_preamble(kept) == kept
+
+
+def test_a_cut_field_paragraph_ends_at_a_sentence() -> None:
+    from generator.edition.overview import at_a_sentence, overview_text
+
+    paragraph = ("Serving long contexts is now memory-bound rather than compute-bound. "
+                 "Every paper of the week pages, compresses or moves the cache. The search for "
+                 "larger batches has been exhausted, and the next gains come from placement.")
+    cut = overview_text(f"## Field overview\n\n{paragraph}", limit=150)
+    assert cut == ("Serving long contexts is now memory-bound rather than compute-bound. Every "
+                   "paper of the week pages, compresses or moves the cache.")
+    assert at_a_sentence("one two three four five six", 12) == "one two…"

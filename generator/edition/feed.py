@@ -179,7 +179,11 @@ def _content(record: EditionRecord, summary: str, url: Callable[[str], str]) -> 
                          + (f": {why}" if why else "") + backing + "</li>")
         parts.append("</ol>")
     if record.overview:
-        parts.append(f"<p>The field in this edition: {linked(record.overview_parts)}</p>")
+        stem = record.overview_stem
+        page = url(store.built(store.edition_page(record.edition, stem))) if stem else ""
+        more = (f' <a href="{html.escape(page, quote=True)}">Read the research map</a>.'
+                if page else "")
+        parts.append(f"<p>The field in this edition: {linked(record.overview_parts)}{more}</p>")
     if record.new_papers:
         parts.append("<p>New in this edition:</p><ul>")
         for paper in record.new_papers:

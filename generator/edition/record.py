@@ -23,7 +23,7 @@ from ..chat_models import UNFIT_CHECK
 from ..errors import DigestError
 from ..evidence.checks import ClaimCheck, EvidenceFigure
 from ..evidence.claims import before_stop, plain_sentence, sentences
-from ..kinds import legacy_subject
+from ..kinds import RESEARCH_MAP, legacy_subject
 from ..models import Triage
 from ..store.codec import CodecError, from_data, to_data
 from ..text.safe_text import clean_data
@@ -104,6 +104,12 @@ class EditionRecord:
             if p.page:
                 found.setdefault(p.page, RecordPage(p.page, p.page_title or p.title, p.kind))
         return tuple(found.values())
+
+    @property
+    def overview_stem(self) -> str:
+        """The page the field paragraph is taken from (the research map's), which every
+        surface that shows the paragraph links for the rest; "" where there is none."""
+        return next((p.stem for p in self.pages if p.kind == RESEARCH_MAP), "")
 
     @property
     def overview_named(self) -> str:

@@ -165,9 +165,14 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
             f'<li style="margin:0 0 8px">{html.escape(line)}</li>' for line in since) + "</ul>"]
     overview, overview_html = linked(record.overview_parts)
     if overview:
-        lines += ["THE FIELD IN THIS EDITION", "", overview, ""]
+        stem = record.overview_stem
+        more = page_url(site_url, store.edition_page(edition, stem)) if stem else ""
+        lines += ["THE FIELD IN THIS EDITION", "", overview + (
+            f" Read the research map: {more}" if more else ""), ""]
         blocks += [_heading("The field in this edition"),
-                   f'<p style="margin:0 0 20px">{overview_html}</p>']
+                   f'<p style="margin:0 0 20px">{overview_html}' + (
+                       f' <a href="{html.escape(more)}"{_LINK_ATTRS}>Read the research map</a>.'
+                       if more else "") + "</p>"]
     shown = {pick.number for pick, _ in picked}
     also = [paper for paper in new if paper.number not in shown]  # each paper said once
     if also:
