@@ -228,3 +228,24 @@ def test_a_cut_field_paragraph_ends_at_a_sentence() -> None:
     assert cut == ("Serving long contexts is now memory-bound rather than compute-bound. Every "
                    "paper of the week pages, compresses or moves the cache.")
     assert at_a_sentence("one two three four five six", 12) == "one two…"
+
+
+def test_the_research_map_shows_its_marks_on_a_phone_as_the_deep_dives_do(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from types import SimpleNamespace
+
+    from generator.edition.render import make_environment
+
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "_page_notes.md.j2").write_text("", encoding="utf-8")
+    mark = '<span class="digest-ev digest-ev-backed">✓ backed</span>'
+    sections = "\n\n".join(f"## Section {n}\n\n" + " ".join(["Caches grow with context."] * 30)
+                           + f" {mark}." for n in range(1, 5))
+    completion = SimpleNamespace(ok=True, cut=False, truncated=False)
+    answer = SimpleNamespace(completion=completion, linked=sections)
+    page = SimpleNamespace(heading="Research map", answers=[answer])
+    edition = SimpleNamespace(themes=())
+    env = make_environment(tmp_path)
+    shown = env.get_template("research_map.md.j2").render(page=page, edition=edition)
+    assert "digest-fold" not in shown and shown.count("✓ backed") == 4
+    # The thinking page's long answers still fold, as before.
+    assert "digest-fold" in env.from_string("{{ text | fold_sections }}").render(text=sections)
