@@ -249,3 +249,18 @@ def test_the_research_map_shows_its_marks_on_a_phone_as_the_deep_dives_do(tmp_pa
     assert "digest-fold" not in shown and shown.count("✓ backed") == 4
     # The thinking page's long answers still fold, as before.
     assert "digest-fold" in env.from_string("{{ text | fold_sections }}").render(text=sections)
+
+
+def test_the_feed_renders_a_questions_answer_as_html_and_words_picks_as_the_site() -> None:
+    from generator.edition.feed import answer_html
+
+    answer = ("## Which papers page the cache?\n\n**PagedAttention** and *KVQuant* do; "
+              "<img src=x onerror=alert(1)> stays text.\n\n- one\n- two\n\n"
+              "| Paper | Gain |\n|---|---|\n| KVQuant | 2.4× |")
+    shown = answer_html(answer)
+    assert "##" not in shown and "**" not in shown
+    assert "<strong>PagedAttention</strong>" in shown and "<li>one</li>" in shown
+    assert "<table>" in shown and "&lt;img" in shown and "<img" not in shown
+    long = "\n\n".join(f"Paragraph {n} says a thing about caches." for n in range(200))
+    cut = answer_html(long, limit=200)
+    assert cut.endswith("<p>…</p>") and "Paragraph 3 says" in cut and "Paragraph 150" not in cut
