@@ -283,7 +283,7 @@ def test_the_thinking_answers_headings_say_whose_they_are() -> None:
     text = "## Analysis\n\nText.\n\n```\n## not a heading\n```\n### Verdict { #v }\n"
     assert suffix_headings(text, " (with thinking)") == (
         "## Analysis (with thinking)\n\nText.\n\n```\n## not a heading\n```\n"
-        "### Verdict (with thinking) { #v }\n")
+        "### Verdict { #v }\n")  # only the top level says whose (issue 74)
 
 
 def test_the_thinking_comparison_reads_each_answers_conclusion_and_citations() -> None:

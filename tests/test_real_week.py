@@ -264,3 +264,12 @@ def test_the_feed_renders_a_questions_answer_as_html_and_words_picks_as_the_site
     long = "\n\n".join(f"Paragraph {n} says a thing about caches." for n in range(200))
     cut = answer_html(long, limit=200)
     assert cut.endswith("<p>…</p>") and "Paragraph 3 says" in cut and "Paragraph 150" not in cut
+
+
+def test_only_an_answers_top_headings_say_whose_answer_they_are() -> None:
+    from generator.edition.render import suffix_headings
+
+    body = "### Analysis\n\ntext\n\n#### Memory\n\n```\n### not a heading\n```\n\n### Verdict"
+    assert suffix_headings(body, " (with thinking)") == (
+        "### Analysis (with thinking)\n\ntext\n\n#### Memory\n\n```\n### not a heading\n```\n\n"
+        "### Verdict (with thinking)")

@@ -108,8 +108,13 @@ _FENCE_RE = re.compile(r"^(`{3,}|~{3,})", re.MULTILINE)
 
 
 def suffix_headings(markdown: str, suffix: str) -> str:
-    """Every Markdown heading of `markdown` (outside code fences) with `suffix` added."""
+    """The top-level Markdown headings of `markdown` (outside code fences) with `suffix`
+    added: the table of contents tells the two answers apart by their sections, and the
+    headings under them read as written (never " (with thinking)" on every one)."""
     parts = _FENCE_RE.split(markdown)
+    top = min((len(m.group(1)) - len(m.group(1).lstrip("#"))
+               for index, part in enumerate(parts) if index % 4 == 0
+               for m in _HEADING_RE.finditer(part)), default=0)
     # split() alternates text, fence, text...: headings are only looked for outside fences.
     inside = False
     out = []
@@ -120,7 +125,9 @@ def suffix_headings(markdown: str, suffix: str) -> str:
         elif inside:
             out.append(part)
         else:
-            out.append(_HEADING_RE.sub(lambda m: f"{m.group(1)}{suffix}{m.group(2) or ''}", part))
+            out.append(_HEADING_RE.sub(
+                lambda m: f"{m.group(1)}{suffix}{m.group(2) or ''}"
+                if m.group(1).startswith("#" * top + " ") else m.group(0), part))
     return "".join(out)
 
 
