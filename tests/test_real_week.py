@@ -273,3 +273,14 @@ def test_only_an_answers_top_headings_say_whose_answer_they_are() -> None:
     assert suffix_headings(body, " (with thinking)") == (
         "### Analysis (with thinking)\n\ntext\n\n#### Memory\n\n```\n### not a heading\n```\n\n"
         "### Verdict (with thinking)")
+
+
+def test_a_quoted_phrase_after_a_colon_is_not_read_as_a_wrong_title() -> None:
+    md, linker = linked('Paper 5: "memory use falls when keys are stored in four bits".')
+    assert "title mismatch" not in md and linker.result.problems == []
+    # Right after the number, a quoted title that is not the paper's is still flagged.
+    md, linker = linked('Paper 5 "Tree Attention for Everyone" halves the cost.')
+    assert "title mismatch" in md
+    # After a colon, one that names another paper of the bundle is flagged too.
+    md, linker = linked('Paper 5: "Chunked Prefill" halves the cost.')
+    assert "title mismatch" in md
