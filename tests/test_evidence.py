@@ -149,6 +149,9 @@ def test_with_evidence_off_nothing_is_asked(tmp_path: Path, arxiv_server: ArxivS
     assert build(config).exit_code == 0
     assert not any(is_evidence(b) for b in sglang_server.state.chat_requests)
     assert read_record(config, EDITION).checks is None
+    # The page says its citations went unchecked (issue 74), never just nothing.
+    page = (config.parent / "site_src" / "editions" / EDITION / "research-map.md").read_text()
+    assert '!!! note "Citations not checked"' in page and "digest-ev-mark" not in page
 
 
 def test_hostile_quotes_stay_text(checked: Path, sglang_server: SglangServer) -> None:
