@@ -284,3 +284,20 @@ def test_a_quoted_phrase_after_a_colon_is_not_read_as_a_wrong_title() -> None:
     # After a colon, one that names another paper of the bundle is flagged too.
     md, linker = linked('Paper 5: "Chunked Prefill" halves the cost.')
     assert "title mismatch" in md
+
+
+def test_the_mail_gives_a_picks_whole_title_where_its_name_does_not_say_it() -> None:
+    from dataclasses import replace
+
+    from generator.config import EmailSettings
+    from generator.publish.newsletter import newsletter
+    from tests.edition_fixture import fixed_edition
+
+    record = fixed_edition().record
+    assert record.picks
+    first = record.picks[0]
+    nicknamed = replace(record, picks=(replace(first, name="PAR"), *record.picks[1:]))
+    mail = newsletter("Test Digest", nicknamed, "https://digest.example.org/", EmailSettings())
+    assert f"1. PAR" in mail.text and f"   {first.title} · " in mail.text
+    same = newsletter("Test Digest", record, "https://digest.example.org/", EmailSettings())
+    assert f"   {first.title} · " not in same.text  # its name opens the title: said once

@@ -32,6 +32,7 @@ from ..edition.lead import (
     since_lines,
     without_subject,
 )
+from ..edition.names import opens_with
 from ..edition.record import EditionRecord, RecordPaper
 from ..errors import UsageError
 from ..marks import MarkLinks
@@ -141,7 +142,10 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
             why, why_html = linked(without_subject(record.cited_parts(pick.why),
                                                    pick.number))
             backing = pick_backing(record, pick)
-            about = _about(paper)
+            # The whole title where the name does not say it: a reader meets the short name
+            # in the digest and the title in their library.
+            whole = "" if opens_with(pick.title, pick.name) else text_of(pick.title)
+            about = " · ".join(filter(None, (whole, _about(paper))))
             label = "" if paper.status == "new" else " (revised: a new version)"
             mark_text, mark_html = marked(paper)
             lines += [f"{index}. {name}{label}" + (f": {why}" if why else ""), f"   {backing}",
@@ -151,7 +155,8 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
                 f'<strong>{html.escape(name)}</strong></a>{html.escape(label)}'
                 + (f": {why_html}" if why else "")
                 + f'<br><span class="dm-muted" style="color:{_MUTED};font-size:14px">'
-                f'{html.escape(backing)}<br>{_about_html(paper)}{mark_html}</span></li>')
+                f'{html.escape(backing)}<br>' + (f"{html.escape(whole)} · " if whole else "")
+                + f'{_about_html(paper)}{mark_html}</span></li>')
         lines.append("")
         blocks.append(f'<ol style="margin:0 0 20px;padding-left:22px">{"".join(items)}</ol>')
     elif lead := parts_text(lead_parts(record)):  # why nothing was picked
