@@ -298,6 +298,6 @@ def test_the_mail_gives_a_picks_whole_title_where_its_name_does_not_say_it() -> 
     first = record.picks[0]
     nicknamed = replace(record, picks=(replace(first, name="PAR"), *record.picks[1:]))
     mail = newsletter("Test Digest", nicknamed, "https://digest.example.org/", EmailSettings())
-    assert f"1. PAR" in mail.text and f"   {first.title} · " in mail.text
+    assert "1. PAR" in mail.text and f"   {first.title} · " in mail.text
     same = newsletter("Test Digest", record, "https://digest.example.org/", EmailSettings())
     assert f"   {first.title} · " not in same.text  # its name opens the title: said once
