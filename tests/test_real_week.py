@@ -301,3 +301,16 @@ def test_the_mail_gives_a_picks_whole_title_where_its_name_does_not_say_it() -> 
     assert "1. PAR" in mail.text and f"   {first.title} · " in mail.text
     same = newsletter("Test Digest", record, "https://digest.example.org/", EmailSettings())
     assert f"   {first.title} · " not in same.text  # its name opens the title: said once
+
+
+def test_a_sentence_shown_on_a_paper_page_has_no_space_before_its_stop() -> None:
+    from generator.evidence.claims import as_read, plain_sentence
+
+    sentence = "Paper 5 stores the cache in *four bits*."
+    assert plain_sentence(sentence) == "Paper 5 stores the cache in four bits ."  # the key
+    assert as_read(plain_sentence(sentence)) == "Paper 5 stores the cache in four bits."
+    assert as_read("Costs fall , or “so” .") == "Costs fall, or “so”."
+    check = ClaimCheck(plain_sentence(sentence), (5,), "supported", "q", 5, "")
+    _, linker = linked(sentence, 1, {check.sentence: check})
+    assert [s for s, _ in linker.result.contexts[5]] == [
+        "Quantized KV Caches stores the cache in four bits."]

@@ -22,7 +22,7 @@ from ..evidence.checks import KEY, VERDICT_LABELS, ClaimCheck, FigureCheck, Stan
 from ..evidence.claims import CITE_RE as _CITE_RE
 from ..evidence.claims import FIGURE_RE as _FIGURE_RE
 from ..evidence.claims import NUMBER_RE as _NUMBER_RE
-from ..evidence.claims import before_stop, headed
+from ..evidence.claims import as_read, before_stop, headed
 from ..evidence.claims import numbers as _numbers
 from ..evidence.claims import plain_sentence as _plain
 from ..evidence.naming import Citation, find_citations, named_in, names_pattern
@@ -164,7 +164,7 @@ class CitationLinker:
         citations = find_citations(sentence)
         cited_here = list(dict.fromkeys(
             [n for c in citations for n in c.numbers if n in self._papers] + by_name))
-        named = name_citations(plain, self._plain_names) if self._names else plain
+        named = as_read(name_citations(plain, self._plain_names) if self._names else plain)
         check = (self.evidence.get(plain) if self.evidence is not None and not heading
                  else None)
         for n in cited_here:

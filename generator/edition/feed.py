@@ -13,6 +13,7 @@ from xml.etree import ElementTree
 import markdown
 
 from .. import store
+from ..evidence.claims import as_read
 from ..text.safe_text import clean, excerpt, md_model, text_of
 from .lead import lead_parts, parts_html, parts_text, pick_backing, since_lines, without_subject
 from .names import name_citations
@@ -173,7 +174,7 @@ def _content(record: EditionRecord, summary: str, url: Callable[[str], str]) -> 
         parts.append("<p>Editor's picks:</p><ol>")
         for pick, paper in record.picked:
             href = html.escape(link(paper.number) or "", quote=True)
-            why = linked(without_subject(record.cited_parts(pick.why), pick.number))
+            why = linked(without_subject(record.cited_parts(as_read(pick.why)), pick.number))
             # In the words of the site and the mail (lead.pick_backing: "✓ backed, its
             # quote: …", "⚠ Not backed: …").
             backing = f"<br>{html.escape(pick_backing(record, pick))}"

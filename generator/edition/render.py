@@ -23,7 +23,7 @@ import jinja2
 from .. import store
 from ..errors import DigestError
 from ..evidence.checks import KEY, MARKS, Standing
-from ..evidence.claims import plain_sentence, sentences
+from ..evidence.claims import as_read, plain_sentence, sentences
 from ..marks import MarkLinks
 from ..models import paper_slug
 from ..store import Docs
@@ -78,7 +78,7 @@ def make_environment(workspace: Path) -> jinja2.Environment:
                        num=_num, cut=cut, suffix_headings=suffix_headings, cited=cited,
                        theme_slug=theme_slug, slug=paper_slug, comparison=comparison,
                        excerpt=excerpt, fold_sections=fold_sections, news=News.of,
-                       bibtex_key=bibtex_key, opens_with=opens_with)
+                       bibtex_key=bibtex_key, opens_with=opens_with, as_read=as_read)
     # `marks`: where a reader's "more/less like this" goes (none unless [feedback] says).
     env.globals.update(labels=VERDICT_LABELS, short_labels=VERDICT_SHORT, marks=MarkLinks(),
                        key=KEY, evidence_marks=MARKS)

@@ -128,6 +128,15 @@ def plain_sentence(sentence: str) -> str:
     return " ".join(text.split())[:400]
 
 
+_SPACED_STOP_RE = re.compile(r"(?<=[\w\"”’)]) +([.,;:!?])(?=[\s\"”’)]|$)")
+
+
+def as_read(plain: str) -> str:
+    """A plain sentence as a reader is shown it: no space left before a stop where markup
+    stood ("It is *fast*." is "It is fast .", its key in the record, shown "It is fast.")."""
+    return _SPACED_STOP_RE.sub(r"\1", plain)
+
+
 def claims_of(answer: str, valid: Collection[int], shift: int = 1,
               names: Mapping[int, tuple[str, ...]] | None = None) -> tuple[Claim, ...]:
     """The citing sentences of a model answer, as the render stage will see them: extracted

@@ -35,6 +35,7 @@ from ..edition.lead import (
 from ..edition.names import opens_with
 from ..edition.record import EditionRecord, RecordPaper
 from ..errors import UsageError
+from ..evidence.claims import as_read
 from ..marks import MarkLinks
 from ..text.safe_text import safe_url, text_of
 
@@ -139,7 +140,7 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
         items = []
         for index, (pick, paper) in enumerate(picked, start=1):
             name, link = text_of(pick.name), paper_url(pick.number) or url["edition"]
-            why, why_html = linked(without_subject(record.cited_parts(pick.why),
+            why, why_html = linked(without_subject(record.cited_parts(as_read(pick.why)),
                                                    pick.number))
             backing = pick_backing(record, pick)
             # The whole title where the name does not say it: a reader meets the short name
