@@ -314,3 +314,13 @@ def test_a_sentence_shown_on_a_paper_page_has_no_space_before_its_stop() -> None
     _, linker = linked(sentence, 1, {check.sentence: check})
     assert [s for s, _ in linker.result.contexts[5]] == [
         "Quantized KV Caches stores the cache in four bits."]
+
+
+def test_a_heading_holds_no_flag_either() -> None:
+    linker = CitationLinker("research-map", papers(), withdrawn={5: "Withdrawn: an error."})
+    md = md_model('## Caches (Paper 5, Paper 12) and Paper 3 "Tree Attention"\n\n'
+                  "Paper 5 halves memory.", 1, linker)
+    heading, body = md.split("\n\n", 1)
+    assert "](papers/" in heading and "digest-flag" not in heading and "⚠" not in heading
+    assert "⚠\u00a0withdrawn" in body
+    assert [p.number for p in linker.result.problems] == [12, 3]  # recorded all the same

@@ -121,6 +121,9 @@ class CitationLinker:
         # The names by which the answer being linked cites papers without their numbers
         # (evidence.naming.answer_names): linked where they stand, and their sentences checked.
         self.names: Mapping[int, tuple[str, ...]] = {}
+        # Whether the sentence being linked stands in a heading: no flag, mark or box there
+        # (a table of contents and a permalink show a heading's words whole).
+        self._heading = False
 
     def __call__(self, text: str) -> str:
         out = []
@@ -135,7 +138,7 @@ class CitationLinker:
         paper = self._papers[number].paper
         href = self._links.get(number) or f"{self._prefix}{paper.slug}.md"
         link = f'[{label}]({href} "{tooltip(paper.title)}")'
-        if number in self._withdrawn:
+        if number in self._withdrawn and not self._heading:
             notice = html.escape(tooltip(self._withdrawn[number]), quote=True)
             link += f' <span class="digest-flag" title="{notice}">⚠\u00a0withdrawn</span>'
         return link
@@ -144,12 +147,15 @@ class CitationLinker:
         total = len(self._papers)
         why = (f"There is no Paper {number} in this edition: its bundle has papers 1–{total}."
                if total else "This edition has no papers.")
+        if self._heading:
+            return label  # recorded as a problem all the same; the body flags it
         return (f'<span class="digest-flag" title="{_attr(why)}">{label} ⚠ not in this '
                 f'edition</span>')
 
     def _sentence(self, sentence: str, heading: bool = False) -> str:
         """A sentence linked and checked; in a heading, linked only (no mark, quote box or
         key goes into a table of contents or a permalink: the body makes the claims)."""
+        self._heading = heading
         by_name = [n for n in named_in(sentence, self.names) if n in self._papers]
         if not find_citations(sentence) and not by_name:
             return sentence
@@ -243,7 +249,8 @@ class CitationLinker:
         reason = f"the name given names Paper {other}, not Paper {n}"
         self.result.problems.append(Problem(_plain(f"Paper {n} ({name})"), n, reason))
         return (head + sentence[citation.name_start:citation.end]
-                + f' <span class="digest-flag" title="{_attr(reason)}">⚠ title mismatch</span>')
+                + ("" if self._heading else
+                   f' <span class="digest-flag" title="{_attr(reason)}">⚠ title mismatch</span>'))
 
     def _names_paper(self, given: str, number: int, label: str) -> bool:
         """Whether a name given a number names that paper: its name, a run of its title's
@@ -348,6 +355,8 @@ class CitationLinker:
             return ""  # a parenthetical that is not a title: nothing to check
         self.result.problems.append(Problem(_plain(f"Paper {number} {match.group(0).strip()}"),
                                             number, reason))
+        if self._heading:
+            return ""
         return f' <span class="digest-flag" title="{_attr(reason)}">⚠ title mismatch</span>'
 
     def _mark_figures(self, sentence: str, number: int, plain: str, parked: list[str]) -> str:
