@@ -73,14 +73,14 @@ def test_the_home_page_mail_and_paper_pages_match_their_golden_files(
 
 def test_the_home_page_leads_with_the_new_picks_then_what_changed(
         editions: tuple[Edition, dict[str, str], Newsletter]) -> None:
-    """The first section is the picks, a new paper before the revised one; then the lead (the
-    field in a paragraph, linking the research map); then "since"; a paper the picks name is
+    """The first section is the picks, a new paper before the revised one; then "since"; then
+    the lead (the field in a paragraph, linking the research map); a paper the picks name is
     not listed again under "also new"."""
     second, pages, _ = editions
     home = pages["index.md"]
     sections = re.findall(r"^## (.+?)(?: \{.*\})?$", home, re.M)
-    assert sections[:3] == ["Editor's picks", "The field in this edition",
-                            "Since edition 2026-12-02"], sections
+    assert sections[:3] == ["Editor's picks", "Since edition 2026-12-02",
+                            "The field in this edition"], sections
     picks = second.record.picked
     assert [paper.status for _, paper in picks] == ["new", "updated"]
     assert home.index(picks[0][0].name) < home.index("## Since edition")
