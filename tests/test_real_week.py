@@ -324,3 +324,11 @@ def test_a_heading_holds_no_flag_either() -> None:
     assert "](papers/" in heading and "digest-flag" not in heading and "⚠" not in heading
     assert "⚠\u00a0withdrawn" in body
     assert [p.number for p in linker.result.problems] == [12, 3]  # recorded all the same
+
+
+def test_the_models_own_nickname_for_a_paper_stays_beside_its_link() -> None:
+    md, _ = linked("Paper 7 (JetFlow) streams the prompt in chunks. JetFlow wins.")
+    assert md.startswith('[Chunked Prefill](papers/2501.00007v1.md "Chunked Prefill") (JetFlow)'
+                         " streams")
+    md, _ = linked("Paper 7 (Chunked Prefill for Long Prompts) streams the prompt in chunks.")
+    assert "(Chunked Prefill for Long Prompts)" not in md  # the link says that name already

@@ -244,7 +244,12 @@ class CitationLinker:
             return head + self._check_name(n, sentence, citation.end)
         name = given[n]
         other = self._names_other(name, n)
-        if other is None:  # the model's name for this paper: the link says it
+        if other is None:  # the model's name for this paper: the link says it, unless the
+            # page reads it by another name, when the model's own stays beside it (a reader
+            # meets "EnerInfer" later in the answer and knows which paper it is).
+            label = self._plain_names.get(n, "")
+            if label and not _restates(name, label) and not _restates(label, name):
+                return head + sentence[citation.name_start:citation.end]
             return head
         reason = f"the name given names Paper {other}, not Paper {n}"
         self.result.problems.append(Problem(_plain(f"Paper {n} ({name})"), n, reason))
