@@ -332,3 +332,8 @@ def test_the_models_own_nickname_for_a_paper_stays_beside_its_link() -> None:
                          " streams")
     md, _ = linked("Paper 7 (Chunked Prefill for Long Prompts) streams the prompt in chunks.")
     assert "(Chunked Prefill for Long Prompts)" not in md  # the link says that name already
+
+
+def test_a_sentence_in_a_script_without_case_is_still_a_claim() -> None:
+    (claim,) = claims_of("Paper 3 将键值缓存分页存放，内存占用降低一半。", range(1, 10))
+    assert claim.papers == (3,)

@@ -108,8 +108,9 @@ def _says_something(sentence: str, names: Mapping[int, tuple[str, ...]]) -> bool
     pattern, _ = names_pattern(names)
     if pattern is not None:
         rest = pattern.sub(" ", rest)
-    # An ordinary word (a verb, a noun of the field): a list's names are capitalised.
-    return any(w.islower() and w not in _LISTING_WORDS
+    # An ordinary word (a verb, a noun of the field): a list's names are capitalised. A
+    # script without case (Chinese, Japanese) has no names told by it: its words count.
+    return any(not w[:1].isupper() and w.casefold() not in _LISTING_WORDS
                for w in re.findall(r"[^\W\d_]+", rest))
 
 
