@@ -109,6 +109,9 @@ def test_every_paper_of_a_named_multi_paper_citation_is_linked_and_checked() -> 
     assert sorted(linker.result.cited) == [3, 7, 9]
     text = re.sub(r"<[^>]+>", "", html)
     assert not re.search(r"(?<![\w.])(?:3|7|9)(?![\w.])", text), text  # no bare bundle number
+    # A name given to some of the numbers only: every one still read.
+    (claim,) = claims_of("Papers 3, 7 (Chunked Prefill), and 9 measure energy.", range(1, 10))
+    assert claim.papers == (3, 7, 9)
 
 
 def test_a_figure_check_says_where_it_looked_and_warns_only_for_one_not_in_the_paper() -> None:
