@@ -127,12 +127,12 @@ def test_the_figures_count_what_was_judged_and_say_found_where_nothing_was() -> 
               ClaimCheck("s", (1,), "wrong_paper", "q", 2, "")]
     figure = EvidenceFigure.of(claims)
     assert (figure.claims, figure.found, figure.judged, figure.failed) == (7, 6, 4, 1)
-    assert figure.sentence == ("2 of 7 cited claims backed by their quotes (1 partly, 1 not "
-                               "supported, 2 quote found but not judged, 1 with a problem).")
-    assert figure.short == "2 of 7 backed"
+    # One form everywhere (issue 74): the same figure whether or not anything was judged.
+    assert figure.short == ("2 backed · 1 partly · 1 not supported · 2 found, not judged · "
+                            "1 with a problem")
+    assert figure.sentence == f"Of 7 cited claims: {figure.short}."
     assert EvidenceFigure.of([CHECK, claims[-1]]).sentence == (
-        "1 of 2 cited claims have their quotes found in the papers, not judged (1 with a "
-        "problem).")
+        "Of 2 cited claims: 0 backed · 1 found, not judged · 1 with a problem.")
 
 
 def test_a_pick_says_backed_only_where_its_quote_was_judged_to_support_it() -> None:
@@ -282,7 +282,7 @@ def test_turning_the_judge_on_for_a_cached_edition_asks_for_the_judgements_alone
     assert not [r for r in first.asked if r.kind == "judge"]
     assert all(c.judgement is None for c in found(record))
     assert "○ quote found, not judged" in re.findall(r'digest-ev-mark">([^<]*)<', page)
-    assert "quotes found in the papers, not judged" in page
+    assert "found, not judged" in page
     path = config.docs_dir.parent / "config.toml"
     path.write_text(path.read_text().replace("judge = false", "judge = true"))
     on = load_config(str(path), registry=BUILTIN_KINDS)

@@ -88,7 +88,7 @@ def test_each_synthesis_page_marks_its_sentences_with_the_records_verdicts(
         shown = MARK_RE.findall(text.split("## Papers cited on this page")[0])
         # The body's marks, in order (At a glance restates some first on the thinking page).
         body = shown[-len(checks):] if checks else shown
-        assert body == [c.mark.text for c in checks], page.stem
+        assert body == [c.mark_text for c in checks], page.stem
 
 
 def test_every_count_is_the_records_one_count(scene: tuple[Fortnight, dict[str, str]]
@@ -131,8 +131,8 @@ def test_every_surface_says_the_editions_news_in_the_records_one_line(
 
 
 def test_no_surface_counts_claims_its_own_way(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every count a reader sees comes from EvidenceFigure.of: told to count 41 of 97, every
-    surface says 41 of 97, and none says what it would have counted itself."""
+    """Every count a reader sees comes from EvidenceFigure.of: told to count 41 backed of 97,
+    every surface says so in the one form, and none says what it would have counted itself."""
     f = fortnight()
     real = EvidenceFigure.of(c for checks in (f.second.record.checks or {}).values()
                              for c in checks)
@@ -143,8 +143,9 @@ def test_no_surface_counts_claims_its_own_way(monkeypatch: pytest.MonkeyPatch) -
                  f"editions/{SECOND}/research-map.md", "mail.txt", "feed.xml",
                  "questions/index.md", "terminal.txt"):
         text = pages[name]
-        assert "41 of 97" in text, name
-        assert f"{real.backed} of {real.claims}" not in text, name
+        assert fake.short in text.replace("\n    ", " "), name
+        assert "41 backed · 7 partly · 5 not supported · 3 found, not judged" in fake.short
+        assert real.short not in text, name
 
 
 def test_the_run_reports_evidence_table_is_a_table(scene: tuple[Fortnight, dict[str, str]]

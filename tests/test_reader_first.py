@@ -73,21 +73,24 @@ def test_the_home_page_mail_and_paper_pages_match_their_golden_files(
 
 def test_the_home_page_leads_with_the_new_picks_then_what_changed(
         editions: tuple[Edition, dict[str, str], Newsletter]) -> None:
-    """The first section is the picks, a new paper before the revised one; then "since";
-    a paper the picks name is not listed again under "also new"."""
+    """The first section is the picks, a new paper before the revised one; then "since"; then
+    the lead (the field in a paragraph, linking the research map); a paper the picks name is
+    not listed again under "also new"."""
     second, pages, _ = editions
     home = pages["index.md"]
     sections = re.findall(r"^## (.+?)(?: \{.*\})?$", home, re.M)
-    assert sections[:2] == ["Editor's picks", "Since edition 2026-12-02"], sections
+    assert sections[:3] == ["Editor's picks", "Since edition 2026-12-02",
+                            "The field in this edition"], sections
     picks = second.record.picked
     assert [paper.status for _, paper in picks] == ["new", "updated"]
     assert home.index(picks[0][0].name) < home.index("## Since edition")
     # Listed once (the pick; "since" says it follows up), never again under "also new".
     assert "Also new" not in home and home.count("**[Drafting Beyond Speculation]") == 2
-    # One line of news, then the picks; the query and the field are the overview's.
+    # One line of news, then the picks and the field; the query is the overview's.
     assert home.startswith(f"# Edition {SECOND}\n\n**1 new (a follow-up) · 1 revised · "
                            "1 withdrawn** · [all 3 papers]")
-    assert "ti:inference" not in home and "## The field" not in home
+    assert "ti:inference" not in home
+    assert f"[Read the research map](editions/{SECOND}/research-map.md)." in home
     assert "ti:inference" in pages[f"editions/{SECOND}/index.md"]
 
 

@@ -182,17 +182,20 @@ def test_a_long_sections_body_folds_under_its_heading_and_a_short_one_stays() ->
     assert fold_sections(f"## A\n\n{linked}\n\n## B\n\nb\n") == f"## A\n\n{linked}\n\n## B\n\nb\n"
 
 
-def test_the_research_map_and_thinking_answers_fold_and_hostile_text_stays_inert() -> None:
+def test_the_thinking_answers_fold_the_research_map_does_not_and_hostile_text_stays_inert(
+) -> None:
     answer = (f"## Field overview\n\n<script>alert(1)</script> Paper 1 leads. {LONG}\n\n"
               f"## Open problems\n\n{LONG}\n\n## Methods\n\n{LONG}\n")
     edition = one_paper_edition("FastKV: A Cache", ("Ada",), "An abstract.", answer)
     pages = render_edition(make_environment(ROOT), edition, []).pages
     for stem in ("research-map", "thinking"):
         page = pages[f"editions/{edition.name}/{stem}.md"]
-        assert page.count('digest-fold "Read this section (') >= 2, stem
+        # The research map shows its marks on a phone, as the deep dives do (issue 74).
+        folds = page.count('digest-fold "Read this section (')
+        assert folds == 0 if stem == "research-map" else folds >= 2, stem
         # The opening section is read as it is: its words are not behind a tap on a phone.
         opening = page.split("Field overview", 1)[1].split("Open problems", 1)[0]
         assert "digest-fold" not in opening and "leads" in opening, stem
         assert "<script" not in page and "&lt;script>" in page, stem
     deep = pages[f"editions/{edition.name}/deep-dive-1.md"]
-    assert "digest-fold" not in deep  # only the long pages a reader named fold
+    assert "digest-fold" not in deep  # only the thinking page's two long answers fold

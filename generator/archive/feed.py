@@ -11,13 +11,17 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 from xml.etree import ElementTree
 
+import markdown
+
 from .. import store
+from ..evidence.claims import as_read
 from ..store.cache import atomic_write_text
-from ..text.safe_text import clean, excerpt, text_of
+from ..text.safe_text import clean, excerpt, md_model, text_of
 from .history import History
-from .lead import lead_parts, parts_html, parts_text, since_lines, without_subject
+from .lead import lead_parts, parts_html, parts_text, pick_backing, since_lines, without_subject
 from .names import name_citations
 from .news import News
+from .overview import at_a_sentence
 from .question_record import QuestionRecord
 from .record import EditionRecord
 from .record_parts import FeedStamps
@@ -193,16 +197,19 @@ def _content(record: EditionRecord, summary: str, url: Callable[[str], str]) -> 
         parts.append("<p>Editor's picks:</p><ol>")
         for pick, paper in record.picked:
             href = html.escape(link(paper.number) or "", quote=True)
-            why = linked(without_subject(record.cited_parts(pick.why), pick.number))
-            backing = (f" (quote found in the paper: “{html.escape(text_of(excerpt(pick.claim.quote)))}”)"
-                       if pick.backed and pick.claim is not None
-                       else " (no quote found in the paper)"
-                       if record.checks is not None else "")
+            why = linked(without_subject(record.cited_parts(as_read(pick.why)), pick.number))
+            # In the words of the site and the mail (lead.pick_backing: "✓ backed, its
+            # quote: …", "⚠ Not backed: …").
+            backing = f"<br>{html.escape(pick_backing(record, pick))}"
             parts.append(f'<li><a href="{href}">{html.escape(text_of(pick.name))}</a>'
                          + (f": {why}" if why else "") + backing + "</li>")
         parts.append("</ol>")
     if record.overview:
-        parts.append(f"<p>The field in this edition: {linked(record.overview_parts)}</p>")
+        stem = record.overview_stem
+        page = url(store.built(store.edition_page(record.edition, stem))) if stem else ""
+        more = (f' <a href="{html.escape(page, quote=True)}">Read the research map</a>.'
+                if page else "")
+        parts.append(f"<p>The field in this edition: {linked(record.overview_parts)}{more}</p>")
     if record.new_papers:
         parts.append("<p>New in this edition:</p><ul>")
         for paper in record.new_papers:
@@ -220,11 +227,30 @@ def _content(record: EditionRecord, summary: str, url: Callable[[str], str]) -> 
     return "".join(parts)
 
 
+ANSWER_CHARS = 1500  # of a question's answer in its feed entry; the page holds it whole
+
+
+def answer_html(answer: str, limit: int = ANSWER_CHARS) -> str:
+    """The start of a model's Markdown answer as HTML, as the site shows it: its headings, lists,
+    emphasis and tables made HTML (never raw "##" or "**"), its own HTML shown as text
+    (`md_model`); whole blocks up to `limit` characters, then "…"."""
+    kept: list[str] = []
+    size = 0
+    for block in answer.strip().split("\n\n"):
+        if kept and size + len(block) > limit:
+            kept.append("…")
+            break
+        kept.append(block if len(block) <= limit else at_a_sentence(block, limit))
+        size += len(block)
+    return str(markdown.markdown(md_model("\n\n".join(kept), 1, math=False),
+                                 extensions=["tables"]))
+
+
 def _question_content(question: QuestionRecord, answer: str, url: Callable[[str], str]) -> str:
     """A question's entry as HTML (all text escaped): the question, the start of its answer,
     its evidence figure and the papers it read, each linked to its own page."""
     parts = [f"<p>Asked of the archive: {html.escape(text_of(question.question))}</p>",
-             f"<p>{html.escape(excerpt(' '.join(answer.split())))}</p>"]
+             answer_html(answer)]
     figure = question.evidence_figure
     if figure:
         parts.append(f"<p>Evidence: {html.escape(figure.sentence)}</p>")

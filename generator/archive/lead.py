@@ -62,10 +62,8 @@ def lead_parts(record: EditionRecord) -> Parts:
         # The picks' own sentences, counted as every count is (EvidenceFigure).
         figure = EvidenceFigure.of(pick.claim for pick, _ in record.picked if pick.claim)
         shown = len(record.picked)
-        parts.append((f" Why they matter: {figure.backed} of {shown} picks backed by their "
-                      "quotes." if figure.judged or not figure.found else
-                      f" Why they matter: {figure.found} of {shown} picks with their quotes "
-                      "found in the papers (not judged).", None))
+        parts.append((f" Why they matter, of {shown} pick{'s' if shown != 1 else ''}: "
+                      f"{figure.short}.", None))
     return parts
 
 

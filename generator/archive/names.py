@@ -58,6 +58,14 @@ def short_name(title: str, brief_name: str = "", other_titles: Sequence[str] = (
     return first_words(whole)
 
 
+def opens_with(title: str, name: str) -> bool:
+    """Whether a title begins with the paper's name ("SAC: Soft…" with "SAC", "Flash-Decoding
+    for…" with "FlashDecoding"), so a list that gives both says the title alone: never
+    "Kamera · Kamera: Unified…" or "SAC: SAC: …"."""
+    head, whole = squashed(name), squashed(title)
+    return bool(head) and whole.startswith(head)
+
+
 def first_words(title: str, most: int = MAX_NAME_CHARS) -> str:
     """A long title's first words, at most `most` characters, ending on a word that carries
     meaning ("Agent-Assisted Side-Channel Attacks", never "… Attacks on")."""

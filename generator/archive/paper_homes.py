@@ -155,5 +155,8 @@ def _evidence(record: EditionRecord, number: int) -> HomeEvidence | None:
             pages = found.setdefault(key, (claim, []))[1]
             if (page := (stem, titles.get(stem, stem))) not in pages:
                 pages.append(page)
-    claims = tuple(HomeClaim(claim, tuple(pages)) for claim, pages in found.values())
+    # Each sentence as this paper's part of it found (ClaimCheck.for_paper): its mark, label
+    # and count are this paper's, not the worst of every paper the sentence cites.
+    claims = tuple(HomeClaim(claim.for_paper(number), tuple(pages))
+                   for claim, pages in found.values())
     return HomeEvidence(record, claims[:MAX_HOME_CLAIMS]) if claims else None

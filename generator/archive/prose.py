@@ -99,6 +99,14 @@ def _collapse_one(sentence: str, aliases: Mapping[int, Sequence[str]]) -> str | 
         (number,) = numbers
         names = [re.escape(" ".join(a.split())) for a in aliases.get(number, ()) if a.strip()]
         alias = "|".join([*names, rf"[Pp]aper\s+{number}(?!\d)"])
+        # "JetFlow (Paper 12)": the name, then its citation in parentheses, reads as the
+        # citation alone (a link that says the name), never "JetFlow (JetFlow)".
+        named = re.search(rf"(?<![\w-])(?:{alias})\s*\(\s*$", sentence[:match.start()],
+                          re.IGNORECASE)
+        close = re.match(r"\s*\)", sentence[match.end():])
+        if named and close:
+            return (sentence[:named.start()] + sentence[match.start():match.end()]
+                    + sentence[match.end() + close.end():])
         before = re.search(rf"(?:{alias}){_GIVEN}{_JOIN}$", sentence[:match.start()],
                            re.IGNORECASE)
         if before:

@@ -23,7 +23,7 @@ from ..completions import UNFIT_CHECK
 from ..errors import DigestError
 from ..evidence.checks import ClaimCheck, EvidenceFigure
 from ..evidence.claims import before_stop, plain_sentence, sentences
-from ..kinds import legacy_subject
+from ..kinds import RESEARCH_MAP, legacy_subject
 from ..papers import Triage
 from ..store.codec import CodecError, from_data, to_data
 from ..text.safe_text import clean_data
@@ -106,6 +106,12 @@ class EditionRecord:
         return tuple(found.values())
 
     @property
+    def overview_stem(self) -> str:
+        """The page the field paragraph is taken from (the research map's), which every
+        surface that shows the paragraph links for the rest; "" where there is none."""
+        return next((p.stem for p in self.pages if p.kind == RESEARCH_MAP), "")
+
+    @property
     def overview_named(self) -> str:
         """The field overview as plain text, papers by name, each checked sentence marked."""
         return name_citations(self.marked(self.overview), self.names)
@@ -125,7 +131,7 @@ class EditionRecord:
         out = []
         for sentence, gap in sentences(text):
             check = self.check_of(plain_sentence(sentence)) if sentence.strip() else None
-            out.append((before_stop(sentence.rstrip(), f"[{check.mark.text}]")
+            out.append((before_stop(sentence.rstrip(), f"[{check.mark_text}]")
                         + sentence[len(sentence.rstrip()):]) if check else sentence)
             out.append(gap)
         return "".join(out)

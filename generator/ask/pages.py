@@ -189,7 +189,7 @@ def terminal_answer(record: QuestionRecord) -> str:
         for sentence, gap in sentences(paragraph):
             check = _check_of(sentence, verdicts)
             shown = name_citations(sentence, names | flagged)
-            out.append((before_stop(shown.rstrip(), f"[{check.mark.text}]")
+            out.append((before_stop(shown.rstrip(), f"[{check.mark_text}]")
                         + shown[len(shown.rstrip()):] if check else shown) + gap)
         lines.append("".join(out))
     papers = [f"  {p.number}. {p.name}" + (" (⚠ withdrawn)" if p.withdrawn else "")

@@ -31,9 +31,11 @@ from ..archive.lead import (
     since_lines,
     without_subject,
 )
+from ..archive.names import opens_with
 from ..archive.record import EditionRecord, RecordPaper
 from ..config import EmailSettings
 from ..errors import UsageError
+from ..evidence.claims import as_read
 from ..marks import MarkLinks
 from ..text.safe_text import safe_url, text_of
 
@@ -138,10 +140,13 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
         items = []
         for index, (pick, paper) in enumerate(picked, start=1):
             name, link = text_of(pick.name), paper_url(pick.number) or url["edition"]
-            why, why_html = linked(without_subject(record.cited_parts(pick.why),
+            why, why_html = linked(without_subject(record.cited_parts(as_read(pick.why)),
                                                    pick.number))
             backing = pick_backing(record, pick)
-            about = _about(paper)
+            # The whole title where the name does not say it: a reader meets the short name
+            # in the digest and the title in their library.
+            whole = "" if opens_with(pick.title, pick.name) else text_of(pick.title)
+            about = " · ".join(filter(None, (whole, _about(paper))))
             label = "" if paper.status == "new" else " (revised: a new version)"
             mark_text, mark_html = marked(paper)
             lines += [f"{index}. {name}{label}" + (f": {why}" if why else ""), f"   {backing}",
@@ -151,7 +156,8 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
                 f'<strong>{html.escape(name)}</strong></a>{html.escape(label)}'
                 + (f": {why_html}" if why else "")
                 + f'<br><span class="dm-muted" style="color:{_MUTED};font-size:14px">'
-                f'{html.escape(backing)}<br>{_about_html(paper)}{mark_html}</span></li>')
+                f'{html.escape(backing)}<br>' + (f"{html.escape(whole)} · " if whole else "")
+                + f'{_about_html(paper)}{mark_html}</span></li>')
         lines.append("")
         blocks.append(f'<ol style="margin:0 0 20px;padding-left:22px">{"".join(items)}</ol>')
     elif lead := parts_text(lead_parts(record)):  # why nothing was picked
@@ -165,9 +171,14 @@ def newsletter(title: str, record: EditionRecord, site_url: str,
             f'<li style="margin:0 0 8px">{html.escape(line)}</li>' for line in since) + "</ul>"]
     overview, overview_html = linked(record.overview_parts)
     if overview:
-        lines += ["THE FIELD IN THIS EDITION", "", overview, ""]
+        stem = record.overview_stem
+        more = page_url(site_url, store.edition_page(edition, stem)) if stem else ""
+        lines += ["THE FIELD IN THIS EDITION", "", overview + (
+            f" Read the research map: {more}" if more else ""), ""]
         blocks += [_heading("The field in this edition"),
-                   f'<p style="margin:0 0 20px">{overview_html}</p>']
+                   f'<p style="margin:0 0 20px">{overview_html}' + (
+                       f' <a href="{html.escape(more)}"{_LINK_ATTRS}>Read the research map</a>.'
+                       if more else "") + "</p>"]
     shown = {pick.number for pick, _ in picked}
     also = [paper for paper in new if paper.number not in shown]  # each paper said once
     if also:

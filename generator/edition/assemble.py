@@ -18,7 +18,7 @@ from typing import Any
 from ..archive.feed import stamps
 from ..archive.history import appearances, status
 from ..archive.names import given_names, paper_names
-from ..archive.overview import overview_text
+from ..archive.overview import overview_text, without_preamble
 from ..archive.record import EditionRecord, Status
 from ..archive.withdrawn import Sighting, withdrawn_now
 from ..completions import Completion, PromptRequest
@@ -227,7 +227,7 @@ def published_checks(papers: Sequence[NumberedPaper],
         spec = kinds.get(request.kind)
         if spec is None or request.name not in kept or not completion.ok:
             continue
-        shown = spec.published(completion.content)
+        shown = without_preamble(spec.published(completion.content))
         if shown != completion.content:
             sentences = {c.sentence for c in answer_claims(shown, titles, spec.shift)}
             kept[request.name] = tuple(c for c in kept[request.name] if c.sentence in sentences)
@@ -273,7 +273,7 @@ def synthesis_pages(
         reasoning = md_model(completion.reasoning, shift, linker) if completion.ok else ""
         verdicts = evidence.get(request.name) if evidence is not None else None
         linker.evidence = {c.sentence: c for c in reversed(verdicts or ())}
-        shown = kinds[request.kind].published(completion.content)
+        shown = without_preamble(kinds[request.kind].published(completion.content))
         linked = md_model(shown, shift, linker) if completion.ok else ""
         if evidence is not None:
             checks.setdefault(stem, []).extend(verdicts or ())

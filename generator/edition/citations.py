@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from ..archive.names import name_citations
 from ..archive.prose import one_paper_once
 from ..archive.values import Problem
-from ..evidence.checks import KEY, MARKS, VERDICT_LABELS, ClaimCheck, FigureCheck, Standing
+from ..evidence.checks import KEY, VERDICT_LABELS, ClaimCheck, FigureCheck, Standing
 from ..evidence.claims import CITE_RE as _CITE_RE
 from ..evidence.claims import FIGURE_RE as _FIGURE_RE
 from ..evidence.claims import NUMBER_RE as _NUMBER_RE
-from ..evidence.claims import before_stop, sentences
+from ..evidence.claims import as_read, before_stop, headed
 from ..evidence.claims import numbers as _numbers
 from ..evidence.claims import plain_sentence as _plain
 from ..evidence.naming import Citation, find_citations, named_in, names_pattern
@@ -119,11 +119,14 @@ class CitationLinker:
         # The names by which the answer being linked cites papers without their numbers
         # (evidence.naming.answer_names): linked where they stand, and their sentences checked.
         self.names: Mapping[int, tuple[str, ...]] = {}
+        # Whether the sentence being linked stands in a heading: no flag, mark or box there
+        # (a table of contents and a permalink show a heading's words whole).
+        self._heading = False
 
     def __call__(self, text: str) -> str:
         out = []
-        for sentence, gap in sentences(text):
-            linked = self._sentence(sentence)
+        for sentence, gap, heading in headed(text):
+            linked = self._sentence(sentence, heading)
             if sentence.strip() and not linked and "\n" not in gap:
                 gap = ""  # a sentence dropped (prose.one_paper_once) takes its space along
             out.append(linked + gap)
@@ -133,7 +136,7 @@ class CitationLinker:
         paper = self._papers[number].paper
         href = self._links.get(number) or f"{self._prefix}{paper.slug}.md"
         link = f'[{label}]({href} "{tooltip(paper.title)}")'
-        if number in self._withdrawn:
+        if number in self._withdrawn and not self._heading:
             notice = html.escape(tooltip(self._withdrawn[number]), quote=True)
             link += f' <span class="digest-flag" title="{notice}">⚠\u00a0withdrawn</span>'
         return link
@@ -142,33 +145,43 @@ class CitationLinker:
         total = len(self._papers)
         why = (f"There is no Paper {number} in this edition: its bundle has papers 1–{total}."
                if total else "This edition has no papers.")
+        if self._heading:
+            return label  # recorded as a problem all the same; the body flags it
         return (f'<span class="digest-flag" title="{_attr(why)}">{label} ⚠ not in this '
                 f'edition</span>')
 
-    def _sentence(self, sentence: str) -> str:
+    def _sentence(self, sentence: str, heading: bool = False) -> str:
+        """A sentence linked and checked; in a heading, linked only (no mark, quote box or
+        key goes into a table of contents or a permalink: the body makes the claims)."""
+        self._heading = heading
         by_name = [n for n in named_in(sentence, self.names) if n in self._papers]
         if not find_citations(sentence) and not by_name:
             return sentence
         plain = _plain(sentence)  # before any change: the evidence checks know it so
         # A paper named twice in a row reads once; "X and X agree" goes (prose.py).
-        once = one_paper_once(sentence, self._aliases)
+        aliases = {n: (*self._aliases.get(n, ()), *self.names.get(n, ()))
+                   for n in {*self._aliases, *self.names}}  # the answer's own names too
+        once = one_paper_once(sentence, aliases)
         if once is None:
             return ""
         sentence = once
         citations = find_citations(sentence)
         cited_here = list(dict.fromkeys(
             [n for c in citations for n in c.numbers if n in self._papers] + by_name))
-        named = name_citations(plain, self._plain_names) if self._names else plain
-        check = self.evidence.get(plain) if self.evidence is not None else None
+        named = as_read(name_citations(plain, self._plain_names) if self._names else plain)
+        check = (self.evidence.get(plain) if self.evidence is not None and not heading
+                 else None)
         for n in cited_here:
             self.result.cited[n] = self.result.cited.get(n, 0) + 1
+            if heading:
+                continue
             contexts = self.result.contexts.setdefault(n, [])
             if all(named != said for said, _ in contexts):
-                contexts.append((named, check.standing if check else None))
+                contexts.append((named, check.standing_for(n) if check else None))
         # Figures are marked first and parked behind placeholders, so that citation links and
         # our markup never land inside one another.
         parked: list[str] = []
-        if len(cited_here) == 1:
+        if len(cited_here) == 1 and not heading:
             sentence = self._mark_figures(sentence, cited_here[0], plain, parked)
             citations = find_citations(sentence)
         pieces: list[str] = []
@@ -229,12 +242,18 @@ class CitationLinker:
             return head + self._check_name(n, sentence, citation.end)
         name = given[n]
         other = self._names_other(name, n)
-        if other is None:  # the model's name for this paper: the link says it
+        if other is None:  # the model's name for this paper: the link says it, unless the
+            # page reads it by another name, when the model's own stays beside it (a reader
+            # meets "EnerInfer" later in the answer and knows which paper it is).
+            label = self._plain_names.get(n, "")
+            if label and not _restates(name, label) and not _restates(label, name):
+                return head + sentence[citation.name_start:citation.end]
             return head
         reason = f"the name given names Paper {other}, not Paper {n}"
         self.result.problems.append(Problem(_plain(f"Paper {n} ({name})"), n, reason))
         return (head + sentence[citation.name_start:citation.end]
-                + f' <span class="digest-flag" title="{_attr(reason)}">⚠ title mismatch</span>')
+                + ("" if self._heading else
+                   f' <span class="digest-flag" title="{_attr(reason)}">⚠ title mismatch</span>'))
 
     def _names_paper(self, given: str, number: int, label: str) -> bool:
         """Whether a name given a number names that paper: its name, a run of its title's
@@ -282,7 +301,7 @@ class CitationLinker:
         # The key, beside every mark: a reader meets the first one anywhere on the page.
         box.append(f"<br><small>{KEY} · [how to read the marks]({self._marks_page})</small>")
         return (f'<span class="digest-ev digest-ev-{standing}" tabindex="0">'
-                f'<span class="digest-ev-mark">{MARKS[standing].text}</span>'
+                f'<span class="digest-ev-mark">{check.mark_text}</span>'
                 f'<span class="digest-ev-box" data-search-exclude>{"".join(box)}</span></span>')
 
     def _markup(self, word: str, spec: str, numbers: list[int]) -> str:
@@ -322,7 +341,10 @@ class CitationLinker:
         name = next(g for g in match.groups() if g)
         if not any(w.isalpha() for w in _words(_CITE_RE.sub(" ", name))):
             return ""  # "Paper 2 (Paper 4)", "(2023)": another citation or a number, not a title
-        explicit = match.group(1) is None  # quoted or emphasised: meant as a title
+        # Quoted or emphasised right after the number: meant as a title. After a colon it is
+        # as often the paper's words ("Paper 16: “a 2× cut in memory”"), flagged only where it
+        # names another paper.
+        explicit = match.group(1) is None and not match.group(0).lstrip().startswith(":")
         title = self._papers[number].paper.title
         if title_score(name, title) >= 0.6:
             return ""
@@ -336,6 +358,8 @@ class CitationLinker:
             return ""  # a parenthetical that is not a title: nothing to check
         self.result.problems.append(Problem(_plain(f"Paper {number} {match.group(0).strip()}"),
                                             number, reason))
+        if self._heading:
+            return ""
         return f' <span class="digest-flag" title="{_attr(reason)}">⚠ title mismatch</span>'
 
     def _mark_figures(self, sentence: str, number: int, plain: str, parked: list[str]) -> str:

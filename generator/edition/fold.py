@@ -1,7 +1,8 @@
 """Long answers folded by section on a phone: each long section's body in a collapsible block.
 
-A research map or a thinking answer runs to many phone screens; what follows it (the theme
-map, the second answer) is then found only by scrolling. Each long section keeps its heading
+The thinking page's two answers run to many phone screens; the second is then found only by
+scrolling. (The research map is never folded: read first, its marks in view, as the deep
+dives are.) Each long section keeps its heading
 (the table of contents, links and search find it) and its body goes into a pymdownx.details
 block of class `digest-fold`, closed: a phone shows the first section whole (the page's
 opening, read first), then the other headings one under the other, a tap opens one.

@@ -11,19 +11,38 @@ Each pick's one line on why it matters is a sentence of the synthesis about it w
 found in that very paper (the claim, its quote and verdict go with the pick), so a pick is
 checked like any claim; a paper no such sentence backs keeps the triage reason or the brief's
 TL;DR, says it is not backed, and has any figure of that line the paper does not state flagged.
+A "why" is a sentence that says what the paper does: never a bare citation ("(SAC)"), a row of
+a list or table ("EgoSchema - Appears in Kamera…") or a line of names.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from ..archive.values import Brief, Pick
 from ..evidence.checks import ClaimCheck
-from ..evidence.claims import FIGURE_RE
+from ..evidence.claims import FIGURE_RE, says_something
+from ..evidence.naming import find_citations
 from ..papers import NumberedPaper, Triage
 from .facts import PaperFacts, TextFacts
 
 MAX_PICKS = 3
+MIN_WHY_WORDS = 4  # ordinary words, citations left out: "halves the latency of decoding"
+_TRAILING_CITATION_RE = re.compile(r"\s*\([^()]*\)\s*$")
+_WORD_RE = re.compile(r"[^\W\d_]+")
+
+
+def says_what(sentence: str) -> bool:
+    """Whether a claim's sentence can be a pick's "why": a sentence of prose (it ends at a
+    stop, a citation after the stop aside; no table cell) that says something of the paper
+    in a few words besides its citations."""
+    text = _TRAILING_CITATION_RE.sub("", sentence).rstrip()
+    if not text.endswith((".", "!", "?")) or "|" in text or not says_something(text):
+        return False
+    for citation in reversed(find_citations(text)):
+        text = text[:citation.start] + " " + text[citation.end:]
+    return len(_WORD_RE.findall(text)) >= MIN_WHY_WORDS
 
 
 def editors_picks(papers: Sequence[NumberedPaper], names: Mapping[int, str],
@@ -89,17 +108,18 @@ def backing_claims(claims: Iterable[ClaimCheck]) -> dict[int, ClaimCheck]:
     """For each paper, the claim that says why it matters: a sentence about it alone whose
     quote was found in that very paper (a sentence citing several papers may state another's
     result), judged to back it where one was, a whole sentence before a table's row, the
-    earliest page's first."""
+    earliest page's first; only a sentence that says what the paper does (`says_what`)."""
     best: dict[int, ClaimCheck] = {}
     rank = {"backed": 0, "partly": 1, "supported": 2}  # judged to back it first; never one
     # whose quote was judged not to. A table's row ("Paper 3 KV cache in blocks 2.4×") says
-    # a result, not why it matters: a sentence of prose is taken before it.
+    # a result, not why it matters: never a pick's why.
 
-    def order(claim: ClaimCheck) -> tuple[int, bool]:
-        return rank[claim.standing], not claim.sentence.rstrip().endswith((".", "!", "?"))
+    def order(claim: ClaimCheck) -> int:
+        return rank[claim.standing]
 
     for claim in claims:
-        if claim.standing in rank and claim.papers == (claim.found_in,):
+        if (claim.standing in rank and claim.papers == (claim.found_in,)
+                and says_what(claim.sentence)):
             held = best.get(claim.papers[0])
             if held is None or order(claim) < order(held):
                 best[claim.papers[0]] = claim

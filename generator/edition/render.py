@@ -24,6 +24,7 @@ from .. import store
 from ..archive.bibtex import bibtex_key, edition_bibtex
 from ..archive.feed import atom_feed
 from ..archive.lead import comparison, without_subject
+from ..archive.names import opens_with
 from ..archive.news import News
 from ..archive.paper_homes import paper_homes
 from ..archive.question_record import QuestionRecord
@@ -31,7 +32,7 @@ from ..archive.record import EditionRecord, record_text
 from ..archive.theme_pages import theme_pages, theme_slug
 from ..errors import DigestError
 from ..evidence.checks import KEY, MARKS, Standing
-from ..evidence.claims import plain_sentence, sentences
+from ..evidence.claims import as_read, plain_sentence, sentences
 from ..marks import MarkLinks
 from ..papers import paper_slug
 from ..store import Docs
@@ -81,7 +82,7 @@ def make_environment(workspace: Path) -> jinja2.Environment:
                        num=_num, cut=cut, suffix_headings=suffix_headings, cited=cited,
                        theme_slug=theme_slug, slug=paper_slug, comparison=comparison,
                        excerpt=excerpt, fold_sections=fold_sections, news=News.of,
-                       bibtex_key=bibtex_key)
+                       bibtex_key=bibtex_key, opens_with=opens_with, as_read=as_read)
     # `marks`: where a reader's "more/less like this" goes (none unless [feedback] says).
     env.globals.update(labels=VERDICT_LABELS, short_labels=VERDICT_SHORT, marks=MarkLinks(),
                        key=KEY, evidence_marks=MARKS)
@@ -121,8 +122,13 @@ _FENCE_RE = re.compile(r"^(`{3,}|~{3,})", re.MULTILINE)
 
 
 def suffix_headings(markdown: str, suffix: str) -> str:
-    """Every Markdown heading of `markdown` (outside code fences) with `suffix` added."""
+    """The top-level Markdown headings of `markdown` (outside code fences) with `suffix`
+    added: the table of contents tells the two answers apart by their sections, and the
+    headings under them read as written (never " (with thinking)" on every one)."""
     parts = _FENCE_RE.split(markdown)
+    top = min((len(m.group(1)) - len(m.group(1).lstrip("#"))
+               for index, part in enumerate(parts) if index % 4 == 0
+               for m in _HEADING_RE.finditer(part)), default=0)
     # split() alternates text, fence, text...: headings are only looked for outside fences.
     inside = False
     out = []
@@ -133,7 +139,9 @@ def suffix_headings(markdown: str, suffix: str) -> str:
         elif inside:
             out.append(part)
         else:
-            out.append(_HEADING_RE.sub(lambda m: f"{m.group(1)}{suffix}{m.group(2) or ''}", part))
+            out.append(_HEADING_RE.sub(
+                lambda m: f"{m.group(1)}{suffix}{m.group(2) or ''}"
+                if m.group(1).startswith("#" * top + " ") else m.group(0), part))
     return "".join(out)
 
 
@@ -152,7 +160,7 @@ def cited(text: str, record: EditionRecord, prefix: str = "", own: bool = False,
             said = cited(sentence, record, prefix, own, subject if not pieces else None)
             if check is not None:  # as where it was written: the mark before the stop
                 stop = said[-1] if said.rstrip()[-1:] in ".!?" and said == said.rstrip() else ""
-                said = f"{said[:len(said) - len(stop)]} {mark_html(check.standing)}{stop}"
+                said = f"{said[:len(said) - len(stop)]} {mark_html(check.standing, check.mark_text)}{stop}"
             pieces.append(said + gap)
         return "".join(pieces)
     slugs = {p.number: p.base_slug if own else p.slug for p in record.papers}
@@ -164,12 +172,13 @@ def cited(text: str, record: EditionRecord, prefix: str = "", own: bool = False,
         else md_text(piece) for piece, number in parts)
 
 
-def mark_html(standing: Standing) -> str:
-    """A verdict's mark where a sentence is restated (the words and sign of `MARKS`, the
-    classes of the mark after the sentence where it was written)."""
+def mark_html(standing: Standing, text: str = "") -> str:
+    """A verdict's mark where a sentence is restated (the words and sign of `MARKS`, or the
+    claim's own `mark_text`, the classes of the mark after the sentence where it was
+    written)."""
     mark = MARKS[standing]
     return (f'<span class="digest-ev digest-ev-{standing}" title="{mark.label}">'
-            f'<span class="digest-ev-mark">{mark.text}</span></span>')
+            f'<span class="digest-ev-mark">{text or mark.text}</span></span>')
 
 
 def _num(value: Any) -> str:

@@ -177,6 +177,36 @@ class ClaimCheck:
         return self.standing == "backed"
 
     @property
+    def mark_text(self) -> str:
+        """The mark in words, as every surface shows it: a sentence citing several papers
+        says what was found per paper ("⚠ quoted for 2 of 5", "⚠ wrong paper · quoted for 2
+        of 5") where some of its quotes were found, never a bare "no quote found"."""
+        mark = self.mark
+        parts = self.quotes
+        found = sum(1 for p in parts if p.verdict == "supported")
+        if len(parts) < 2 or not found or mark.group not in ("problem", "unchecked") \
+                or self.phantoms:
+            return mark.text
+        if self.standing == "no_quote":
+            return f"{mark.sign} quoted for {found} of {len(parts)}"
+        return f"{mark.text} · quoted for {found} of {len(parts)}"
+
+    def standing_for(self, paper: int) -> Standing:
+        """What the check found of one cited paper's part (a paper's own page shows its part,
+        not the sentence's worst): its quote's verdict, or the sentence's standing where that
+        quote was found and every other was too (then the judgement speaks for all)."""
+        part = next((p for p in self.parts if p.paper == paper), None)
+        if part is None or self.phantoms:
+            return self.standing
+        if part.verdict != "supported":
+            return part.verdict
+        return self.standing if self.verdict == "supported" else "supported"
+
+    def for_paper(self, paper: int) -> ClaimCheck:
+        """The claim as one cited paper's page tells it: that paper's part decided."""
+        return replace(self, decided=self.standing_for(paper))
+
+    @property
     def quotes(self) -> tuple[PaperQuote, ...]:
         """Every cited paper's quote and verdict, in the order it cites them."""
         if self.parts:
@@ -265,28 +295,24 @@ class EvidenceFigure:
 
     @property
     def short(self) -> str:
-        """"3 of 8 backed" (or "5 of 8 quotes found" where nothing was judged)."""
+        """The one form of the figure on every surface: "3 backed · 2 found, not judged · 1
+        with a problem" (a claim partly backed, not supported or not checked named where there
+        is one), so no page counts in one unit and the next in another."""
         if not self.claims:
             return "no cited claim"
-        if not self.judged:
-            return f"{self.found} of {self.claims} quotes found"
-        return f"{self.backed} of {self.claims} backed"
+        parts = [f"{self.backed} backed",
+                 f"{self.partly} partly" if self.partly else "",
+                 f"{self.unbacked} not supported" if self.unbacked else "",
+                 f"{self.unjudged} found, not judged",
+                 f"{self.problems} with a problem",
+                 f"{self.unchecked} not checked" if self.unchecked else ""]
+        return " · ".join(filter(None, parts))
 
     @property
     def sentence(self) -> str:
-        """"3 of 8 cited claims backed by their quotes (1 partly, 1 not supported, 2 quote
-        found but not judged, 1 with a problem)." The same words on every surface."""
+        """"Of 8 cited claims: 3 backed · 2 found, not judged · 1 with a problem." The same
+        figure as `short`, with what it counts."""
         if not self.claims:
             return "No sentence cites a paper, so there was nothing to check."
-        rest = [f"{self.partly} partly" if self.partly else "",
-                f"{self.unbacked} not supported" if self.unbacked else "",
-                f"{self.unjudged} quote found but not judged" if self.unjudged and self.judged
-                else "",
-                f"{self.problems} with a problem" if self.problems else "",
-                f"{self.unchecked} not checked" if self.unchecked else ""]
-        extra = ", ".join(filter(None, rest))
-        head = (f"{self.backed} of {self.claims} cited claims backed by their quotes"
-                if self.judged else
-                f"{self.found} of {self.claims} cited claims have their quotes found in the "
-                "papers, not judged")
-        return head + (f" ({extra})" if extra else "") + "."
+        return (f"Of {self.claims} cited claim{'s' if self.claims != 1 else ''}: "
+                f"{self.short}.")

@@ -19,11 +19,19 @@ from dataclasses import dataclass
 from ..text.safe_text import md_model
 from .naming import CITE_RE as CITE_RE
 from .naming import NUMBER_RE as NUMBER_RE
-from .naming import answer_names, named_in
+from .naming import answer_names, find_citations, named_in, names_pattern
 from .naming import cited_numbers as cited_numbers
 from .naming import numbers as numbers
 
 SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z*(\[\"“])|\n+")
+# A short parenthesis right after a full stop that ends its line or is followed by the next
+# sentence: the citation of the sentence before it ("…beyond a single node. (Paper 15)").
+_TRAILING_RE = re.compile(r"\([^()\n]{1,120}\)[.!?]?(?=[ \t]*(?:\n|$)|\s+[A-Z*(\[\"“])")
+# A heading line of model Markdown: it carries links, never a claim (the body makes them).
+HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s")
+# What a line that only names or lists papers says besides the names: words like these.
+_LISTING_WORDS = frozenset({"paper", "papers", "see", "also", "and", "e", "g", "eg", "cf", "i",
+                            "ie", "etc", "including", "namely", "both", "all"})
 # A figure a sentence states: a number with a percent sign or a factor ("45.8%", "2.1×").
 FIGURE_RE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(%|×|x(?![A-Za-z])|-fold|\s?times\b)")
 
@@ -59,10 +67,57 @@ def sentences(segment: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     last = 0
     for match in SENTENCE_RE.finditer(segment):
-        out.append((segment[last:match.start()], match.group(0)))
-        last = match.end()
+        if match.start() < last:
+            continue  # inside a trailing citation taken into the sentence before it
+        end = match.start()
+        if "\n" not in match.group(0):
+            trailing = _TRAILING_RE.match(segment, match.end())
+            if trailing is not None and not _says_something(trailing.group(0)[1:-1], {}):
+                end = trailing.end()
+        if end == match.start():
+            out.append((segment[last:end], match.group(0)))
+            last = match.end()
+            continue
+        gap = re.match(r"\s*", segment[end:])
+        width = gap.end() if gap else 0
+        out.append((segment[last:end], segment[end:end + width]))
+        last = end + width
     out.append((segment[last:], ""))
     return out
+
+
+def headed(segment: str) -> list[tuple[str, str, bool]]:
+    """`sentences(segment)`, each with whether it stands in a heading line (a heading's
+    every sentence carries links, never a claim or a mark)."""
+    out: list[tuple[str, str, bool]] = []
+    heading, line_start = False, True
+    for sentence, gap in sentences(segment):
+        if line_start:
+            heading = HEADING_RE.match(sentence) is not None
+        out.append((sentence, gap, heading))
+        line_start = "\n" in gap
+    return out
+
+
+def _says_something(sentence: str, names: Mapping[int, tuple[str, ...]]) -> bool:
+    """Whether a sentence says anything besides naming or listing papers: "Papers: Kamera,
+    MOCAP", "**Papers:** 1 (Kamera), 4 (MOCAP)" and "(Paper 15)" say nothing of them."""
+    rest = sentence
+    for citation in reversed(find_citations(rest)):
+        rest = rest[:citation.start] + " " + rest[citation.end:]
+    pattern, _ = names_pattern(names)
+    if pattern is not None:
+        rest = pattern.sub(" ", rest)
+    # An ordinary word (a verb, a noun of the field): a list's names are capitalised. A
+    # script without case (Chinese, Japanese) has no names told by it: its words count.
+    return any(not w[:1].isupper() and w.casefold() not in _LISTING_WORDS
+               for w in re.findall(r"[^\W\d_]+", rest))
+
+
+def says_something(sentence: str, names: Mapping[int, tuple[str, ...]] | None = None) -> bool:
+    """Whether a citing sentence is a claim: it says something of the papers it cites, where
+    a heading or a line that only names or lists papers does not."""
+    return not HEADING_RE.match(sentence) and _says_something(sentence, names or {})
 
 
 def plain_sentence(sentence: str) -> str:
@@ -72,6 +127,15 @@ def plain_sentence(sentence: str) -> str:
     text = re.sub(r"[*_`#|]+", " ", text)
     text = re.sub(r"^\s*(?:[-+]|\d+\.)\s+", "", text)  # a list item's marker
     return " ".join(text.split())[:400]
+
+
+_SPACED_STOP_RE = re.compile(r"(?<=[\w\"”’)]) +([.,;:!?])(?=[\s\"”’)]|$)")
+
+
+def as_read(plain: str) -> str:
+    """A plain sentence as a reader is shown it: no space left before a stop where markup
+    stood ("It is *fast*." is "It is fast .", its key in the record, shown "It is fast.")."""
+    return _SPACED_STOP_RE.sub(r"\1", plain)
 
 
 def claims_of(answer: str, valid: Collection[int], shift: int = 1,
@@ -90,11 +154,13 @@ def _claims(answer: str, valid: frozenset[int], shift: int,
     by_name = dict(names)
 
     def collect(segment: str) -> str:
-        for sentence, _ in sentences(segment):
+        for sentence, _, heading in headed(segment):
             every = list(dict.fromkeys([*cited_numbers(sentence),
                                         *(named_in(sentence, by_name) if by_name else ())]))
             papers = tuple(n for n in every if n in valid)
             phantoms = tuple(n for n in every if n not in valid)
+            if heading or not says_something(sentence, by_name):
+                continue  # a heading or a list of names: no claim
             if papers or phantoms:  # a phantom citation is a claim too: never backed
                 found.append(Claim(len(found) + 1, plain_sentence(sentence), papers, phantoms))
         return segment

@@ -30,6 +30,10 @@ _GIVEN = r"\s*\([^()\n]{1,80}\)"
 # "**Papers:** 1 (Kamera), 4 (MOCAP), 10": the numbers after a colon, each with its name.
 LIST_RE = re.compile(rf"(?<![\[\w])([Pp]apers?)(\*{{0,2}}):(\*{{0,2}})[ \t]*"
                      rf"({_NUM}(?:{_GIVEN})?(?:\s*,\s*(?:and\s+)?{_NUM}(?:{_GIVEN})?)*)(?!\.\d)")
+# "Papers 3 (EnerInfer), 7 (Language-Energy Divide), and 17 (SAC)": numbers each with its
+# name, without a colon; read whole like the list above, so every paper is linked and checked.
+NAMED_LIST_RE = re.compile(rf"(?<![\[\w])([Pp]apers)[ \t]+({_NUM}(?:{_GIVEN})?"
+                           rf"(?:{_SEP}{_NUM}(?:{_GIVEN})?)+)(?!\.\d)")
 _ITEM_RE = re.compile(rf"({_NUM})(?:\s*\(([^()\n]{{1,80}})\))?")
 _AFTER_RE = re.compile(r"[ \t]*\(([^()\n]{2,150})\)")  # "Paper 3 (FlashDecoding)"
 _INSIDE_RE = re.compile(r",[ \t]*([^,:;()\n]{2,60}?)[ \t]*(?=\))")  # "(Paper 5, RLM-Cascade)"
@@ -100,6 +104,18 @@ def find_citations(text: str) -> list[Citation]:
             match.start(), match.end(), match.group(1), match.group(4),
             tuple(n for n, _ in items), tuple((n, g) for n, g in items if g), listed=True,
             prefix=text[match.start():match.start(4)]))
+    taken = [(c.start, c.end) for c in found]
+    for match in NAMED_LIST_RE.finditer(text):
+        if any(a <= match.start() < b for a, b in taken):
+            continue
+        items = [(int(m.group(1)), (m.group(2) or "").strip())
+                 for m in _ITEM_RE.finditer(match.group(2))]
+        if not any(given for _, given in items):
+            continue  # "Papers 1, 8 and 9": the plain form below
+        found.append(Citation(
+            match.start(), match.end(), match.group(1), match.group(2),
+            tuple(n for n, _ in items), tuple((n, g) for n, g in items if g and is_name(g)),
+            listed=True))
     taken = [(c.start, c.end) for c in found]
     for match in CITE_RE.finditer(text):
         if any(a <= match.start() < b for a, b in taken):

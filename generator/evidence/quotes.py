@@ -228,17 +228,29 @@ def _check(claim: Claim, given: Mapping[int, str], checked: bool,
     quotes = _by_paper(claim, given)
     parts = [_part(claim, paper, quotes.get(paper, ""), texts) for paper in claim.papers]
     found = [p for p in parts if p.verdict == "supported"]
-    missing = [m.group(0).strip() for m in FIGURE_RE.finditer(claim.sentence)
-               if found and not any(figure_in(m.group(1), m.group(2).strip(),
-                                              texts[p.found_in].passage(*span))
-                                    for p in found if p.found_in is not None
-                                    for span in p.spans)]
-    if missing and len(found) == len(parts):  # a figure of the sentence no quote states
+    unquoted = [m for m in FIGURE_RE.finditer(claim.sentence)
+                if found and not any(figure_in(m.group(1), m.group(2).strip(),
+                                               texts[p.found_in].passage(*span))
+                                     for p in found if p.found_in is not None
+                                     for span in p.spans)]
+    # Where the check looked: a figure the quotes leave out but the paper states (its abstract
+    # or excerpt) is "not in the quote", said in the note, and the judge weighs the quotes; only
+    # one in nothing the digest read of the quoted papers is "not in the paper".
+    unstated = [m.group(0).strip() for m in unquoted
+              if not any(figure_in(m.group(1), m.group(2).strip(), texts[p.found_in].normal)
+                         for p in found if p.found_in is not None)]
+    elsewhere = [m.group(0).strip() for m in unquoted if m.group(0).strip() not in unstated]
+    if unstated and len(found) == len(parts):  # a figure of the sentence no paper states
         first = found[0]
         parts[parts.index(first)] = replace(
             first, verdict="figure_missing",
-            note=f"the quote is in Paper {first.found_in}, but {', '.join(missing)} is not in "
-                 "the passage it quotes")
+            note=f"the quote is in Paper {first.found_in}, but {', '.join(unstated)} is not in "
+                 "the paper (not in the quote, nor in the abstract or excerpt read)")
+    elif elsewhere and found:
+        first = found[0]
+        parts[parts.index(first)] = replace(
+            first, note=f"{first.note}; {', '.join(elsewhere)} is in the paper, but not in the "
+                        "quote")
     head = parts[0]
     return ClaimCheck(claim.sentence, claim.papers, worst(p.verdict for p in parts),
                       _shown(head.quote), head.found_in, head.note,

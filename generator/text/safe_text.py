@@ -251,12 +251,32 @@ def _model_math(tex: str, display: bool) -> str | None:
     return mathml(tex, display)
 
 
+def _top_heading(lines: list[str]) -> int:
+    """The answer's own top heading level (1 where it has none), outside code fences."""
+    fence: str | None = None
+    levels = []
+    for line in lines:
+        marker = _FENCE_RE.match(line)
+        if fence is None and marker:
+            fence = marker.group(1)[0] * len(marker.group(1))
+        elif fence is not None:
+            if re.match(rf"^\s{{0,3}}{re.escape(fence)}{re.escape(fence[0])}*[ \t]*$", line):
+                fence = None
+        else:
+            heading = _HEADING_RE.match(line)
+            if heading:
+                levels.append(len(heading.group(2)))
+    return min(levels, default=1)
+
+
 def md_model(text: str, shift: int = 1, transform: Callable[[str], str] | None = None, *,
              math: bool = True) -> str:
     """Model output as Markdown: formatting kept, raw HTML shown as text, headings demoted.
 
-    Our pages own the H1 (and sometimes H2 sections), so the model's headings move `shift`
-    levels down, never below H6. `transform` (citation linking) runs on the text outside code
+    Our pages own the H1 (and sometimes H2 sections), so the answer's own top heading level
+    becomes H(1 + `shift`) and its deeper levels follow it, never below H6 (an answer whose
+    sections are H3 reads as one whose sections are H1: no fixed step turns its top level into
+    tiny capitals). `transform` (citation linking) runs on the text outside code
     after it has been made inert, so whatever markup it adds is the only markup there; then
     TeX becomes MathML, unless `math` is off (a pass that only reads the text).
     """
@@ -282,7 +302,9 @@ def md_model(text: str, shift: int = 1, transform: Callable[[str], str] | None =
             out.append("".join(pieces))
             paragraph.clear()
 
-    for line in clean(text).split("\n"):
+    lines = clean(text).split("\n")
+    top = _top_heading(lines)
+    for line in lines:
         marker = _FENCE_RE.match(line)
         if fence is None and marker:
             flush()
@@ -297,7 +319,8 @@ def md_model(text: str, shift: int = 1, transform: Callable[[str], str] | None =
             out.append(line)
         else:
             paragraph.append(_HEADING_RE.sub(
-                lambda m: m.group(1) + "#" * min(6, len(m.group(2)) + shift) + m.group(3), line))
+                lambda m: m.group(1) + "#" * min(6, len(m.group(2)) - top + 1 + shift)
+                + m.group(3), line))
     flush()
     if fence is not None:
         out.append(fence)  # close a fence the model left open, so it cannot swallow the page
