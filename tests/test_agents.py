@@ -13,10 +13,11 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import jsonschema
 import pytest
@@ -58,6 +59,30 @@ class Archive:
     @property
     def folder(self) -> Path:
         return self.config.parent
+
+
+T = TypeVar("T")
+
+
+def in_own_loop(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """`make()` run to its end in an event loop of its own, on a thread of its own: a test
+    that ran before in this process (aiosmtpd's, say) may have left its loop marked as
+    running on this thread, where `asyncio.run` refuses to start."""
+    result: list[T] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            result.append(asyncio.run(make()))
+        except BaseException as err:  # handed to the test's thread below
+            failure.append(err)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+    return result[0]
 
 
 @pytest.fixture(scope="module")
@@ -180,7 +205,7 @@ def test_over_stdio_every_tool_answers_and_bad_input_is_refused_in_our_words(
             with pytest.raises(Exception, match="there is no page config.md of edition"):
                 await client.read_resource(f"digest://editions/{FIRST}/config.md")
 
-    asyncio.run(session())
+    in_own_loop(session)
     # Read, never written (the question was not published); nothing beside the workspace.
     assert _archive_files(archive.folder) == before
     assert [p.name for p in archive.folder.parent.iterdir()] == ["ws"]
@@ -228,7 +253,7 @@ def test_over_http_an_agent_reads_and_publishes_a_checked_question(archive: Arch
                 return _data(await client.call_tool("ask", {"question": QUESTION,
                                                             "publish": True}))
 
-        asked = asyncio.run(session())
+        asked = in_own_loop(session)
         _not_utf8_over_http(url)
     finally:
         server.terminate()
