@@ -33,7 +33,7 @@ from ..edition.record_parts import FigureFact
 from ..edition.render import make_environment, remove_stale, render_template, with_title
 from ..edition.values import FollowUp
 from ..evidence.checks import KEY, ClaimCheck
-from ..evidence.claims import before_stop, plain_sentence, sentences
+from ..evidence.claims import before_stop, has_words, plain_sentence, sentences
 from ..kinds import EVIDENCE, KindRegistry
 from ..models import NumberedPaper
 from ..store.cache import atomic_write_text
@@ -185,6 +185,8 @@ def terminal_answer(record: QuestionRecord) -> str:
         for sentence, gap in sentences(paragraph):
             check = _check_of(sentence, verdicts)
             shown = name_citations(sentence, names | flagged)
+            if sentence.strip() and not has_words(shown) and "\n" not in gap:
+                gap = ""  # a sentence a rule dropped (prose.papers_once) takes its space along
             out.append((before_stop(shown.rstrip(), f"[{check.mark.text}]")
                         + shown[len(shown.rstrip()):] if check else shown) + gap)
         lines.append("".join(out))

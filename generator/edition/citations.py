@@ -31,7 +31,7 @@ from ..models import NumberedPaper
 from ..text.safe_text import escape_markdown, tooltip
 from .facts import PaperFacts, TextFacts
 from .names import name_citations
-from .prose import one_paper_once
+from .prose import one_paper_once, read_away
 from .values import Problem
 
 # A name right after a citation: "(FlashDecoding)", ', "A Title"' or ": *A Title*".
@@ -154,7 +154,7 @@ class CitationLinker:
         plain = _plain(sentence)  # before any change: the evidence checks know it so
         # A paper named twice in a row reads once; "X and X agree" goes (prose.py).
         once = one_paper_once(sentence, self._aliases)
-        if once is None:
+        if once is None or read_away(plain, self._plain_names):  # as its check was dropped
             return ""
         sentence = once
         citations = find_citations(sentence)

@@ -23,7 +23,7 @@ import jinja2
 from .. import store
 from ..errors import DigestError
 from ..evidence.checks import KEY, MARKS, Standing
-from ..evidence.claims import plain_sentence, sentences
+from ..evidence.claims import has_words, plain_sentence, sentences
 from ..marks import MarkLinks
 from ..models import paper_slug
 from ..store import Docs
@@ -136,8 +136,11 @@ def cited(text: str, record: EditionRecord, prefix: str = "", own: bool = False,
         for sentence, gap in sentences(text):
             check = record.check_of(plain_sentence(sentence)) if sentence.strip() else None
             said = cited(sentence, record, prefix, own, subject if not pieces else None)
-            if check is not None:  # as where it was written: the mark before the stop
-                stop = said[-1] if said.rstrip()[-1:] in ".!?" and said == said.rstrip() else ""
+            if not has_words(said):  # a sentence a rule dropped: its mark and space go too
+                if sentence.strip() and "\n" not in gap:
+                    gap = ""
+            elif check is not None:  # as where it was written: the mark before the stop
+                stop = said[-1:] if said.endswith((".", "!", "?")) else ""
                 said = f"{said[:len(said) - len(stop)]} {mark_html(check.standing)}{stop}"
             pieces.append(said + gap)
         return "".join(pieces)

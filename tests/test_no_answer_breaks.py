@@ -1,0 +1,138 @@
+"""No answer breaks a week (issue 69), on fixed objects: a paper agreeing with itself ("Paper 1
+and Learning to Evict agree on the mechanism." where Paper 1 is Learning to Evict) is dropped
+for reading with its verdict, on the comparison's page, the home page and `digest ask`'s
+terminal answer alike, and every helper that puts a mark after a sentence is total over text
+a rule emptied."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import pytest
+
+from generator.ask.pages import terminal_answer
+from generator.edition.lead import comparison
+from generator.edition.model import Edition
+from generator.edition.record import EditionRecord
+from generator.edition.render import cited, make_environment, render_edition, render_template
+from generator.evidence.claims import before_stop
+from tests import scenario
+from tests.conftest import ROOT
+from tests.scenario import FIRST, SECOND, TREE, edition_of
+
+EVICT = "Learning to Evict"
+SELF = f"Paper 1 and {EVICT} agree on the mechanism."
+MARK_RE = re.compile(r'<span class="digest-ev digest-ev-\w+"')
+
+
+def with_self_agreement(answer: str, before: str) -> str:
+    return answer.replace(before, f"{SELF} {before}", 1)
+
+
+@pytest.fixture(scope="module")
+def editions() -> tuple[Edition, Edition]:
+    """Two weekly editions; the second's Paper 1 is "Learning to Evict" (its title's own
+    name) and its comparison says it agrees with itself (a quote found for it, judged to back
+    it)."""
+    names = dict(scenario.NAMES)
+    names[TREE.base_id] = EVICT
+    evict = replace(TREE, title=f"{EVICT}: Tree-Shaped Drafts for Speculative Decoding")
+    answers = dict(scenario.SECOND_ANSWERS)
+    answers["since-last-edition"] = with_self_agreement(
+        answers["since-last-edition"], "Paper 3 (PagedAttention) is revised")
+    quotes = dict(scenario.QUOTES)
+    quotes[("agree on the mechanism", TREE.base_id)] = "cuts latency by 3.4x at batch size 1"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(scenario, "NAMES", names)
+        first = edition_of(FIRST, (scenario.PAGED, scenario.SPEC, scenario.QUANT),
+                           scenario.FIRST_ANSWERS, [])
+        second = edition_of(SECOND, (evict, scenario.CHUNK, scenario.PAGED_V2,
+                                     scenario.QUANT_GONE), answers, [first.record],
+                            quotes=quotes)
+    assert second.record.names[1] == EVICT
+    return first, second
+
+
+@pytest.fixture(scope="module")
+def week(editions: tuple[Edition, Edition]) -> tuple[EditionRecord, EditionRecord]:
+    return editions[0].record, editions[1].record
+
+
+def _checked_self_agreement(record: EditionRecord) -> EditionRecord:
+    """`record` as a release before this one kept it: the dropped sentence with its verdict."""
+    assert record.checks is not None
+    kept = record.checks["since-last-edition"]
+    backed = next(c for c in kept if c.standing == "backed")
+    return replace(record, checks={**record.checks, "since-last-edition": (
+        replace(backed, sentence=SELF, papers=(1,), id="since-last-edition#9"), *kept)})
+
+
+def test_a_paper_agreeing_with_itself_is_dropped_with_its_mark_where_cited_restates_it(
+        week: tuple[EditionRecord, EditionRecord]) -> None:
+    """The crash of `render.cited` (`said[-1]` on a sentence papers_once emptied), on a record
+    that still holds the sentence's verdict: the sentence and its mark go, the rest stays."""
+    _, second = week
+    old = _checked_self_agreement(second)
+    text = f"{SELF} Paper 3 (PagedAttention) is revised with a higher throughput figure of 2.4×."
+    out = cited(text, old, own=True, marked=True)
+    assert "agree" not in out and out.startswith("[PagedAttention]")
+    assert len(MARK_RE.findall(out)) == 1  # the kept sentence's mark only
+    for alone in (SELF, f"  {SELF}  ", "", "   ", "\n\n"):
+        assert not MARK_RE.search(cited(alone, old, own=True, marked=True)), alone
+
+
+def test_the_home_pages_comparison_never_shows_a_mark_alone(
+        week: tuple[EditionRecord, EditionRecord]) -> None:
+    """`_comparison.md.j2`, as the next edition's home page renders it from the record."""
+    first, second = week
+    env = make_environment(ROOT)
+    home = render_template(env, "home.md.j2", title="Digest",
+                           records=[_checked_self_agreement(second), first])
+    assert "agree on the mechanism" not in home
+    assert not re.search(r"(^|[.:(]\s*)<span class=\"digest-ev", home, re.M)
+
+
+def test_the_sentence_keeps_no_verdict_and_the_figures_count_what_is_shown(
+        editions: tuple[Edition, Edition]) -> None:
+    first, second = editions[0].record, editions[1].record
+    assert second.checks is not None
+    assert all("agree on the mechanism" not in c.sentence
+               for checks in second.checks.values() for c in checks)
+    compared = comparison(second)
+    assert compared is not None and compared.figure is not None
+    shown = len([s for s in re.split(r"(?<=\.) ", compared.text) if s])
+    assert compared.figure.claims == shown == 3
+    pages = render_edition(make_environment(ROOT), editions[1], [first]).pages
+    for path, page in pages.items():  # the record keeps the answer as it came, unread
+        assert path.endswith(".json") or "agree on the mechanism" not in page, path
+
+
+def test_digest_asks_terminal_answer_drops_the_sentence_and_its_mark(
+        week: tuple[EditionRecord, EditionRecord], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`evidence/claims.py: before_stop` (`sentence[-1]` on the emptied sentence)."""
+    first, second = week
+    monkeypatch.setattr(scenario, "ANSWER", scenario.ANSWER.replace(
+        "Paper 2 (SpecDecode) cuts", f"Paper 1 and {EVICT} agree on the mechanism. "
+        "Paper 2 (SpecDecode) cuts"))
+    monkeypatch.setattr(scenario, "QUOTES", {
+        **scenario.QUOTES, ("agree on the mechanism", TREE.base_id): "cuts latency by 3.4x"})
+    renamed = replace(second, papers=second.papers, names={**second.names, 1: EVICT})
+    question = scenario.ask({FIRST: first, SECOND: renamed})
+    assert question.names[1] == EVICT
+    assert all("agree on the mechanism" not in c.sentence for c in question.checks or ())
+    text = terminal_answer(question)
+    assert "agree on the mechanism" not in text
+    assert not re.search(r"(^|[.:]\s*)\[[✓✗?⚠~]", text, re.M)
+    # A record an earlier release wrote, the verdict still in it: the same, no traceback.
+    check = next(iter(question.checks or ()))
+    old = replace(question, checks=(replace(check, sentence=SELF, papers=(1,)),
+                                    *(question.checks or ())))
+    assert "agree on the mechanism" not in terminal_answer(old)
+
+
+@pytest.mark.parametrize("text", ["", " ", "\n", "…", "—", "|", ".", "?!"])
+def test_a_mark_never_follows_a_sentence_without_words(text: str) -> None:
+    assert before_stop(text, "[✓ backed]") == text
+    assert before_stop("It saves 4%.", "[✓]") == "It saves 4% [✓]."
+    assert before_stop("| a | b |", "[✓]") == "| a | b [✓] |"
