@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from generator.ask.pages import terminal_answer
+from generator.cli import cli
 from generator.edition.lead import comparison
 from generator.edition.model import Edition
 from generator.edition.record import EditionRecord
@@ -19,6 +22,7 @@ from generator.edition.render import cited, make_environment, render_edition, re
 from generator.evidence.claims import before_stop
 from tests import scenario
 from tests.conftest import ROOT
+from tests.edition_fixture import EDITION, fixed_edition
 from tests.scenario import FIRST, SECOND, TREE, edition_of
 
 EVICT = "Learning to Evict"
@@ -136,3 +140,64 @@ def test_a_mark_never_follows_a_sentence_without_words(text: str) -> None:
     assert before_stop(text, "[✓ backed]") == text
     assert before_stop("It saves 4%.", "[✓]") == "It saves 4% [✓]."
     assert before_stop("| a | b |", "[✓]") == "| a | b [✓] |"
+
+
+# One page's fault is not the edition's ------------------------------------------------------
+
+@pytest.mark.parametrize(("template", "why"), [
+    ("# ok\n\n{{ page.no_such_thing }}\n", "line 3 failed"),
+    ('# ok\n\n{{ page.heading.index("\\x00") }}\n', "internal fault (ValueError"),
+])
+def test_a_page_that_raises_in_its_template_stands_as_a_failure_page(
+        tmp_path: Path, template: str, why: str) -> None:
+    """The page says it failed and why, in our words; every other page is made; the run
+    report lists it."""
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "research_map.md.j2").write_text(template)
+    rendered = render_edition(make_environment(tmp_path), fixed_edition(), [])
+    path = f"editions/{EDITION}/research-map.md"
+    assert [f.path for f in rendered.failed] == [path] and why in rendered.failed[0].why
+    page = rendered.pages[path]
+    assert "could not be made in this run" in page and why in page
+    assert "Traceback" not in page and "\\x00" not in page
+    assert "could not be made" in rendered.pages[f"editions/{EDITION}/run-report.md"]
+    assert path in rendered.pages[f"editions/{EDITION}/run-report.md"]
+    normal = render_edition(make_environment(ROOT), fixed_edition(), [])
+    assert sorted(normal.pages) == sorted(rendered.pages) and not normal.failed
+    for other, text in normal.pages.items():
+        if other not in (path, f"editions/{EDITION}/run-report.md"):
+            assert rendered.pages[other] == text, other
+
+
+def test_a_build_with_a_failed_page_publishes_the_rest_exits_1_naming_it_and_retries_it(
+        workspace: Path) -> None:
+    ws = workspace.parent
+    (ws / "templates").mkdir()
+    (ws / "templates" / "research_map.md.j2").write_text(
+        '# ok\n\n{{ page.heading.index("\\x00") }}\n')
+    path = f"editions/{EDITION}/research-map.md"
+    for _ in range(2):  # the second run makes the page again (and fails it again)
+        result = CliRunner().invoke(cli, ["build", "--config", str(workspace),
+                                          "--edition", EDITION])
+        assert result.exit_code == 1, result.output
+        assert "Traceback" not in result.output and isinstance(result.exception, SystemExit)
+        assert f"1 page(s) could not be made: {path}" in result.output
+        docs = ws / "site_src"
+        assert "could not be made in this run" in (docs / path).read_text()
+        assert (docs / "editions" / EDITION / "index.md").is_file()
+        assert (ws / "site" / "editions" / EDITION / "research-map.html").is_file()
+        assert (ws / "site" / "editions" / EDITION / "run-report.html").is_file()
+
+
+def test_no_command_ends_in_a_raw_traceback(monkeypatch: pytest.MonkeyPatch,
+                                            workspace: Path) -> None:
+    """A fault of ours anywhere (here: `digest render` on a fault past every page) is one
+    line in our words and exit 1."""
+    def broken(*args: object, **kwargs: object) -> None:
+        raise IndexError("string index out of range")
+
+    monkeypatch.setattr("generator.cli.edition_name", broken)
+    result = CliRunner().invoke(cli, ["render", "--config", str(workspace)])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
+    assert "internal fault (IndexError: string index out of range)" in result.output
+    assert "Traceback" not in result.output
