@@ -4,6 +4,7 @@ from the question's record alone (so `digest render --all` needs no cache)."""
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -200,8 +201,12 @@ def terminal_answer(record: QuestionRecord) -> str:
     cut = ([f"The model stopped at the {record.answer.max_tokens:,}-token limit, so the "
             "answer is cut off: raise [ask] max_tokens in config.toml for the whole of it.", ""]
            if completion.truncated else [])
-    return "\n".join([text_of("\n".join(lines)).strip(), "", *cut, "Papers read:", *papers,
-                      "", evidence])
+    return "\n".join([_EMPHASIS_RE.sub(r"\2", text_of("\n".join(lines))).strip(), "", *cut,
+                      "Papers read:", *papers, "", evidence])
+
+
+# Markdown emphasis around words ("**FastKV**", "__note__"): the terminal shows the words.
+_EMPHASIS_RE = re.compile(r"(\*\*|__)(\S(?:[^\n]*?\S)?)\1")
 
 
 def _check_of(sentence: str, verdicts: Mapping[str, ClaimCheck]) -> ClaimCheck | None:

@@ -268,9 +268,9 @@ class CitationLinker:
             source = part.found_in or part.paper
             said = (f" ({VERDICT_LABELS[part.verdict]})"
                     if several and part.verdict != "supported" else "")
-            box.append(f"“{escape_markdown(part.quote)}” — "
-                       f"{self._link(source, self._names.get(source, f'Paper {source}'))}"
-                       f"{escape_markdown(said)}<br>")
+            where = (self._link(source, self._names.get(source, f"Paper {source}"))
+                     if source in self._papers else f"Paper {source}")
+            box.append(f"“{escape_markdown(part.quote)}” — {where}{escape_markdown(said)}<br>")
         label = check.label[:1].upper() + check.label[1:]
         notes = [p.note for p in check.parts] if check.parts else [check.note]
         note = "; ".join(name_citations(n, self._plain_names) for n in notes if n)

@@ -23,7 +23,7 @@ import jinja2
 from .. import store
 from ..errors import DigestError
 from ..evidence.checks import KEY, MARKS, Standing
-from ..evidence.claims import has_words, plain_sentence, sentences
+from ..evidence.claims import before_stop, has_words, plain_sentence, sentences
 from ..marks import MarkLinks
 from ..models import paper_slug
 from ..store import Docs
@@ -141,8 +141,8 @@ def cited(text: str, record: EditionRecord, prefix: str = "", own: bool = False,
                 if sentence.strip() and "\n" not in gap:
                     gap = ""
             elif check is not None:  # as where it was written: the mark before the stop
-                stop = said[-1:] if said.endswith((".", "!", "?")) else ""
-                said = f"{said[:len(said) - len(stop)]} {mark_html(check.standing)}{stop}"
+                body = said.rstrip()
+                said = before_stop(body, mark_html(check.standing)) + said[len(body):]
             pieces.append(said + gap)
         return "".join(pieces)
     slugs = {p.number: p.base_slug if own else p.slug for p in record.papers}

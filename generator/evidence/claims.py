@@ -122,7 +122,10 @@ def before_stop(sentence: str, mark: str) -> str:
     if not has_words(sentence):
         return sentence
     if sentence.endswith((".", "!", "?")) and not sentence.endswith("..."):
-        return f"{sentence[:-1]} {mark}{sentence[-1]}"
+        body = sentence.rstrip(".!? \t")  # "…gain." and "…gain.  ." alike: "…gain ✓."
+        return f"{body} {mark}{sentence[len(body):].lstrip()}"
     if sentence.endswith("|"):  # a table row: in its last cell, not a cell of its own
-        return f"{sentence[:-1].rstrip()} {mark} |"
+        cell = sentence[:-1].rstrip()
+        last = cell.rsplit("|", 1)[-1]
+        return f"{before_stop(cell, mark) if has_words(last) else f'{cell} {mark}'} |"
     return f"{sentence} {mark}"
