@@ -30,7 +30,6 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -66,9 +65,9 @@ NAMES = {1: "TreeDraft", 2: "Chunked Prefill", 3: "PagedAttention", 4: "KVQuant"
 CLAIMS = ("cuts latency by 3.4× at batch size 1", "keeps fragmentation under 4%",
           "saves memory", "raises throughput by 12%", "is slower at batch size 64")
 STANDINGS: tuple[Standing, ...] = tuple(MARKS)
-TOKEN_RE = re.compile(r"kw\d+x")
 # A mark as a plain-text surface writes it ("[✓ backed]"), and as HTML.
-TEXT_MARK_RE = re.compile(r"\[(?:%s)\]" % "|".join(re.escape(m.text) for m in MARKS.values()))
+TEXT_MARK_RE = re.compile(
+    r"\[(?:" + "|".join(re.escape(m.text) for m in MARKS.values()) + r")\]")
 HTML_MARK_RE = re.compile(r'<span class="digest-ev digest-ev-(\w+)"')
 PROMPT_LINES = ("THE BUNDLE", "Reply with the corrected JSON", "(cites Paper")
 
