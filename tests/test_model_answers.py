@@ -30,10 +30,13 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from generator.ask.pages import terminal_answer
+from generator.cli import cli
 from generator.cli.ask import answer_json
 from generator.config import EmailSettings
 from generator.edition.bibtex import edition_bibtex
@@ -56,8 +59,10 @@ from generator.publish.chat import chat_post, plain_text
 from generator.publish.newsletter import newsletter
 from generator.synthesis.structured import InvalidAnswer, parse_answer
 from generator.text.safe_text import md_model
-from tests.conftest import ROOT
+from tests.conftest import FIXTURES, ROOT, write_config
 from tests.scenario import CHUNK, PAGED_V2, QUANT_GONE, TREE, Fortnight, fortnight
+from tests.servers.arxiv import ArxivServer
+from tests.servers.sglang import Answer, SglangServer, structured_answer
 
 EXAMPLES = int(os.environ.get("DIGEST_ANSWER_EXAMPLES", "25"))
 SITE = "https://digest.example.org/"
@@ -328,3 +333,59 @@ def test_a_structured_answer_is_parsed_or_refused_in_our_words(brief: str, theme
             parse_answer(text, schema)
         except InvalidAnswer as err:
             assert str(err)
+
+
+# Whole builds: two editions, then the question, the feed and the mail ------------------------
+
+QUESTION = "Which papers cut latency, and do they agree?"
+
+
+def generated_answers() -> st.SearchStrategy[list[Written]]:
+    """Six different answers (the first example hypothesis tries would be six alike)."""
+    return st.lists(answers(), min_size=6, max_size=6).filter(
+        lambda found: len({w.text for w in found}) == 6)
+
+
+@settings(max_examples=max(1, EXAMPLES // 25), phases=[Phase.generate],
+          suppress_health_check=list(HealthCheck), deadline=None)
+@given(found=generated_answers())
+def test_two_weeks_built_asked_and_sent_with_generated_answers(
+        tmp_path_factory: pytest.TempPathFactory, found: list[Written]) -> None:
+    """Through the test servers, continuity, evidence and the judge on: `digest build` twice,
+    `digest ask` (and --json) and `digest send --dry-run` end in 0 or 1, never a traceback;
+    no mark without words on a page, the feed, the mail or the terminal."""
+    folder = tmp_path_factory.mktemp("weeks")
+    arxiv, model = ArxivServer(FIXTURES).start(), SglangServer().start()
+    try:
+        asked = iter(range(1 << 20))
+
+        def respond(body: dict[str, Any]) -> Answer:
+            return structured_answer(body) or Answer(found[next(asked) % len(found)].text)
+
+        model.state.responder = respond
+        config = write_config(folder / "ws", arxiv, model, structured=True, evidence=True,
+                              continuity=True, max_papers=2, full_text_papers=0,
+                              max_pdf_chars=2000)
+        outputs = []
+        for args in (["build", "--edition", "2026-12-02"], ["build", "--edition", "2026-12-09"],
+                     ["ask", QUESTION], ["ask", QUESTION, "--json"], ["send", "--dry-run"]):
+            with pytest.MonkeyPatch.context() as patch:  # the mail's links are absolute
+                patch.setenv("DIGEST_SITE_URL", SITE)
+                result = CliRunner().invoke(cli, [*args, "--config", str(config)])
+            assert result.exit_code in (0, 1), (args, result.output)
+            assert result.exception is None or isinstance(result.exception, SystemExit), (
+                args, result.output)
+            assert "Traceback" not in result.output
+            outputs.append(result.output)
+        json.loads(outputs[3][outputs[3].index("{"):])
+        marks_follow_words("terminal", outputs[2])
+        plain_surface("terminal", outputs[2])
+        docs = folder / "ws" / "site_src"
+        for page in [*docs.rglob("*.md"), docs / "feed.xml",
+                     *(folder / "ws" / ".cache").rglob("newsletter.eml")]:
+            text = page.read_text(encoding="utf-8")
+            marks_follow_words(page.name, html.unescape(text) if page.suffix != ".md" else text)
+            no_prompt_lines(page.name, text)
+    finally:
+        arxiv.stop()
+        model.stop()

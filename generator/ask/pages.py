@@ -201,8 +201,8 @@ def terminal_answer(record: QuestionRecord) -> str:
     cut = ([f"The model stopped at the {record.answer.max_tokens:,}-token limit, so the "
             "answer is cut off: raise [ask] max_tokens in config.toml for the whole of it.", ""]
            if completion.truncated else [])
-    return "\n".join([_EMPHASIS_RE.sub(r"\2", text_of("\n".join(lines))).strip(), "", *cut,
-                      "Papers read:", *papers, "", evidence])
+    shown = _EMPHASIS_RE.sub(r"\2", text_of("\n".join(lines))).replace("**", "")  # one cut
+    return "\n".join([shown.strip(), "", *cut, "Papers read:", *papers, "", evidence])
 
 
 # Markdown emphasis around words ("**FastKV**", "__note__"): the terminal shows the words.
