@@ -24,6 +24,7 @@ from generator.edition.render import cited, make_environment, render_edition, re
 from generator.evidence.claims import before_stop
 from generator.pipeline.render import render_stage
 from generator.pipeline.services import workspace_cache
+from generator.store.cache import Cache
 from tests import scenario
 from tests.conftest import ROOT
 from tests.edition_fixture import EDITION, fixed_edition
@@ -207,3 +208,20 @@ def test_no_command_ends_in_a_raw_traceback(monkeypatch: pytest.MonkeyPatch,
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
     assert "internal fault (IndexError: string index out of range)" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_mail_that_cannot_be_made_is_said_in_our_words_and_the_chat_post_goes_on(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from generator.edition.failed_pages import SurfaceFailed
+    from generator.pipeline import send as sending
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise IndexError("string index out of range")
+
+    monkeypatch.setattr(sending, "newsletter", broken)
+    monkeypatch.setattr(sending, "published_record", lambda config, edition: fixed_edition(
+        ).record)
+    config = read_config(str(ROOT / "config.toml"))
+    with pytest.raises(SurfaceFailed, match="the mail of edition 2026-12-02 could not be made: "
+                       r"an internal fault \(IndexError"):
+        sending.send_stage(config, Cache(tmp_path), None, {}, dry_run=True)

@@ -69,3 +69,15 @@ class PagesFailed(DigestError):
         super().__init__(f"{len(failed)} page(s) of edition {edition} could not be made: "
                          f"{names}. Each says so on the site and the rest is published; run "
                          "the same command again to make them again")
+
+
+class SurfaceFailed(DigestError):
+    """A surface outside the site (the mail, the chat post) that could not be made: nothing
+    of it was sent, the other surfaces go on, and the next `digest send` tries it again."""
+
+    exit_code = 1
+
+    def __init__(self, surface: str, edition: str, err: Exception) -> None:
+        super().__init__(f"the {surface} of edition {edition} could not be made: "
+                         f"{why_failed(err)}; nothing of it was sent, and the next "
+                         "`digest send` tries it again")
