@@ -225,3 +225,17 @@ def test_a_mail_that_cannot_be_made_is_said_in_our_words_and_the_chat_post_goes_
     with pytest.raises(SurfaceFailed, match="the mail of edition 2026-12-02 could not be made: "
                        r"an internal fault \(IndexError"):
         sending.send_stage(config, Cache(tmp_path), None, {}, dry_run=True)
+
+
+@pytest.mark.parametrize(("name", "path"), [("atom_feed", "feed.xml"),
+                                            ("edition_bibtex", f"editions/{EDITION}/papers.bib")])
+def test_a_feed_or_bibtex_that_cannot_be_made_keeps_the_last_good_file(
+        monkeypatch: pytest.MonkeyPatch, name: str, path: str) -> None:
+    def broken(*args: object, **kwargs: object) -> str:
+        raise IndexError("string index out of range")
+
+    monkeypatch.setattr(f"generator.edition.render.{name}", broken)
+    rendered = render_edition(make_environment(ROOT), fixed_edition(), [])
+    assert [f.path for f in rendered.failed] == [path]
+    assert path not in rendered.pages  # not written: the file published last time stays
+    assert path in rendered.pages[f"editions/{EDITION}/run-report.md"]
