@@ -35,28 +35,28 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from generator.archive.bibtex import edition_bibtex
+from generator.archive.feed import atom_feed
+from generator.archive.lead import comparison, since_lines
+from generator.archive.overview import overview_text
+from generator.archive.prose import read_away
+from generator.archive.question_record import QuestionRecord
+from generator.archive.record import EditionRecord
 from generator.ask.pages import terminal_answer
 from generator.cli import cli
 from generator.cli.ask import answer_json
 from generator.config import EmailSettings
-from generator.edition.bibtex import edition_bibtex
+from generator.deliver.chat import chat_post, plain_text
+from generator.deliver.newsletter import newsletter
 from generator.edition.citations import CitationLinker
-from generator.edition.feed import atom_feed
-from generator.edition.lead import comparison, since_lines
-from generator.edition.overview import overview_text
-from generator.edition.prose import read_away
-from generator.edition.question_record import QuestionRecord
-from generator.edition.record import EditionRecord
 from generator.edition.render import cited, make_environment, render_template
 from generator.evidence.checks import MARKS, ClaimCheck, Standing
 from generator.evidence.claims import SENTENCE_RE, answer_claims, has_words
 from generator.evidence.naming import answer_names
 from generator.kinds import CHANGES
-from generator.models import FullText, NumberedPaper
+from generator.papers import FullText, NumberedPaper
 from generator.pipeline.ask import Asked
 from generator.prompts.builders import BRIEF_SCHEMA, THEMES_SCHEMA
-from generator.publish.chat import chat_post, plain_text
-from generator.publish.newsletter import newsletter
 from generator.synthesis.structured import InvalidAnswer, parse_answer
 from generator.text.safe_text import md_model
 from tests.conftest import FIXTURES, ROOT, write_config

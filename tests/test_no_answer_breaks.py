@@ -13,13 +13,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from generator.archive.history import History
+from generator.archive.lead import comparison
+from generator.archive.record import EditionRecord
 from generator.ask.pages import terminal_answer
 from generator.cli import cli
 from generator.cli.common import read_config
 from generator.edition.failed_pages import PagesFailed
-from generator.edition.lead import comparison
 from generator.edition.model import Edition
-from generator.edition.record import EditionRecord
 from generator.edition.render import cited, make_environment, render_edition, render_template
 from generator.evidence.claims import before_stop
 from generator.pipeline.render import render_stage
@@ -193,7 +194,8 @@ def test_a_build_with_a_failed_page_publishes_the_rest_exits_1_naming_it_and_ret
     # The next run makes it again: no fingerprint says the edition is rendered already.
     config = read_config(str(workspace))
     with pytest.raises(PagesFailed, match="research-map.md"):
-        render_stage(config, workspace_cache(config), EDITION, only_if_changed=True)
+        render_stage(config, workspace_cache(config), EDITION, only_if_changed=True,
+                     history=History.load(config.docs_dir, remaking=(EDITION,)))
 
 
 def test_no_command_ends_in_a_raw_traceback(monkeypatch: pytest.MonkeyPatch,

@@ -87,6 +87,9 @@ def test_remove_takes_an_edition_off_the_site_and_keeps_its_cache(workspace: Pat
     assert not (ws / "site_src" / "editions" / FIRST).exists()
     assert not (ws / "site" / "editions" / FIRST).exists()
     assert FIRST not in (ws / "site" / "index.html").read_text()
+    # Named for the workflow's restore (committed with the pages, never published).
+    assert (ws / "site_src" / ".removed-editions").read_text() == f"{FIRST}\n"
+    assert not list((ws / "site").rglob(".removed-editions"))
     second = json.loads((ws / "site_src" / "editions" / SECOND / "edition.json").read_text())
     assert {p["status"] for p in second["papers"]} == {"new"}  # nothing is seen before now
     assert (ws / ".cache" / "editions" / FIRST / "synthesis.json").is_file()

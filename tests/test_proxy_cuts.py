@@ -13,8 +13,8 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from generator.chat_models import Completion, PromptRequest, Usage
 from generator.cli import cli
+from generator.completions import Completion, PromptRequest, Usage
 from generator.store.cache import Cache
 from generator.synthesis.cuts import json_cut, looks_cut
 from generator.synthesis.dispatch import AdaptiveWidth

@@ -21,7 +21,7 @@ import generator
 from generator.cli import cli
 from generator.config import load_config
 from generator.prompts.kinds import BUILTIN_KINDS
-from generator.publish.workspace import FILES, WORKFLOW, install_from
+from generator.publish.workspace import FILES, WORKFLOW, git_install, install_from
 from tests.conftest import ROOT
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
@@ -100,22 +100,29 @@ def test_the_workflow_validates_and_names_only_what_the_workspace_has(ws: Path) 
     # Every file the workflow reads is in the workspace; what it writes is where the config
     # puts it.
     made = {"site": config.site_dir, "site.zip": config.site_dir.with_name("site.zip"),
-            ".cache": config.cache_dir, "site_src": config.docs_dir}
+            ".cache": config.cache_dir, "site_src": config.docs_dir,
+            ".records": ws / ".records"}  # the records artifact, downloaded (git ignores it)
+    ignored = (ws / ".gitignore").read_text().split()
     for job in jobs.values():
         for step in _steps(job):
             with_ = step.get("with", {})
             for key in ("path", "cache-dependency-path"):
                 if key in with_:
-                    name = with_[key]
-                    assert (ws / name).is_file() or (ws / name).resolve() == made[name].resolve(), name
-            for read in re.findall(r"(?:-r|open\(\")\s*([\w.]+)", step.get("run", "")):
+                    # A path named by an expression: its folder (an edition's, under site_src/).
+                    name = with_[key].split("${{")[0].rstrip("/")
+                    top = name.split("/")[0]
+                    assert (ws / name).is_file() or (ws / top).resolve() == made[top].resolve(), name
+                    assert ((ws / name).is_file() or top == "site_src"
+                            or {f"/{top}/", f"/{top}"} & set(ignored)), name
+            for read in re.findall(r"(?:(?<![\w-])-r|open\(\")\s*([\w.]+)", step.get("run", "")):
                 assert (ws / read).is_file(), read
-            for added in re.findall(r"git add ([\w./]+)", step.get("run", "")):
+            kept = re.search(r"digest workflow keep .*?\"( [\w./ ]+)$", step.get("run", ""), re.M)
+            for added in kept.group(1).split() if kept else ():
                 assert added == "feedback.json" or (ws / added).resolve() == made[added].resolve()
     assert "-c constraints.txt" in (ws / "requirements.txt").read_text()
     # Every `digest` command it runs exists, with the options it passes.
-    runs = " ".join(step.get("run", "") for job in jobs.values() for step in _steps(job))
-    calls = re.findall(r"\bdigest ([a-z-]+)((?: [a-z]+)?)([^|\n]*)", runs)
+    runs = "\n".join(step.get("run", "") for job in jobs.values() for step in _steps(job))
+    calls = re.findall(r"\bdigest ([a-z-]+)((?: [a-z][a-z-]*)?)([^|\n]*)", runs)
     assert {name for name, _, _ in calls} >= {"build", "doctor", "send", "feedback"}
     for name, sub, rest in calls:
         command = cli.commands[name]
@@ -212,3 +219,58 @@ def test_an_existing_readme_is_kept_and_gitignore_gets_the_digests_lines(tmp_pat
     ignore = (tmp_path / ".gitignore").read_text()
     assert ignore.startswith("*.log\n") and "/.cache/" in ignore.split()
     assert "Kept your" in result.output and "Added the digest's lines" in result.output
+
+
+def test_from_git_with_a_branch_is_told_to_pin_a_tag_or_commit(tmp_path: Path) -> None:
+    url = "https://github.com/example/research-digest"
+    result = digest("init", "--from-git", f"{url}@main", str(tmp_path / "ws"))
+    assert result.exit_code == 0
+    assert "'main' looks like a branch, which moves" in result.output
+    for pinned in ("v0.2.0", COMMIT):
+        assert git_install(f"{url}@{pinned}", "0.2.0").warning == ""
+
+
+@pytest.mark.skipif(not shutil.which("git"), reason="git is not installed")
+def test_a_clone_installed_from_its_folder_is_offered_its_own_commit(tmp_path: Path) -> None:
+    clone = tmp_path / "research-digest"
+    clone.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=clone, check=True, env=GIT_ENV)
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "x"], cwd=clone, check=True,
+                   env=GIT_ENV)
+    subprocess.run(["git", "remote", "add", "origin", "https://github.com/lab/research-digest.git"],
+                   cwd=clone, check=True, env=GIT_ENV)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=clone, check=True, env=GIT_ENV,
+                          capture_output=True, text=True).stdout.strip()
+    pin = install_from("0.1.0", json.dumps({"url": clone.as_uri(), "dir_info": {}}))
+    assert f"--from-git URL@REF (e.g. https://github.com/lab/research-digest@{head}" in pin.warning
+    elsewhere = install_from("0.1.0", json.dumps({"url": (tmp_path / "no").as_uri(),
+                                                   "dir_info": {}}))
+    assert "OWNER/research-digest@COMMIT" in elsewhere.warning and "@main" not in elsewhere.warning
+
+
+@pytest.mark.parametrize(("exit_code", "site"), [(3, False), (1, True), (0, True)])
+def test_the_build_step_says_what_was_published(ws: Path, tmp_path: Path, exit_code: int,
+                                                site: bool) -> None:
+    """The build step's own shell, with `digest build` standing in: a failed build that made no
+    site fails the job and says nothing was published; one that made a site publishes it."""
+    jobs = yaml.safe_load((ws / WORKFLOW).read_text())["jobs"]
+    (step,) = [s for s in _steps(jobs["build"]) if s.get("id") == "edition"]
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "digest").write_text(
+        f"#!/bin/sh\n{'mkdir -p site && touch site/index.html' if site else ':'}\n"
+        f"exit {exit_code}\n")
+    (bin_dir / "digest").chmod(0o755)
+    output = tmp_path / "output"
+    run = subprocess.run(["bash", "-eo", "pipefail", "-c", step["run"]], cwd=tmp_path,
+                         capture_output=True, text=True,
+                         env={"PATH": f"{bin_dir}:/usr/bin:/bin", "EDITION": "2026-12-07",
+                              "GITHUB_OUTPUT": str(output)})
+    said = run.stdout + run.stderr
+    if site:
+        assert run.returncode == 0 and output.read_text() == "built=true\n"
+        assert ("publishing what was built" in said) == (exit_code != 0)
+    else:
+        assert run.returncode == exit_code and not output.exists()
+        assert "built no site: nothing is published" in said
+        assert "publishing what was built" not in said

@@ -27,7 +27,7 @@ from .common import user_errors, verbose_option
                    "for the research-digest installed now; config.toml and the rest stay.")
 @click.option("--from-git", "from_git", default=None, metavar="URL@REF",
               help="Have the workflow install research-digest from this git repository at "
-                   "this tag or commit instead of from PyPI.")
+                   "this release tag or commit (not a branch: it moves) instead of from PyPI.")
 def init(directory: Path, upgrade_workflow_only: bool = False,
          from_git: str | None = None) -> None:
     """Create a workspace in DIRECTORY: a repository to push as it is.
@@ -41,7 +41,7 @@ def init(directory: Path, upgrade_workflow_only: bool = False,
     \b
     Example:
         digest init my-digest
-        digest init --from-git https://github.com/OWNER/research-digest@v0.1.0 my-digest
+        digest init --from-git https://github.com/OWNER/research-digest@COMMIT my-digest
         digest init --upgrade-workflow my-digest    # after upgrading research-digest
     """
     with user_errors():

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import jinja2
 
+from ..archive.record import EditionRecord
 from ..errors import DigestError
 from ..text.safe_text import md_text
-from .record import EditionRecord
 
 log = logging.getLogger(__name__)
 

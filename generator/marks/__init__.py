@@ -19,7 +19,7 @@ from typing import Literal, Protocol
 from urllib.parse import quote, urlencode
 
 from ..errors import UsageError
-from ..models import valid_arxiv_id
+from ..papers import valid_arxiv_id
 from ..store.cache import atomic_write_text
 from ..store.codec import CodecError, from_data, to_data
 from ..store.jsonfile import ABSENT, JSONFileError, load_json
@@ -190,6 +190,19 @@ def load_marks(path: Path, repo: str = "") -> Marks:
                  else entry)
     return Marks(tuple(sorted(kept.values(), key=lambda m: m.arxiv_id)), tuple(sorted(read)),
                  stored.format)
+
+
+def merge_marks(theirs: Marks, ours: Marks) -> Marks:
+    """Two copies of the marks file joined mark by mark (the workflow's commit-back, when the
+    branch moved while an edition built): every issue either read, and for a paper marked in
+    both, the later mark (ours on the same day: the run that read it last)."""
+    merged = theirs
+    for mark in ours.marks:
+        known = merged.get(mark.arxiv_id)
+        if known is None or known.at <= mark.at:
+            merged = merged.with_mark(mark)
+    return replace(merged, read=tuple(sorted({*theirs.read, *ours.read})),
+                   format=max(theirs.format, ours.format))
 
 
 def save_marks(path: Path, marks: Marks) -> None:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import requests
 
-from ..chat_models import Message, PromptRequest
+from ..completions import Message, PromptRequest
 from ..config import Config
 from ..errors import ArxivError, LlmRequestError
 from ..kinds import THINKING

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import subprocess
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -44,8 +45,11 @@ FILES: dict[Path, str] = {
 }
 UPGRADED = (WORKFLOW, *PINS)  # what --upgrade-workflow rewrites; the user's files stay
 KEPT_IF_PRESENT = (Path("README.md"), Path(".gitignore"))  # a repository made with either
-GIT_EXAMPLE = "https://github.com/OWNER/research-digest@v0.1.0"
+# OWNER: the repository research-digest came from (no release tag exists yet to name here).
+GIT_EXAMPLE = "https://github.com/OWNER/research-digest@COMMIT"
 _REF_RE = re.compile(r"^(?:git\+)?(https://[^@\s]+)@([\w./-]+)$")
+_COMMIT_RE = re.compile(r"[0-9a-f]{40}")
+_TAG_RE = re.compile(r"v?\d+(?:\.\d+)*(?:[.-]?(?:a|b|rc|post|dev)\d*)?")  # v0.2.0, 1.0rc1
 
 
 @dataclass(frozen=True)
@@ -107,14 +111,42 @@ def install_from(version: str, direct_url: str | None) -> Install:
         return git_install(f"{url}@{vcs['commit_id']}", version)
     kind = ("a git repository the workflow cannot reach as it is" if vcs else
             "a local folder" if "dir_info" in where else "a file or URL")
-    return registry_install(version, f"this research-digest was installed from {kind} ({shown})")
+    example = _clone_pin(url) if "dir_info" in where else ""
+    return registry_install(version, f"this research-digest was installed from {kind} ({shown})",
+                            example=example)
 
 
-def registry_install(version: str, unsure: str = "") -> Install:
+def _clone_pin(url: str) -> str:
+    """`URL@COMMIT` for a local folder that is a clone of a public https repository (its
+    origin, its checked-out commit); "" otherwise."""
+    if not url.startswith("file://"):
+        return ""
+    folder = Path(url.removeprefix("file://"))
+
+    def git(*args: str) -> str:
+        try:
+            done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True,
+                                  text=True, check=False, timeout=10, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    origin, commit = git("remote", "get-url", "origin"), git("rev-parse", "HEAD")
+    origin = origin.removesuffix(".git")
+    if (origin.startswith("https://") and redact_url(origin) == origin
+            and _COMMIT_RE.fullmatch(commit)):
+        return f"{origin}@{commit}"
+    return ""
+
+
+def registry_install(version: str, unsure: str = "", example: str = "") -> Install:
     """research-digest==version from PyPI; `unsure` says why that release may not exist."""
+    suggestion = (f"e.g. {example}, this clone's commit: push it first" if example else
+                  f"e.g. {GIT_EXAMPLE}, with the repository you got research-digest from and "
+                  "a release tag of it or a commit")
     warning = (f"{unsure}: the workflow installs {DISTRIBUTION}=={version} from PyPI, which "
                f"works once that version is released there; until then pass --from-git "
-               f"URL@REF (e.g. {GIT_EXAMPLE}).") if unsure else ""
+               f"URL@REF ({suggestion}).") if unsure else ""
     return Install(f"{DISTRIBUTION}=={version}", version,
                    f"research-digest {version} from PyPI.",
                    f"pip install -U {DISTRIBUTION}", warning)
@@ -128,10 +160,14 @@ def git_install(spec: str, version: str) -> Install:
                          f"(without credentials: a public repository) and a tag or "
                          f"commit, as URL@REF, e.g. {GIT_EXAMPLE}")
     url, ref = match.groups()
-    shown = ref[:12] if re.fullmatch(r"[0-9a-f]{40}", ref) else ref
+    shown = ref[:12] if _COMMIT_RE.fullmatch(ref) else ref
+    moving = not (_COMMIT_RE.fullmatch(ref) or _TAG_RE.fullmatch(ref))
+    warning = (f"{ref!r} looks like a branch, which moves: each weekly run would install "
+               "whatever it points to that day, against constraints made for this version. "
+               "Pin a release tag or a commit (`git rev-parse HEAD` in a clone).") if moving else ""
     return Install(f"{DISTRIBUTION} @ git+{url}@{ref}", version,
                    f"research-digest from {url} at `{shown}` (version {version}).",
-                   f'pip install -U "{DISTRIBUTION} @ git+{url}@NEW-TAG-OR-COMMIT"')
+                   f'pip install -U "{DISTRIBUTION} @ git+{url}@NEW-TAG-OR-COMMIT"', warning)
 
 
 def write_workspace(directory: Path, install: Install) -> Written:

@@ -18,6 +18,10 @@ THEMES = "themes"  # each theme's own page, across editions
 RUN_REPORT = "run-report"
 TRIAGE = "triage"
 BIBTEX = "papers.bib"
+# The editions taken off with `digest remove`, one name a line: committed with the pages, never
+# published (MkDocs leaves out dotfiles), so that the workflow's restore (pipeline/restore.py)
+# does not bring one back from the deployed site, which still has it until the next deploy.
+REMOVED = ".removed-editions"
 
 
 def edition_dir(edition: str) -> str:
@@ -33,7 +37,7 @@ def edition_page(edition: str, stem: str) -> str:
 
 
 def edition_bibtex(edition: str) -> str:
-    """Every paper of the edition as BibTeX (edition/bibtex.py), beside its overview."""
+    """Every paper of the edition as BibTeX (archive/bibtex.py), beside its overview."""
     return f"{edition_dir(edition)}/{BIBTEX}"
 
 
@@ -97,3 +101,19 @@ class Docs:
 
     def edition_folder(self, edition: str) -> Path:
         return self.root / edition_dir(edition)
+
+    def removed(self) -> set[str]:
+        """The editions taken off on purpose (`digest remove`) and not built again since."""
+        try:
+            text = (self.root / REMOVED).read_text(encoding="utf-8")
+        except OSError:
+            return set()
+        return {line.strip() for line in text.splitlines() if line.strip()}
+
+    def mark_removed(self, edition: str, removed: bool = True) -> None:
+        names = self.removed() | {edition} if removed else self.removed() - {edition}
+        path = self.root / REMOVED
+        if names:
+            path.write_text("".join(f"{n}\n" for n in sorted(names)), encoding="utf-8")
+        elif path.exists():
+            path.unlink()

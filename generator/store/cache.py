@@ -20,9 +20,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..chat_models import Completion, PromptRequest
+from ..completions import Completion, PromptRequest
 from ..errors import LockedError
-from ..models import FetchResult, FullText, paper_slug
+from ..papers import FetchResult, FullText, paper_slug
 from .codec import CodecError, from_data, to_data
 from .jsonfile import JSONFileError, load_json
 
@@ -85,6 +85,12 @@ def write_json(path: Path, data: Any, *, durable: bool = True) -> None:
                       durable=durable)
 
 
+def touch(path: Path) -> None:
+    """Stamp an entry as used now (store/prune.py keeps what the last run used)."""
+    with contextlib.suppress(OSError):
+        os.utime(path)
+
+
 def read_json(path: Path) -> Any | None:
     """The parsed file, or None if it is missing or unreadable (then it is simply recomputed)."""
     try:  # the one reader of JSON files: bounded depth and size, finite numbers
@@ -134,10 +140,13 @@ class Cache:
     def get_text(self, arxiv_id: str, max_chars: int) -> FullText | None:
         data = read_json(self._text_path(arxiv_id, max_chars))
         try:
-            return from_data(FullText, data) if isinstance(data, dict) else None
+            text = from_data(FullText, data) if isinstance(data, dict) else None
         except CodecError as err:
             log.warning("ignoring a malformed cached text of %s: %s", arxiv_id, err)
             return None
+        if text is not None:
+            touch(self._text_path(arxiv_id, max_chars))
+        return text
 
     def put_text(self, arxiv_id: str, max_chars: int, text: FullText) -> None:
         write_json(self._text_path(arxiv_id, max_chars), to_data(text))
@@ -155,7 +164,10 @@ class Cache:
             log.warning("ignoring malformed cached completion %s: %s", key, err)
             return None
         # An answer with no text (kept by a version that took a cut for one) is asked again.
-        return completion if completion.content.strip() else None
+        if not completion.content.strip():
+            return None
+        touch(self._completion_path(key))
+        return completion
 
     def put_completion(self, key: str, completion: Completion) -> None:
         if not completion.ok:

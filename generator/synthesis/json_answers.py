@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ..chat_models import Completion, Message, PromptRequest
+from ..completions import Completion, Message, PromptRequest
 from ..errors import LlmRequestError
 from ..ports import ChatModel, StreamEvents
 from .cuts import json_cut, suspect_message

@@ -1,0 +1,139 @@
+"""Editions the branch lacks, brought back before a build (`digest workflow restore`).
+
+When the workflow's commit-back could not push (publish/commit_back.py), the edition was
+still published and its records kept as an artifact; the next run starts from a checkout
+without it. Before it builds, this puts back every edition that the artifact (a folder) or the
+deployed site (which serves each edition's record beside its pages) holds and the branch
+lacks, and renders its pages from that record: the next site, and the next commit, have it.
+
+Only editions newer than the newest the branch has come back, and none `digest remove` took
+off (it names them in site_src/.removed-editions, committed): an edition missing from the
+branch for those reasons was taken off on purpose, not lost by a push.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import shutil
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urljoin
+
+from .. import store
+from ..archive.history import History
+from ..archive.record import EditionRecord, RecordFormatError
+from ..config import Config
+from ..errors import UsageError
+from ..store import Docs
+from ..store.cache import Cache, atomic_write_bytes
+from . import EDITION_RE
+from .render import render_stage
+
+log = logging.getLogger(__name__)
+
+# Fetches a URL's bytes (None: not there); the CLI passes one over `requests`.
+Get = Callable[[str], bytes | None]
+_SITEMAP_EDITION = re.compile(r"<loc>[^<]*?/editions/([^/<]+)/[^<]*</loc>")
+
+
+@dataclass(frozen=True)
+class Found:
+    """An edition's record from somewhere other than the branch."""
+
+    edition: str
+    record: bytes  # edition.json's bytes, as they were published
+    folder: Path | None  # its whole folder (pages too), when the source is a folder
+    source: str  # where it came from, in words
+
+
+@dataclass(frozen=True)
+class Restored:
+    edition: str
+    source: str
+
+
+def found_in_folder(folder: Path) -> list[Found]:
+    """Every edition record under `folder` (an artifact as it was downloaded: any depth)."""
+    found = []
+    for path in sorted(folder.rglob(store.RECORD)) if folder.is_dir() else []:
+        data = path.read_bytes()
+        edition = _edition_of(data, str(path))
+        if edition:
+            found.append(Found(edition, data, path.parent, str(path.parent)))
+    return found
+
+
+def found_on_site(site_url: str, get: Get, newer_than: str = "") -> list[Found]:
+    """Every edition record the deployed site at `site_url` serves, by its sitemap (only those
+    named after `newer_than`: one request a candidate, not one an edition of the archive)."""
+    base = site_url if site_url.endswith("/") else site_url + "/"
+    sitemap = get(urljoin(base, "sitemap.xml"))
+    if sitemap is None:
+        log.warning("%ssitemap.xml could not be read: no edition restored from the site", base)
+        return []
+    names = sorted(set(_SITEMAP_EDITION.findall(sitemap.decode("utf-8", "replace"))))
+    found = []
+    for name in names:
+        if not EDITION_RE.fullmatch(name) or name <= newer_than:
+            continue
+        url = urljoin(base, store.record(name))
+        data = get(url)
+        edition = _edition_of(data, url) if data is not None else ""
+        if edition == name:
+            found.append(Found(edition, data or b"", None, url))
+    return found
+
+
+def _edition_of(data: bytes, source: str) -> str:
+    """The edition a record is of ("" where it is none this version reads)."""
+    try:
+        record = EditionRecord.from_json(json.loads(data), source)
+    except (ValueError, RecordFormatError) as err:
+        log.warning("%s is not a record this version reads (%s): not restored", source, err)
+        return ""
+    return record.edition if EDITION_RE.fullmatch(record.edition) else ""
+
+
+def newest_edition(config: Config) -> str:
+    """The newest edition the branch has ("" when none)."""
+    return max(Docs(config.docs_dir).edition_names(), default="")
+
+
+def missing(config: Config, candidates: Iterable[Found]) -> list[Found]:
+    """The candidates the branch lacks and newer than its newest edition, one per edition
+    (the first source that has it), oldest first."""
+    docs = Docs(config.docs_dir)
+    have, removed = docs.edition_names(), docs.removed()
+    newest = newest_edition(config)
+    chosen: dict[str, Found] = {}
+    for found in candidates:
+        if found.edition not in have | removed and found.edition > newest:
+            chosen.setdefault(found.edition, found)
+    return [chosen[name] for name in sorted(chosen)]
+
+
+def restore(config: Config, cache: Cache, candidates: Iterable[Found]) -> list[Restored]:
+    """Put back what `missing` chooses and render each edition's pages from its record.
+
+    The caller holds the workspace lock."""
+    chosen = missing(config, candidates)
+    docs = Docs(config.docs_dir)
+    for found in chosen:
+        target = docs.edition_folder(found.edition)
+        if found.folder is not None:
+            shutil.copytree(found.folder, target, dirs_exist_ok=True)
+        atomic_write_bytes(docs.record_path(found.edition), found.record)
+        log.info("restored edition %s from %s", found.edition, found.source)
+    history = History.load(config.docs_dir)
+    for found in chosen:
+        try:
+            record = render_stage(config, cache, found.edition, history=history)
+        except UsageError as err:
+            log.warning("%s; its record is restored, its pages are not", err)
+            continue
+        if record is not None:
+            history = history.with_record(record)
+    return [Restored(f.edition, f.source) for f in chosen]
