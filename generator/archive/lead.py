@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..evidence.checks import EvidenceFigure
+from ..evidence.claims import has_words
 from ..kinds import CHANGES
 from ..text.safe_text import excerpt, text_of
 from .names import name_citations
@@ -44,7 +45,7 @@ def lead_parts(record: EditionRecord) -> Parts:
                  "was covered in an earlier edition, so there are no picks.", None)]
     parts: Parts = [(f"{counts}. ", None)]
     top, _ = record.picked[0]
-    why = record.cited_parts(_sentence(top.why)) if top.why else []
+    why = record.cited_parts(_sentence(top.why))
     parts.append(("Top pick: ", None))
     if any(number == top.number for _, number in why):  # the sentence names it: no repeat
         parts += why
@@ -113,7 +114,10 @@ def paper_byline(paper: RecordPaper, limit: int = 4) -> str:
 
 
 def _sentence(text: str) -> str:
+    """`text` on one line, ending with a stop ("" for text without words: no lone stop)."""
     text = " ".join(text.split())
+    if not has_words(text):
+        return ""
     return text if text.endswith((".", "!", "?")) else text + "."
 
 

@@ -66,6 +66,14 @@ def one_paper_once(sentence: str, aliases: Mapping[int, Sequence[str]]) -> str |
     return sentence
 
 
+def read_away(sentence: str, names: Mapping[int, str]) -> bool:
+    """Whether `one_paper_once` drops `sentence` (plain text, citing "Paper N") for reading,
+    its papers named `names`: such a sentence is neither shown nor counted, so its check
+    goes with it (no verdict is kept for words no page shows)."""
+    return (CITE_RE.search(sentence) is not None
+            and one_paper_once(sentence, {n: (name,) for n, name in names.items()}) is None)
+
+
 def papers_once(text: str, aliases: Mapping[int, Sequence[str]]) -> str:
     """`text` with `one_paper_once` applied to each sentence (a dropped one goes whole)."""
     out, last = [], 0

@@ -4,6 +4,7 @@ from the question's record alone (so `digest render --all` needs no cache)."""
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -32,7 +33,7 @@ from ..edition.facts import Checks
 from ..edition.model import SynthesisPage
 from ..edition.render import make_environment, remove_stale, render_template, with_title
 from ..evidence.checks import KEY, ClaimCheck
-from ..evidence.claims import before_stop, plain_sentence, sentences
+from ..evidence.claims import before_stop, has_words, plain_sentence, sentences
 from ..kinds import EVIDENCE, KindRegistry
 from ..papers import NumberedPaper
 from ..store.cache import atomic_write_text
@@ -189,6 +190,8 @@ def terminal_answer(record: QuestionRecord) -> str:
         for sentence, gap in sentences(paragraph):
             check = _check_of(sentence, verdicts)
             shown = name_citations(sentence, names | flagged)
+            if sentence.strip() and not has_words(shown) and "\n" not in gap:
+                gap = ""  # a sentence a rule dropped (prose.papers_once) takes its space along
             out.append((before_stop(shown.rstrip(), f"[{check.mark_text}]")
                         + shown[len(shown.rstrip()):] if check else shown) + gap)
         lines.append("".join(out))
@@ -202,8 +205,12 @@ def terminal_answer(record: QuestionRecord) -> str:
     cut = ([f"The model stopped at the {record.answer.max_tokens:,}-token limit, so the "
             "answer is cut off: raise [ask] max_tokens in config.toml for the whole of it.", ""]
            if completion.truncated else [])
-    return "\n".join([text_of("\n".join(lines)).strip(), "", *cut, "Papers read:", *papers,
-                      "", evidence])
+    shown = _EMPHASIS_RE.sub(r"\2", text_of("\n".join(lines))).replace("**", "")  # one cut
+    return "\n".join([shown.strip(), "", *cut, "Papers read:", *papers, "", evidence])
+
+
+# Markdown emphasis around words ("**FastKV**", "__note__"): the terminal shows the words.
+_EMPHASIS_RE = re.compile(r"(\*\*|__)(\S(?:[^\n]*?\S)?)\1")
 
 
 def _check_of(sentence: str, verdicts: Mapping[str, ClaimCheck]) -> ClaimCheck | None:

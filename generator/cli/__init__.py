@@ -105,6 +105,14 @@ def build(config_path: str, edition: str | None, refresh: bool, wait_s: float,
                 " Their pages say so; run the same command again to retry them.",
                 fg="red", err=True,
             )
+        if report.failed_pages:
+            click.secho(
+                f"{len(report.failed_pages)} page(s) could not be made: "
+                f"{', '.join(report.failed_pages)}. Each says so on the site and the run report "
+                "lists it; run the same command again to make them again.",
+                fg="red", err=True,
+            )
+        if report.failed_prompts or report.failed_pages:
             sys.exit(1)
 
 

@@ -14,7 +14,7 @@ import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import date
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -24,7 +24,9 @@ from ..errors import DigestError
 from ..pipeline.services import Services, wait_for_server
 from ..prompts.kinds import BUILTIN_KINDS
 from ..store.cache import Cache
-from ..text.urls import RedactingFilter
+from ..text.urls import RedactingFilter, redact_text
+
+log = logging.getLogger(__name__)
 
 CONFIG_HELP = "Workspace configuration file; paths in it are relative to its folder."
 
@@ -39,13 +41,28 @@ def user_errors() -> Iterator[None]:
         sys.exit(err.exit_code)
     except OSError as err:
         if err.filename is None:
-            raise  # not about a file we write: a bug, shown with its traceback
+            _fault(err)  # not about a file we write: a bug
         click.secho(f"Error: {write_error(err)}", fg="red", err=True)
         sys.exit(1)
     except KeyboardInterrupt:
         click.secho("Interrupted. Run the same command again to resume: finished work is cached.",
                     fg="yellow", err=True)
         sys.exit(130)
+    except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+        raise  # click's own: it says them
+    except Exception as err:  # a bug: said in our words, never a raw traceback
+        _fault(err)
+
+
+def _fault(err: BaseException) -> NoReturn:
+    """A fault of ours, said in one line (its traceback goes to the log at -vv)."""
+    log.debug("the fault's traceback", exc_info=err)
+    said = " ".join(str(err).split())[:300]
+    click.secho(f"Error: research-digest stopped on an internal fault ({type(err).__name__}"
+                f"{': ' + redact_text(said) if said else ''}). Finished work is cached: run the "
+                "same command again (with -vv to see where it happened), and please report "
+                "it.", fg="red", err=True)
+    sys.exit(1)
 
 
 def write_error(err: OSError) -> str:

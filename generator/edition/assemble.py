@@ -19,6 +19,7 @@ from ..archive.feed import stamps
 from ..archive.history import appearances, status
 from ..archive.names import given_names, paper_names
 from ..archive.overview import overview_text, without_preamble
+from ..archive.prose import read_away
 from ..archive.record import EditionRecord, Status
 from ..archive.withdrawn import Sighting, withdrawn_now
 from ..completions import Completion, PromptRequest
@@ -86,7 +87,7 @@ def assemble(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,
     nicknames = given_names((c.content for r, c in pairs if c.ok and kinds[r.kind].evidence),
                             (p.number for p in inputs.papers))
     names = paper_names(inputs.papers, {n: b.name for n, b in briefs.items()}, nicknames)
-    checks = published_checks(inputs.papers, pairs, every_check, kinds)
+    checks = published_checks(inputs.papers, pairs, every_check, kinds, names)
     pages, answers = synthesis_pages(inputs.papers, pairs, structured, names, checks, facts, kinds,
                                      withdrawn)
     research_map = next((c.content for r, c in pairs if kinds[r.kind].overview and c.ok), "")
@@ -215,14 +216,18 @@ def _structured(papers: Sequence[NumberedPaper],
 
 def published_checks(papers: Sequence[NumberedPaper],
                      pairs: Sequence[tuple[PromptRequest, Completion]], checks: Checks | None,
-                     kinds: KindRegistry) -> Checks | None:
+                     kinds: KindRegistry, names: Mapping[int, str] | None = None
+                     ) -> Checks | None:
     """The checks of the sentences each answer publishes: a line an answer writes for the
-    digest alone (a comparison's "Disagrees:" line, read into a typed disagreement) is
-    neither shown nor counted as a claim, nor kept among the record's checks."""
+    digest alone (a comparison's "Disagrees:" line, read into a typed disagreement) and a
+    sentence the pages drop for reading (a paper agreeing with itself once `names` make its
+    citations names, prose.read_away) are neither shown nor counted as a claim, nor kept
+    among the record's checks."""
     if checks is None:
         return None
     titles = {p.number: p.paper.title for p in papers}
-    kept = dict(checks)
+    kept = {name: tuple(c for c in found if not read_away(c.sentence, names or {}))
+            for name, found in checks.items()}
     for request, completion in pairs:
         spec = kinds.get(request.kind)
         if spec is None or request.name not in kept or not completion.ok:

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..archive.names import name_citations
-from ..archive.prose import one_paper_once
+from ..archive.prose import one_paper_once, read_away
 from ..archive.values import Problem
 from ..evidence.checks import KEY, VERDICT_LABELS, ClaimCheck, FigureCheck, Standing
 from ..evidence.claims import CITE_RE as _CITE_RE
@@ -162,7 +162,7 @@ class CitationLinker:
         aliases = {n: (*self._aliases.get(n, ()), *self.names.get(n, ()))
                    for n in {*self._aliases, *self.names}}  # the answer's own names too
         once = one_paper_once(sentence, aliases)
-        if once is None:
+        if once is None or read_away(plain, self._plain_names):  # as its check was dropped
             return ""
         sentence = once
         citations = find_citations(sentence)
@@ -285,9 +285,9 @@ class CitationLinker:
             source = part.found_in or part.paper
             said = (f" ({VERDICT_LABELS[part.verdict]})"
                     if several and part.verdict != "supported" else "")
-            box.append(f"“{box_text(part.quote)}” — "
-                       f"{self._link(source, self._names.get(source, f'Paper {source}'))}"
-                       f"{box_text(said)}<br>")
+            where = (self._link(source, self._names.get(source, f"Paper {source}"))
+                     if source in self._papers else f"Paper {source}")
+            box.append(f"“{box_text(part.quote)}” — {where}{box_text(said)}<br>")
         label = check.label[:1].upper() + check.label[1:]
         notes = [p.note for p in check.parts] if check.parts else [check.note]
         note = "; ".join(name_citations(n, self._plain_names) for n in notes if n)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -32,7 +32,7 @@ from ..archive.record import EditionRecord, record_text
 from ..archive.theme_pages import theme_pages, theme_slug
 from ..errors import DigestError
 from ..evidence.checks import KEY, MARKS, Standing
-from ..evidence.claims import as_read, plain_sentence, sentences
+from ..evidence.claims import as_read, before_stop, has_words, plain_sentence, sentences
 from ..marks import MarkLinks
 from ..papers import paper_slug
 from ..store import Docs
@@ -40,6 +40,7 @@ from ..store.cache import atomic_write_text
 from ..store.userfile import UserFileError, read_user_file
 from ..text import compiled
 from ..text.safe_text import cut, excerpt, md_cell, md_text, page_title, plain, safe_url, tooltip
+from .failed_pages import PAGE_FAULTS, FailedPage, failure_page, why_failed
 from .fold import fold_sections
 from .model import VERDICT_LABELS, VERDICT_SHORT, Edition
 
@@ -158,9 +159,13 @@ def cited(text: str, record: EditionRecord, prefix: str = "", own: bool = False,
         for sentence, gap in sentences(text):
             check = record.check_of(plain_sentence(sentence)) if sentence.strip() else None
             said = cited(sentence, record, prefix, own, subject if not pieces else None)
-            if check is not None:  # as where it was written: the mark before the stop
-                stop = said[-1] if said.rstrip()[-1:] in ".!?" and said == said.rstrip() else ""
-                said = f"{said[:len(said) - len(stop)]} {mark_html(check.standing, check.mark_text)}{stop}"
+            if not has_words(said):  # a sentence a rule dropped: its mark and space go too
+                if sentence.strip() and "\n" not in gap:
+                    gap = ""
+            elif check is not None:  # as where it was written: the mark before the stop
+                body = said.rstrip()
+                said = (before_stop(body, mark_html(check.standing, check.mark_text))
+                        + said[len(body):])
             pieces.append(said + gap)
         return "".join(pieces)
     slugs = {p.number: p.base_slug if own else p.slug for p in record.papers}
@@ -218,6 +223,7 @@ class RenderedEdition:
     pages: dict[str, str]  # path relative to docs_dir -> Markdown or JSON text
     paper_homes: frozenset[str] = frozenset()  # every paper's own page the site should have
     theme_pages: frozenset[str] = frozenset()  # every theme's own page the site should have
+    failed: tuple[FailedPage, ...] = ()  # pages that stand as failure pages (failed_pages.py)
 
 
 def render_edition(env: jinja2.Environment, edition: Edition, published: Sequence[EditionRecord],
@@ -229,6 +235,7 @@ def render_edition(env: jinja2.Environment, edition: Edition, published: Sequenc
     Every title carries the edition, so browser tabs and bookmarks tell editions apart.
     """
     pages: dict[str, str] = {}
+    failed: list[FailedPage] = []
     name = edition.name
 
     def add(path: str, text: str, title: str | None = None, *, searched: bool = True) -> None:
@@ -236,24 +243,32 @@ def render_edition(env: jinja2.Environment, edition: Edition, published: Sequenc
             raise ValueError(f"two pages would be written to {path}")
         pages[path] = text if title is None else with_title(title, text, searched=searched)
 
+    def page_of(path: str, title: str, template: str, *, searched: bool = True,
+                **context: Any) -> None:
+        """One page; one that cannot be made stands as a page that says so (failed_pages)."""
+        try:
+            text = render_template(env, template, **context)
+        except PAGE_FAULTS as err:
+            failed.append(FailedPage(path, why_failed(err)))
+            text = failure_page(title.rsplit(" · ", 1)[0], failed[-1], name)
+        add(path, text, title, searched=searched)
+
     for page in edition.pages:
-        add(store.edition_page(name, page.stem),
-            render_template(env, page.template, edition=edition, page=page),
-            f"{page.title} · {name}")
-    add(store.edition_overview(name), render_template(env, "edition.md.j2", edition=edition),
-        f"Edition {name}")
-    add(store.edition_page(name, store.RUN_REPORT),
-        render_template(env, "run_report.md.j2", edition=edition), f"Run report · {name}")
-    add(store.edition_bibtex(name), edition_bibtex(edition.record))
+        page_of(store.edition_page(name, page.stem), f"{page.title} · {name}", page.template,
+                edition=edition, page=page)
+    page_of(store.edition_overview(name), f"Edition {name}", "edition.md.j2", edition=edition)
+    try:
+        add(store.edition_bibtex(name), edition_bibtex(edition.record))
+    except PAGE_FAULTS as err:  # the last good file stays
+        failed.append(FailedPage(store.edition_bibtex(name), why_failed(err)))
     if edition.triage is not None:
-        add(store.edition_page(name, store.TRIAGE),
-            render_template(env, "triage.md.j2", edition=edition), f"Triage · {name}")
+        page_of(store.edition_page(name, store.TRIAGE), f"Triage · {name}", "triage.md.j2",
+                edition=edition)
     for item in edition.papers:
         # The paper's own page (papers/<id>.md) is the one search finds; this one is the
         # paper as this edition saw it.
-        add(store.paper_page(name, item.paper.slug),
-            render_template(env, "paper.md.j2", edition=edition, item=item),
-            f"{item.paper.title} · {name}", searched=False)
+        page_of(store.paper_page(name, item.paper.slug), f"{item.paper.title} · {name}",
+                "paper.md.j2", searched=False, edition=edition, item=item)
     records = sorted([r for r in published if r.edition != name] + [edition.record],
                      key=lambda r: r.edition, reverse=True)
     # Only this edition's papers: the others' pages depend on records that did not change.
@@ -264,8 +279,11 @@ def render_edition(env: jinja2.Environment, edition: Edition, published: Sequenc
     # Only its themes' pages: the others' list editions whose records did not change.
     own = {theme_slug(t.name) for t in edition.record.themes}
     for path, text in front_pages(env, edition.title, records, site_url, mine, own,
-                                  questions).items():
+                                  questions, failed).items():
         add(path, text)
+    # Last: it lists the pages above that could not be made.
+    page_of(store.edition_page(name, store.RUN_REPORT), f"Run report · {name}",
+            "run_report.md.j2", edition=edition, failed_pages=tuple(failed))
     if not (why := edition.record.not_rewritable):
         add(store.record(name), record_text(edition.record))
     else:  # rewriting it would take from the record what it holds
@@ -273,28 +291,51 @@ def render_edition(env: jinja2.Environment, edition: Edition, published: Sequenc
                     store.record(name), why)
     for path, text in static_assets(env).items():
         add(path, text)
-    return RenderedEdition(name, pages, all_paper_homes(records), all_theme_pages(records))
+    return RenderedEdition(name, pages, all_paper_homes(records), all_theme_pages(records),
+                           tuple(failed))
 
 
 def front_pages(env: jinja2.Environment, title: str, records: Sequence[EditionRecord],
                 site_url: str, papers: Collection[str] | None = None,
                 themes: Collection[str] | None = None,
-                questions: Sequence[QuestionRecord] = ()) -> dict[str, str]:
+                questions: Sequence[QuestionRecord] = (),
+                failed: list[FailedPage] | None = None) -> dict[str, str]:
     """The pages made from every edition's record: the home page, the feed (newest edition
     first, then the published questions), the own pages of `papers` (ids without version;
-    None: every paper) and those of `themes` (slugs; None: every theme)."""
-    pages = {store.HOME: render_template(env, "home.md.j2", title=title, records=records),
-             store.FEED: atom_feed(title, site_url, records, questions=questions),
-             store.MARKS: with_title("How to read the marks",
-                                     render_template(env, "marks.md.j2"))}
+    None: every paper) and those of `themes` (slugs; None: every theme). A page that cannot be
+    made stands as a page that says so, added to `failed` (the feed is then left as it was);
+    without `failed`, its fault is raised."""
+    newest = records[0].edition if records else ""
+    pages: dict[str, str] = {}
+
+    def page_of(path: str, title: str, make: Callable[[], str], *, titled: bool = True) -> None:
+        """`titled`: the title goes into front matter here (the home page sets its own)."""
+        try:
+            text = make()
+        except PAGE_FAULTS as err:
+            if failed is None:
+                raise
+            failed.append(FailedPage(path, why_failed(err)))
+            if not path.endswith(".md"):  # the feed: the last good one stays
+                return
+            text, titled = failure_page(title, failed[-1], newest), True
+        pages[path] = with_title(title, text) if titled else text
+
+    page_of(store.HOME, title, lambda: render_template(env, "home.md.j2", title=title,
+                                                       records=records), titled=False)
+    page_of(store.FEED, "feed", lambda: atom_feed(title, site_url, records, questions=questions),
+            titled=False)
+    page_of(store.MARKS, "How to read the marks", lambda: render_template(env, "marks.md.j2"))
     for home in paper_homes(records, papers):
-        pages[store.paper_home(home.paper.base_slug)] = with_title(
-            home.paper.title, render_template(env, "paper_home.md.j2", home=home))
+        page_of(store.paper_home(home.paper.base_slug), home.paper.title,
+                lambda home=home: render_template(env, "paper_home.md.j2",  # type: ignore[misc]
+                                                  home=home))
     for theme in theme_pages(records):
         if themes is not None and theme.slug not in themes:
             continue
-        pages[store.theme_page(theme.slug)] = with_title(
-            f"Theme: {theme.name}", render_template(env, "theme.md.j2", theme=theme))
+        page_of(store.theme_page(theme.slug), f"Theme: {theme.name}",
+                lambda theme=theme: render_template(env, "theme.md.j2",  # type: ignore[misc]
+                                                    theme=theme))
     return pages
 
 

@@ -175,11 +175,23 @@ def answer_claims(answer: str, titles: Mapping[int, str], shift: int = 1) -> tup
     return claims_of(answer, titles.keys(), shift, answer_names(answer, titles))
 
 
+def has_words(text: str) -> bool:
+    """Whether `text` has anything a reader reads as words (a letter or a digit): a mark or a
+    separator goes only where it does."""
+    return any(ch.isalnum() for ch in text)
+
+
 def before_stop(sentence: str, mark: str) -> str:
     """The mark inside the sentence, before its closing stop ("…gain ✓."), so a badge at the
-    start of a wrapped line is never read as the start of the next sentence."""
-    if sentence[-1:] in ".!?" and not sentence.endswith("..."):
-        return f"{sentence[:-1]} {mark}{sentence[-1]}"
+    start of a wrapped line is never read as the start of the next sentence. A sentence with
+    no words (one a rule emptied) is returned as it is: no mark stands without words."""
+    if not has_words(sentence):
+        return sentence
+    if sentence.endswith((".", "!", "?")) and not sentence.endswith("..."):
+        body = sentence.rstrip(".!? \t")  # "…gain." and "…gain.  ." alike: "…gain ✓."
+        return f"{body} {mark}{sentence[len(body):].lstrip()}"
     if sentence.endswith("|"):  # a table row: in its last cell, not a cell of its own
-        return f"{sentence[:-1].rstrip()} {mark} |"
+        cell = sentence[:-1].rstrip()
+        last = cell.rsplit("|", 1)[-1]
+        return f"{before_stop(cell, mark) if has_words(last) else f'{cell} {mark}'} |"
     return f"{sentence} {mark}"

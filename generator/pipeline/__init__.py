@@ -17,6 +17,7 @@ from pathlib import Path
 from ..archive.history import History
 from ..archive.news import News
 from ..config import Config
+from ..edition.failed_pages import PagesFailed
 from ..edition.render import make_environment
 from ..errors import UsageError
 from ..fetch.papers import OnText
@@ -38,6 +39,7 @@ class BuildReport:
     sent_prompts: int
     site_dir: Path | None
     news: str = ""  # the edition's news as every surface counts it (archive/news.py)
+    failed_pages: tuple[str, ...] = ()  # pages that stand as failure pages (failed_pages.py)
 
 
 def today() -> str:
@@ -95,8 +97,12 @@ def run(
     synthesis = synthesize_stage(config, services, edition, observer=observer,
                                  history=history)
     stages.stage("render: Markdown pages")
-    record = render_stage(config, services.cache, edition, history=history,
-                          only_if_changed=True)
+    failed_pages: tuple[str, ...] = ()
+    try:
+        record = render_stage(config, services.cache, edition, history=history,
+                              only_if_changed=True)
+    except PagesFailed as err:  # the rest is written: the site is built all the same
+        record, failed_pages = err.record, tuple(f.path for f in err.failed)
     if record is not None:
         history = history.with_record(record)
         # Earlier editions citing a paper this one found withdrawn, or restored: rendered
@@ -117,4 +123,5 @@ def run(
         sent_prompts=sum(1 for c in synthesis.completions if not c.from_cache),
         site_dir=site_dir,
         news=News.of(record).sentence if record.papers else "no papers",
+        failed_pages=failed_pages,
     )

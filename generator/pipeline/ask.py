@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 
 from .. import __version__
 from ..archive.history import History, read_record
+from ..archive.prose import read_away
 from ..archive.question_record import QuestionPaper, QuestionRecord, question_slug
 from ..archive.record import EditionRecord, RecordPrompt
 from ..ask.archive import ArchivePaper, fitted_bundle, gather
@@ -109,10 +110,13 @@ def question_record(config: Config, question: str, found: Sequence[ArchivePaper]
                    for n, p in enumerate(found, start=1))
     # An answer citing no paper had nothing to check: (), not None ("evidence is off").
     answered = any(r.kind == ASK and c.ok for r, c in pairs)
-    ask_checks = (tuple((checks or {}).get("ask", ()))
+    # A sentence the page drops for reading (a paper agreeing with itself) keeps no verdict.
+    names = {p.number: p.name for p in listed}
+    ask_checks = (tuple(c for c in (checks or {}).get("ask", ())
+                        if not read_away(c.sentence, names))
                   if checks is not None or (config.evidence.enabled and answered) else None)
     # Linked once with the papers' text, so that the figures they state are written down.
-    synthesis_pages([p.numbered() for p in listed], pairs, {}, {p.number: p.name for p in listed},
+    synthesis_pages([p.numbered() for p in listed], pairs, {}, names,
                     {"ask": ask_checks} if ask_checks is not None else None, facts,
                     config.registry, {p.number: p.withdrawn for p in listed if p.withdrawn},
                     link_prefix="../papers/")

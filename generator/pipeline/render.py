@@ -20,6 +20,7 @@ from ..ask.pages import Site, write_questions
 from ..config import Config
 from ..edition.assemble import assemble
 from ..edition.facts import PaperFacts
+from ..edition.failed_pages import FailedPage, PagesFailed
 from ..edition.inputs import EditionInputs
 from ..edition.render import (
     default_template_dir,
@@ -119,6 +120,9 @@ def render_stage(config: Config, cache: Cache, edition: str, *,
     if edition in Docs(config.docs_dir).removed():
         Docs(config.docs_dir).mark_removed(edition, False)
     written = history.with_record(assembled.record)  # as the render wrote it
+    if rendered.failed:  # no fingerprint: the next run makes them again
+        cache.rendered_path(edition).unlink(missing_ok=True)
+        raise PagesFailed(edition, rendered.failed, assembled.record)
     pages = sorted(rendered.pages)
     atomic_write_text(cache.rendered_path(edition), "\n".join(
         [render_inputs(config, cache, edition, written),
@@ -151,6 +155,9 @@ def render_flagged(config: Config, cache: Cache, record: EditionRecord, history:
                 log.warning("%s; its pages do not show the paper's withdrawal as it is now",
                             err)
                 continue
+            except PagesFailed as err:  # the rest of its pages show it
+                log.warning("%s", err)
+                again = err.record
             if again is not None:
                 history = history.with_record(again)
     return history
@@ -184,6 +191,7 @@ def render_all(config: Config, cache: Cache) -> tuple[list[str], list[str]]:
     """Render every edition again from its record, or its cache where that is newer (no
     network): (rendered, skipped)."""
     rendered, skipped = [], []
+    failed: list[FailedPage] = []
     cached = {e for e in cache.editions_with("synthesis") if not cache.is_removed(e)}
     names = Docs(config.docs_dir).edition_names() | cached
     # An edition whose record is missing but whose cache holds it is made again; any other
@@ -200,10 +208,15 @@ def render_all(config: Config, cache: Cache) -> tuple[list[str], list[str]]:
             log.warning("%s; its pages are kept as they are", err)
             skipped.append(edition)
             continue
+        except PagesFailed as err:  # the rest of its pages are written: go on
+            failed += err.failed
+            record = err.record
         assert record is not None  # rendered whatever the fingerprint says
         history = history.with_record(record)
         rendered.append(edition)
     render_questions(config, history)
+    if failed:
+        raise PagesFailed(", ".join(rendered), tuple(failed))
     return rendered, skipped
 
 

@@ -23,6 +23,7 @@ from ..deliver.chat import chat_post, payload
 from ..deliver.mail import Delivery, recipients, send, write_eml
 from ..deliver.newsletter import OWN_MARKUP, as_message, newsletter
 from ..deliver.webhook import Posted, Poster, post_once
+from ..edition.failed_pages import PAGE_FAULTS, SurfaceFailed
 from ..errors import UsageError
 from ..publish.inert import live_in_fragment
 from ..store.cache import Cache, atomic_write_text
@@ -46,8 +47,13 @@ def send_stage(config: Config, cache: Cache, edition: str | None, environ: Mappi
         raise UsageError("no recipients: set [email] to (and smtp_host, from) in config.toml "
                          "to send editions by email (`digest init` writes an example)")
     record = published_record(config, edition)
-    letter = newsletter(config.digest.title, record, config.digest.site_url, settings,
-                        config.feedback.links)
+    try:
+        letter = newsletter(config.digest.title, record, config.digest.site_url, settings,
+                            config.feedback.links)
+    except UsageError:
+        raise
+    except PAGE_FAULTS as err:  # the chat post goes on (the CLI collects this)
+        raise SurfaceFailed("mail", record.edition, err) from err
     problems = live_in_fragment(letter.html, allowed=OWN_MARKUP)
     if problems:  # never, by construction: the same check as every page of the site
         raise UsageError(f"the newsletter's HTML would carry live markup: {problems[0]}")
@@ -94,8 +100,13 @@ def chat_stage(config: Config, cache: Cache, edition: str | None, environ: Mappi
     URL in the environment); a dry run writes the body to the cache instead."""
     settings = config.chat
     record = published_record(config, edition)
-    body = json.dumps(payload(chat_post(config.digest.title, record, config.digest.site_url),
-                              settings.format), ensure_ascii=False, indent=1).encode()
+    try:
+        post = chat_post(config.digest.title, record, config.digest.site_url)
+    except UsageError:
+        raise
+    except PAGE_FAULTS as err:
+        raise SurfaceFailed("chat post", record.edition, err) from err
+    body = json.dumps(payload(post, settings.format), ensure_ascii=False, indent=1).encode()
     if dry_run:
         path = cache.root / "editions" / record.edition / f"chat-{settings.format}.json"
         atomic_write_text(path, body.decode())

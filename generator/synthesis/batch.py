@@ -144,7 +144,8 @@ def run_batch(
                                              events, shrink, formats=formats,
                                              retry=adaptive is None,
                                              cuts=index in suspected if info is None and
-                                             adaptive is not None else None, kinds=kinds)
+                                             adaptive is not None else None, kinds=kinds,
+                                             crowded=_crowded(adaptive, ticket))
             except BaseException:
                 if adaptive is not None:  # workers waiting for a slot must not wait for ever
                     adaptive.answered(False, False, ticket)
@@ -197,6 +198,13 @@ def run_batch(
 
 
 OVERLOAD_RETRIES = 5  # times a request that met overload is sent again, fewer at a time
+
+
+def _crowded(adaptive: AdaptiveWidth | None, ticket: int | None) -> Callable[[], bool]:
+    """Whether the request of `ticket` had company at the server (AdaptiveWidth.crowded)."""
+    if adaptive is None or ticket is None:
+        return lambda: False
+    return lambda: adaptive.crowded(ticket)
 
 
 def _overloaded(completion: Completion) -> bool:

@@ -25,9 +25,13 @@ _BUDGET_SHARE = 0.25  # an answer this far below its max_tokens that stops mid-s
 _WHOLE_LINE_RE = re.compile(r"^\s*(?:[-*+] |\d+[.)] |\||#|```|\$\$|>)")
 
 
-def looks_cut(request: PromptRequest, completion: Completion, structured: bool = False) -> bool:
+def looks_cut(request: PromptRequest, completion: Completion, structured: bool = False,
+              crowded: bool = False) -> bool:
     """Whether a prose answer that says it stopped by itself reads as cut off (`structured`:
-    the request asked for JSON, which is whole when it parses)."""
+    the request asked for JSON, which is whole when it parses). `crowded`: another request
+    arrived at the server while this one was answered (a one-slot server cuts a stream for
+    it): then prose that stops mid-sentence is a cut wherever it stops, not only far below its
+    budget (LiteLLM reports no usage for a cut stream; what arrived may be long)."""
     if structured or completion.finish_reason != "stop":
         return False
     text = completion.content.rstrip()
@@ -44,9 +48,11 @@ def looks_cut(request: PromptRequest, completion: Completion, structured: bool =
             return True
     if used is None:
         used = (len(completion.content) + len(completion.reasoning)) // 4
-    if used >= request.max_tokens * _BUDGET_SHARE:
+    if used >= request.max_tokens * _BUDGET_SHARE and not crowded:
         return False
     last = text.splitlines()[-1]
+    if crowded and last.lstrip().startswith("|") and not last.endswith("|"):
+        return True  # a table row stopped before its last cell closed
     if _WHOLE_LINE_RE.match(last):  # a list item, table row, heading or fence needs no stop
         return False
     return text[-1].isalnum() or text[-1] in ",;:(-–—"
@@ -82,16 +88,23 @@ def suspect_message(base_url: str, request: PromptRequest, completion: Completio
             "hides the cut")
 
 
-def json_cut(completion: Completion, max_tokens: int) -> bool:
+def json_cut(completion: Completion, max_tokens: int, crowded: bool = False) -> bool:
     """Whether a JSON answer that says it stopped by itself ends before its JSON does (the
-    parser ran out of text, not into a wrong character), far below its budget."""
+    parser ran out of text, not into a wrong character), far below its budget. `crowded`
+    (another request arrived while it was answered, see `looks_cut`): any answer whose JSON
+    does not parse whole, wherever it stopped, a preamble before it or not."""
     if completion.finish_reason != "stop":
         return False
     used = completion.usage.completion_tokens
-    if used is not None and used >= max_tokens * _BUDGET_SHARE:
+    if used is not None and used >= max_tokens * _BUDGET_SHARE and not crowded:
         return False
     text = completion.content.strip()
     text = text.removeprefix("```json").removeprefix("```").removesuffix("```").strip()
+    if crowded:
+        start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
+        if start < 0:
+            return True  # stopped before its JSON began
+        text = text[start:]
     if not text.startswith(("{", "[")):
         return False
     try:

@@ -162,6 +162,9 @@ class AdaptiveWidth:
         self._groups: list[frozenset[int]] = []  # what was in flight at each send, undecided
         self._held_by: dict[int, bool] = {}  # ticket -> answered without a sign of overload
         self._held = 0  # the most in flight at once, every one of them held
+        # Tickets that had company: another request was in flight when one was sent, or was
+        # sent while it was (a one-slot server cuts a stream for a second request).
+        self._crowded: set[int] = set()
         self._lock = threading.Condition()
 
     @property
@@ -185,14 +188,23 @@ class AdaptiveWidth:
             self._lock.wait_for(lambda: len(self._open) < self._width)
             ticket = self._next
             self._next += 1
+            if self._open:
+                self._crowded |= self._open | {ticket}
             self._open.add(ticket)
             self._groups.append(frozenset(self._open))
             return ticket
+
+    def crowded(self, ticket: int) -> bool:
+        """Whether another request was in flight at any moment while `ticket` was (asked
+        before it is answered)."""
+        with self._lock:
+            return ticket in self._crowded
 
     def answered(self, ok: bool, overloaded: bool, ticket: int | None = None) -> None:
         with self._lock:
             if ticket is not None:
                 self._open.discard(ticket)
+                self._crowded.discard(ticket)
                 self._held_by[ticket] = ok and not overloaded
                 self._settle_groups()
             if overloaded:

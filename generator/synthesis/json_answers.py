@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -58,10 +59,16 @@ def format_refused(err: LlmRequestError) -> bool:
 
 def ask_for_json(client: ChatModel, request: PromptRequest, events: StreamEvents,
                 formats: StructuredFormats, schema: dict[str, Any], *, retry: bool = True,
-                cuts: bool | None = None) -> Completion:
+                cuts: bool | None = None, crowded: Callable[[], bool] = lambda: False
+                ) -> Completion:
     """A JSON answer that matches the request's schema: constrained by the server where it can,
     else asked for in words (the schema is in the task either way), and asked once more if the
-    answer does not parse or validate. The completion's content is the validated JSON."""
+    answer does not parse or validate. The completion's content is the validated JSON.
+
+    `cuts` (one_request.complete_one): not None where the server may hide a cut; then JSON
+    cut short is a sign of overload (sent again fewer at a time, not corrected): the first
+    time it reads as cut, and every time another request arrived while it was answered
+    (`crowded`), the correction included."""
     completion: Completion | None = None
     for kind in formats.tries():
         attempt = with_format(request, kind)
@@ -81,7 +88,7 @@ def ask_for_json(client: ChatModel, request: PromptRequest, events: StreamEvents
     try:
         data = parse_answer(completion.content, schema)
     except InvalidAnswer as err:
-        if cuts is False and json_cut(completion, request.max_tokens):
+        if cuts is not None and _cut(completion, request.max_tokens, cuts, crowded()):
             # A proxy's `stop` on a stream cut mid-JSON (cuts.py): a sign of overload, sent
             # again fewer at a time rather than corrected.
             raise LlmRequestError(suspect_message(client.base_url, request, completion),
@@ -95,6 +102,10 @@ def ask_for_json(client: ChatModel, request: PromptRequest, events: StreamEvents
         try:
             data = parse_answer(completion.content, schema)
         except InvalidAnswer as again:
+            if cuts is not None and crowded() and json_cut(completion, request.max_tokens,
+                                                           crowded=True):
+                raise LlmRequestError(suspect_message(client.base_url, request, completion),
+                                      overload=True) from again
             if completion.truncated:
                 raise LlmRequestError(
                     f"the JSON answer was cut at max_tokens ({request.max_tokens}) before it "
@@ -104,6 +115,14 @@ def ask_for_json(client: ChatModel, request: PromptRequest, events: StreamEvents
     content = json.dumps(data, ensure_ascii=False, indent=1)
     PARSED.put(content, schema, data)  # the value, for the edition that reads this answer
     return replace(completion, content=content)
+
+
+def _cut(completion: Completion, max_tokens: int, suspected: bool, crowded: bool) -> bool:
+    """Whether a JSON answer that did not parse reads as cut: far below its budget the first
+    time (`suspected`: sent again once for it already), wherever it stopped while another
+    request was in flight."""
+    return (crowded and json_cut(completion, max_tokens, crowded=True)) or (
+        not suspected and json_cut(completion, max_tokens))
 
 
 def with_format(request: PromptRequest, kind: str) -> PromptRequest:

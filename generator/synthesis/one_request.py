@@ -32,7 +32,8 @@ MAX_CUTS = 3
 def complete_one(client: ChatModel, cache: Cache, request: PromptRequest, key: str,
                  events: StreamEvents, shrink: Shrink | None, shrunk: int = 0, *,
                  formats: StructuredFormats | None = None, retry: bool = True,
-                 cuts: bool | None, kinds: KindRegistry
+                 cuts: bool | None, kinds: KindRegistry,
+                 crowded: Callable[[], bool] = lambda: False
                  ) -> tuple[Completion, PromptRequest]:
     """One request, and the request as last sent: if the server refuses it for its length,
     again with shorter excerpts (each cut sized by the server's own count, each smaller than
@@ -40,13 +41,15 @@ def complete_one(client: ChatModel, cache: Cache, request: PromptRequest, key: s
 
     `cuts`: None, answers are taken as the server says they ended; False, a prose answer that
     stops mid-sentence far below its budget comes back as a sign of overload (to be sent again,
-    fewer at a time); True (it was), it is kept, marked as cut, and not cached (cuts.py)."""
+    fewer at a time); True (it was), it is kept, marked as cut, and not cached (cuts.py),
+    unless another request arrived while it was answered (`crowded`: a one-slot server cuts a
+    stream for it), which is overload again, wherever the answer stopped."""
     spec = kinds[request.kind]
     schema = spec.schema
     try:
         if schema is not None:
             completion = ask_for_json(client, request, events, formats or StructuredFormats(),
-                                      schema, retry=retry, cuts=cuts)
+                                      schema, retry=retry, cuts=cuts, crowded=crowded)
         else:
             completion = client.complete(request, events, retry=retry)
     except LlmRequestError as err:
@@ -66,7 +69,8 @@ def complete_one(client: ChatModel, cache: Cache, request: PromptRequest, key: s
                 if cached is not None:  # a rerun: the smaller check was answered before
                     return renamed(cached, request.name), smaller
                 return complete_one(client, cache, smaller, key, events, shrink, shrunk + 1,
-                                    formats=formats, retry=retry, cuts=cuts, kinds=kinds)
+                                    formats=formats, retry=retry, cuts=cuts, kinds=kinds,
+                                    crowded=crowded)
         if smaller is None and refusal and spec.alone:
             # Where not even the cited papers' text and the claims fit, its claims are shown
             # as not checked: not a failed build.
@@ -82,9 +86,11 @@ def complete_one(client: ChatModel, cache: Cache, request: PromptRequest, key: s
         log.warning("prompt %s was too long for a %d-token context; retrying with shorter "
                     "excerpts", request.name, refusal.context)
         return complete_one(client, cache, smaller, completion_key(client.model, smaller),
-                            events, shrink, shrunk + 1, formats=formats, retry=retry, cuts=cuts, kinds=kinds)
-    if cuts is not None and looks_cut(request, completion, schema is not None):
-        if not cuts:
+                            events, shrink, shrunk + 1, formats=formats, retry=retry, cuts=cuts,
+                            kinds=kinds, crowded=crowded)
+    crowd = cuts is not None and crowded()
+    if cuts is not None and looks_cut(request, completion, schema is not None, crowded=crowd):
+        if not cuts or crowd:
             return Completion(name=request.name, model=client.model, overloaded=True,
                               error=suspect_message(client.base_url, request, completion)
                               ), request

@@ -281,6 +281,10 @@ class SglangState:
     # for another request to queue, so that the first overlap, and the cut it brings, happens
     # after that token every time, whenever the client sends its next request.
     hold_first_for_waiter: bool = False
+    # With slots: how many pieces of an answer are out before a waiter interrupts it (at most
+    # half the answer's): 1, the waiter was there from the start; more, the second request
+    # arrived late in a long answer, whose cut then stops far into it (no usage follows).
+    slot_patience: int = 1
     waiting: int = 0
     cut_count: int = 0
     cuts: list[str] = field(default_factory=list)  # what each interrupted stream was sending
@@ -599,7 +603,8 @@ class _Handler(BaseHTTPRequestHandler):
                     held, state.hold_first_for_waiter = state.hold_first_for_waiter, False
                     if held:
                         state.slot_lock.wait_for(lambda: state.waiting > 0, timeout=5)
-            if state.slots and state.waiting and index >= 1:  # interrupted for the waiter
+            patience = max(1, min(state.slot_patience, len(pieces) // 2))
+            if state.slots and state.waiting and index >= patience:  # interrupted for the waiter
                 with state.lock:
                     state.cut_count += 1
                     state.cuts.append(where)
