@@ -49,8 +49,9 @@ from generator.prompts.kinds import BUILTIN_KINDS  # noqa: E402
 from generator.store.cache import Cache  # noqa: E402
 from generator.synthesis.batch import run_batch  # noqa: E402
 from generator.synthesis.bundle import build_bundle  # noqa: E402
+from generator.synthesis.launch import ROUTER_POLICY  # noqa: E402
 from generator.synthesis.llm_client import ChatClient  # noqa: E402
-from generator.synthesis.server import ROUTER_POLICY, ServerProbe  # noqa: E402
+from generator.synthesis.server import ServerProbe  # noqa: E402
 from tests.servers.router import Router, missing  # noqa: E402
 
 SERVED = "deepseek-ai/DeepSeek-V4-Flash"

@@ -20,6 +20,7 @@ from generator.pipeline.doctor import check_fleet, fleet_sglang_checks
 from generator.ports import Fleet, RouterWorker
 from generator.synthesis.capabilities import Capabilities, without_requests
 from generator.synthesis.dispatch import concurrency
+from generator.synthesis.launch import router_commands
 from generator.synthesis.router import (
     FLEET_SOURCE,
     fleet_limits,
@@ -27,7 +28,7 @@ from generator.synthesis.router import (
     listed_workers,
     reachable_from_here,
 )
-from generator.synthesis.server import ServerProbe, router_commands
+from generator.synthesis.server import ServerProbe
 from tests.conftest import write_config
 from tests.servers.arxiv import ArxivServer
 from tests.servers.router_replay import RouterReplay, recorded_json

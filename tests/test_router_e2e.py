@@ -19,8 +19,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from generator.cli import cli
+from generator.synthesis.launch import ROUTER_POLICY
 from generator.synthesis.router import FLEET_SOURCE
-from generator.synthesis.server import ROUTER_POLICY
 from tests.conftest import write_config
 from tests.servers.arxiv import ArxivServer
 from tests.servers.router import Router, free_port, missing

@@ -10,6 +10,7 @@ import json
 import logging
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -62,6 +63,7 @@ class ChatClient:
         max_retries: int = 2,
         stream: bool = True,
         stall: float = 120.0,
+        thinking_off: Mapping[str, Any] | None = None,
     ) -> None:
         self.base_url = redact_url(base_url)  # for messages; the client alone has the real one
         self.model = model
@@ -71,6 +73,10 @@ class ChatClient:
         self._timeout, self._retries, self._stall = timeout, max_retries, stall
         self._watchdog = Watchdog()  # bounds each streamed answer as a whole
         self._logged: set[str] = set()  # server messages already logged (once each)
+        # Sent with every request that does not think (its own body wins): no server or
+        # gateway default decides it. Dropped for good if the server refuses it (a hosted API
+        # that knows no such field).
+        self.thinking_off: dict[str, Any] = dict(thinking_off or {})
 
     @cached_property
     def _client(self) -> openai.OpenAI:
@@ -129,7 +135,24 @@ class ChatClient:
                 if attempt == retries:
                     raise
                 log.warning("%s; asking again (%d of %d)", err, attempt + 1, retries)
+            except LlmRequestError as err:
+                if not self._switch_refused(request, err):
+                    raise
+                return self.complete(request, events, retry=retry)  # once: the switch is gone
         raise AssertionError("unreachable")
+
+    def _switch_refused(self, request: PromptRequest, err: LlmRequestError) -> bool:
+        """Whether `err` is the server refusing the thinking-off switch we added (a 400 that
+        names one of its fields); it is then dropped for every later request."""
+        if request.thinking or not self.thinking_off or err.status != 400:
+            return False
+        if not any(key in (err.detail or "") for key in self.thinking_off):
+            return False
+        log.warning("%s refuses %s; requests go without a thinking switch, so the server "
+                    "decides (set [llm] no_thinking_extra_body to how it turns thinking off)",
+                    self.base_url, ", ".join(sorted(self.thinking_off)))
+        self.thinking_off = {}
+        return True
 
     def _complete_once(self, request: PromptRequest, events: StreamEvents,
                        retry: bool) -> Completion:
@@ -228,6 +251,7 @@ class ChatClient:
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],
             "max_tokens": request.max_tokens,
             "temperature": request.temperature,
+            **({} if request.thinking else self.thinking_off),
             **json.loads(request.extra_body_json),  # thinking switches, response_format
         }
         if stream:

@@ -340,7 +340,7 @@ class _Handler(BaseHTTPRequestHandler):
             with state.lock:
                 state.model_requests += 1
         sglang = state.kind == "sglang" and not state.plain_openai
-        if (self.path == "/server_info" and not sglang) or (self.path == "/health" and (
+        if (self.path in ("/server_info", "/get_server_info") and not sglang) or (self.path == "/health" and (
                 state.plain_openai or state.kind in ("llama-cpp-python", "litellm"))):
             self._error(404, "Not Found", "NotFoundError")
         elif self.path == "/props" and state.kind == "llama.cpp":
@@ -364,7 +364,16 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.path in ("/model_info", "/get_model_info") and sglang:
             # What SGLang's router reads of a worker, beside /server_info.
             self._json(200, {"model_path": state.models[0], "is_generation": True})
-        elif self.path == "/server_info":
+        elif self.path.split("?")[0] in ("/v1/loads", "/get_load") and sglang:
+            # SGLang's load report (`/get_load` its deprecated alias), which the routers ask.
+            with state.lock:
+                running = state.in_flight
+            rank = {"dp_rank": 0, "num_running_reqs": running, "num_waiting_reqs": 0,
+                    "num_total_reqs": running}
+            self._json(200, [rank] if self.path == "/get_load" else {
+                "timestamp": "2026-12-07T00:00:00Z", "version": "0.5.23", "dp_rank_count": 1,
+                "loads": [rank]})
+        elif self.path in ("/server_info", "/get_server_info"):  # the second: its old alias
             self._json(200, {
                 "model_path": state.models[0], "served_model_name": state.models[0],
                 "context_length": state.max_model_len,
@@ -660,7 +669,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(status, {"object": "error", "message": message, "type": error_type,
                             "param": None, "code": status})
 
-    def _json(self, status: int, payload: dict[str, Any]) -> None:
+    def _json(self, status: int, payload: Any) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
