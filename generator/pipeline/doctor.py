@@ -180,8 +180,8 @@ def check_fleet(config: Config, fleet: Fleet) -> list[Check]:
     healthy, and each worker by its limits (the router's labels or its own settings), or that
     they cannot be known from here; past SHOWN_WORKERS, the rest counted alike."""
     healthy, total = len(fleet.healthy), len(fleet.workers)
-    router = ROUTER_NAMES.get(fleet.kind, ROUTER_NAMES[""])
-    router = router[:1].upper() + router[1:] + (f" {fleet.version}" if fleet.version else "")
+    router = ROUTER_NAMES.get(fleet.kind, ROUTER_NAMES[""]) + (
+        f", version {fleet.version}" if fleet.version else "")
     setup = f"`digest server-command --router {max(total, 2)}` prints a measured setup"
     if not healthy:
         return [Check("router", "problem",
@@ -202,8 +202,9 @@ def check_fleet(config: Config, fleet: Fleet) -> list[Check]:
     rest = described[SHOWN_WORKERS:]
     if rest:
         alike: dict[str, int] = {}
-        for _, _, words in rest:
+        for _, verdict, words in rest:
             kind = words.split(": ", 1)[-1]
+            kind = f"with {kind}" if verdict == "ok" else kind
             alike[kind] = alike.get(kind, 0) + 1
         shown = "; ".join(f"{count:,} {kind}" for kind, count in
                           sorted(alike.items(), key=lambda item: -item[1])[:4])

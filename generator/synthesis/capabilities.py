@@ -108,8 +108,7 @@ class Capabilities:
 
 
 def _router_name(kind: str) -> str:
-    name = ROUTER_NAMES.get(kind, ROUTER_NAMES[""])
-    return name[:1].upper() + name[1:]
+    return ROUTER_NAMES.get(kind, ROUTER_NAMES[""])
 
 
 def _workers(count: int) -> str:

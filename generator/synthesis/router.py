@@ -27,9 +27,9 @@ from .dispatch import stated_running
 # Where the fleet's limits come from, for doctor and the workspace's memory of the server.
 FLEET_SOURCE = "the workers' limits, behind the router"
 SMG, SGLANG_ROUTER = "smg", "sglang-router"
-# Each router as messages name it; "" is one that did not show which it is.
-ROUTER_NAMES = {SMG: "the Shepherd Model Gateway (smg)",
-                SGLANG_ROUTER: "sglang-router (SGLang's older router)", "": "a router"}
+# Each router as messages name it, first in a line; "" is one that did not show which it is.
+ROUTER_NAMES = {SMG: "The Shepherd Model Gateway (smg)",
+                SGLANG_ROUTER: "sglang-router (SGLang's older router)", "": "A router"}
 # A worker's settings that the router's labels (strings there) carry as numbers.
 _NUMBERS = ("max_running_requests", "context_length", "max_model_len", "max_total_num_tokens",
             "tp_size", "dp_size")

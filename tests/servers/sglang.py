@@ -195,6 +195,21 @@ def realistic_responder(body: dict[str, Any]) -> Answer:
 
 
 @dataclass
+class FleetCount:
+    """Chats in flight on several servers together (workers behind one router), and the most
+    at once: what a fleet's width bounds."""
+
+    in_flight: int = 0
+    max_in_flight: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def count(self, change: int) -> None:
+        with self.lock:
+            self.in_flight += change
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+
+@dataclass
 class SglangState:
     models: list[str] = field(default_factory=lambda: ["deepseek-ai/DeepSeek-V4-Flash"])
     max_model_len: int = 131072
@@ -250,6 +265,8 @@ class SglangState:
     endless: Callable[[dict[str, Any]], str] = lambda body: ""
     in_flight: int = 0
     max_in_flight: int = 0
+    fleet: FleetCount | None = None  # counts this server's chats with other servers' (a fleet)
+    others_in_flight: int = 0  # reported at /v1/loads beside its own: other clients' requests
     # When each answer was complete, taken before its last chunk is sent: whatever a client
     # does because the answer came back happens after it (an order, not a race).
     finished: list[float] = field(default_factory=list)
@@ -331,6 +348,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.counted = False
             with self.server.state.lock:
                 self.server.state.in_flight -= 1
+                if self.server.state.fleet is not None:
+                    self.server.state.fleet.count(-1)
                 self.server.state.lock.notify_all()
 
     def do_GET(self) -> None:
@@ -367,7 +386,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.path.split("?")[0] in ("/v1/loads", "/get_load") and sglang:
             # SGLang's load report (`/get_load` its deprecated alias), which the routers ask.
             with state.lock:
-                running = state.in_flight
+                running = state.in_flight + state.others_in_flight
             rank = {"dp_rank": 0, "num_running_reqs": running, "num_waiting_reqs": 0,
                     "num_total_reqs": running}
             self._json(200, [rank] if self.path == "/get_load" else {
@@ -406,6 +425,8 @@ class _Handler(BaseHTTPRequestHandler):
             state.in_flight += not drop
             self.counted = not drop
             state.max_in_flight = max(state.max_in_flight, state.in_flight)
+            if state.fleet is not None and not drop:
+                state.fleet.count(+1)
             state.lock.notify_all()
         if drop:  # past its capacity: the connection closes with no response at all
             self.close_connection = True
