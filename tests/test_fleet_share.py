@@ -31,7 +31,7 @@ def test_the_run_takes_what_the_others_leave() -> None:
     assert share.cap(8) == 3  # five of the others' in flight
     assert share.cap(2) == 2  # never more than the run wants
     for _ in range(3):
-        share.started()
+        share.admit()
     reported[0] = 8  # ours are counted in the load too: the others still hold five
     clock.now = 1.0
     assert share.cap(8) == 3
@@ -41,6 +41,29 @@ def test_the_run_takes_what_the_others_leave() -> None:
     reported[0] = 3  # the others are done; ours remain
     clock.now = 3.0
     assert share.cap(8) == 8
+
+
+def test_a_request_that_finds_no_room_waits_for_the_others_to_end() -> None:
+    """Admitted on a fresh reading each time; with ours in flight and the rest taken by others,
+    the next one waits (reading again) until the others' requests end."""
+    readings = [0, 1, 9, 9, 5, 20]  # ours (the first), then others' 8, then 4 of them end
+    seen: list[int] = []
+
+    def load() -> int:
+        seen.append(readings[min(len(seen), len(readings) - 1)])
+        return seen[-1]
+
+    share = FleetShare(8, load, poll_s=0.0, clock=Clock())
+    share.admit()
+    share.admit()  # one of ours in flight, none of others': room for 7 more
+    share.ended()
+    share.admit()  # 9 in flight, 1 ours: the others hold 8; it waits until 4 of them end
+    assert seen == [0, 1, 9, 9, 5]
+    assert share.cap(8) == 4  # the reading just taken: the others hold 4
+    share.ended()
+    share.ended()
+    share.admit()  # none of ours in flight: admitted, whatever the others hold (20)
+    assert share.cap(8) == 1
 
 
 def test_the_load_is_read_again_only_after_refresh_and_a_silent_server_shares_nothing() -> None:

@@ -145,7 +145,7 @@ def run_batch(
             events = _Events(request, observer, lambda: dispatcher.prefilled(index))
             ticket = adaptive.sent() if adaptive is not None else None
             if share is not None:
-                share.started()
+                share.admit()  # what the others on the server leave, read just now
             try:
                 # Where the width is ours to find, a sign of overload comes back at once and
                 # is sent again below, fewer at a time, never by the client itself.
