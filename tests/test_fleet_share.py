@@ -1,5 +1,5 @@
 """Sharing a server's width with others on it (share.FleetShare): the run takes what their
-requests in flight leave, as the server reports its load; never less than one request."""
+requests in flight leave, as the server reports its load, and waits while they hold it all."""
 
 from __future__ import annotations
 
@@ -23,11 +23,16 @@ class Clock:
     def __call__(self) -> float:
         return self.now
 
+    def tick(self, value: int) -> int:
+        """`value`, one second later (a load read that takes a second of this clock)."""
+        self.now += 1.0
+        return value
+
 
 def test_the_run_takes_what_the_others_leave() -> None:
     reported = [5]
     clock = Clock()
-    share = FleetShare(8, lambda: reported[0], refresh_s=1.0, clock=clock)
+    share = FleetShare(8, lambda: reported[0], refresh_s=1.0, confirm_s=0.0, clock=clock)
     assert share.cap(8) == 3  # five of the others' in flight
     assert share.cap(2) == 2  # never more than the run wants
     for _ in range(3):
@@ -37,7 +42,7 @@ def test_the_run_takes_what_the_others_leave() -> None:
     assert share.cap(8) == 3
     reported[0] = 11  # the others took three more
     clock.now = 2.0
-    assert share.cap(8) == 1  # never under one: no run starves
+    assert share.cap(8) == 1  # the senders: one, to wait for room
     reported[0] = 3  # the others are done; ours remain
     clock.now = 3.0
     assert share.cap(8) == 8
@@ -46,40 +51,48 @@ def test_the_run_takes_what_the_others_leave() -> None:
 def test_a_request_that_finds_no_room_waits_for_the_others_to_end() -> None:
     """Admitted on a fresh reading each time; with ours in flight and the rest taken by others,
     the next one waits (reading again) until the others' requests end."""
-    readings = [0, 1, 9, 9, 5, 20]  # ours (the first), then others' 8, then 4 of them end
+    # The first request's two readings; ours, one; then the others' 8, until 4 of them end.
+    readings = [0, 0, 1, 9, 9, 5, 5, 20]
     seen: list[int] = []
 
     def load() -> int:
         seen.append(readings[min(len(seen), len(readings) - 1)])
         return seen[-1]
 
-    share = FleetShare(8, load, poll_s=0.0, clock=Clock())
-    share.admit()
+    share = FleetShare(8, load, poll_s=0.0, confirm_s=0.0, clock=Clock())
+    share.admit()  # the run's first: room, read again before it is taken
     share.admit()  # one of ours in flight, none of others': room for 7 more
     share.ended()
     share.admit()  # 9 in flight, 1 ours: the others hold 8; it waits until 4 of them end
-    assert seen == [0, 1, 9, 9, 5]
+    assert seen == [0, 0, 1, 9, 9, 5, 5]  # the room it found after waiting, read twice
     assert share.cap(8) == 4  # the reading just taken: the others hold 4
     share.ended()
     share.ended()
-    share.admit()  # none of ours in flight: admitted, whatever the others hold (20)
-    assert share.cap(8) == 1
-
-
-def test_the_load_is_read_again_only_after_refresh_and_a_silent_server_shares_nothing() -> None:
-    reads: list[int] = []
-
-    def load() -> int | None:
-        reads.append(1)
-        return None
-
     clock = Clock()
-    share = FleetShare(4, load, refresh_s=1.0, clock=clock)
+    starving = FleetShare(8, lambda: clock.tick(8), poll_s=0.0, confirm_s=0.0, starve_s=3.0,
+                          clock=clock)
+    starving.admit()  # the others hold all 8 and never let go: it waits, but not for ever
+    assert clock.now == 3.0
+
+
+def test_the_load_is_read_again_only_after_refresh_and_a_silent_server_once() -> None:
+    reads: list[int | None] = []
+    clock = Clock()
+    share = FleetShare(4, lambda: reads.append(0) or 0, refresh_s=1.0, clock=clock)
     assert [share.cap(4) for _ in range(3)] == [4, 4, 4]
-    assert len(reads) == 1
     clock.now = 1.0
     share.cap(4)
     assert len(reads) == 2
+    silent: list[None] = []
+
+    def no_load() -> None:
+        silent.append(None)
+
+    quiet = FleetShare(4, no_load, confirm_s=0.0, clock=clock)
+    quiet.admit()
+    clock.now = 5.0
+    quiet.admit()
+    assert [quiet.cap(4), len(silent)] == [4, 1]  # it reports no load: asked once
 
 
 def test_a_build_takes_only_the_width_others_leave(
