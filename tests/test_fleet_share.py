@@ -76,9 +76,14 @@ def test_a_request_that_finds_no_room_waits_for_the_others_to_end() -> None:
 
 
 def test_the_load_is_read_again_only_after_refresh_and_a_silent_server_once() -> None:
-    reads: list[int | None] = []
+    reads: list[int] = []
+
+    def load() -> int:
+        reads.append(0)
+        return 0
+
     clock = Clock()
-    share = FleetShare(4, lambda: reads.append(0) or 0, refresh_s=1.0, clock=clock)
+    share = FleetShare(4, load, refresh_s=1.0, clock=clock)
     assert [share.cap(4) for _ in range(3)] == [4, 4, 4]
     clock.now = 1.0
     share.cap(4)
