@@ -22,7 +22,7 @@ def check_thinking(config: Config, chat: ChatModel) -> Check:
         name="doctor", title="doctor", kind=THINKING, question="",
         messages=(Message("user", "What is 17 + 25? Answer with the number only."),),
         max_tokens=256, temperature=0.0, thinking=True,
-        extra_body_json=json.dumps(config.llm.thinking_extra_body, sort_keys=True),
+        extra_body_json=json.dumps(config.llm.thinking_switch(True), sort_keys=True),
     )
     try:
         completion = chat.complete(request)
