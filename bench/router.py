@@ -199,7 +199,9 @@ def main() -> None:
                               f"requests {[s.requests for s in result.per_worker]}, most at once "
                               f"{[s.peak_in_flight for s in result.per_worker]}, waited for a slot "
                               f"{[s.waited for s in result.per_worker]}, cache hits "
-                              f"{_hits(result.per_worker):.1%}", flush=True)
+                              f"{_hits(result.per_worker):.1%}; thinking "
+                              f"{sum(s.thinking for s in result.per_worker)}, unsaid "
+                              f"{sum(s.unsaid for s in result.per_worker)}", flush=True)
                 finally:
                     router.stop()
         finally:
