@@ -118,7 +118,7 @@ def fleet_floor(results: Sequence[SynthesisResult], model: Model, workers: int, 
 
 
 def run(config: Config, router: Router, servers: list[ServerProcess], chosen: list[Edition],
-        model: Model, cap: int) -> Run:
+        model: Model, cap: int, share: bool = True) -> Run:
     for server in servers:
         server.reset()
     # What a build reads of the router: each worker's own limits, summed.
@@ -141,7 +141,7 @@ def run(config: Config, router: Router, servers: list[ServerProcess], chosen: li
                 bundle_tokens=bundle.estimated_tokens,
                 max_concurrency=config.llm.max_concurrency, server_info=lambda: dict(info),
                 prefill_gate=config.llm.prefill_gate, follow_up=follow_ups(config, bundle),
-                load=own.load, kinds=BUILTIN_KINDS)
+                load=own.load if share else None, kinds=BUILTIN_KINDS)
 
     started = time.perf_counter()
     threads = [threading.Thread(target=one, args=(n, e)) for n, e in enumerate(chosen)]
@@ -168,6 +168,8 @@ def main() -> None:
                         help=f"router setups, comma-separated, of: {', '.join(SETUPS)}")
     parser.add_argument("--config", type=Path, default=ROOT / "config.toml")
     parser.add_argument("--router", choices=("smg", "sglang-router"), default="smg")
+    parser.add_argument("--no-share", action="store_true",
+                        help="each digest takes the fleet's whole width (as before sharing)")
     args = parser.parse_args()
     if missing(args.router):
         sys.exit(missing(args.router))
@@ -189,7 +191,8 @@ def main() -> None:
                 router = Router(roots, options=SETUPS[name], kind=args.router).start(count)
                 try:
                     for load in (chosen[:1], chosen):
-                        result = run(config, router, servers, load, model, args.cap)
+                        result = run(config, router, servers, load, model, args.cap,
+                                     share=not args.no_share)
                         what = ("one edition" if len(load) == 1
                                 else f"{len(load)} editions at once")
                         shown = name + ("*" if SETUPS[name] == ADVISED else "")
