@@ -41,13 +41,13 @@ sys.path.insert(0, str(ROOT))
 
 from bench.latency_server import Model, ServerProcess  # noqa: E402
 from bench.synthesis import floor  # noqa: E402
+from generator.archive.history import read_record  # noqa: E402
+from generator.archive.record import EditionRecord, RecordPaper  # noqa: E402
+from generator.archive.values import Brief  # noqa: E402
 from generator.ask.index import ArchiveIndex, Hit, paper_document, question_terms  # noqa: E402
 from generator.config import load_config  # noqa: E402
-from generator.edition.history import read_record  # noqa: E402
-from generator.edition.record import EditionRecord, RecordPaper  # noqa: E402
-from generator.edition.values import Brief  # noqa: E402
 from generator.evidence.checks import ClaimCheck  # noqa: E402
-from generator.models import paper_slug  # noqa: E402
+from generator.papers import paper_slug  # noqa: E402
 from generator.pipeline.ask import ask_stage  # noqa: E402
 from generator.pipeline.services import BASE_URL_ENV, make_services, workspace_cache  # noqa: E402
 from generator.prompts.kinds import BUILTIN_KINDS  # noqa: E402

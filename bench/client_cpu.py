@@ -30,7 +30,7 @@ SRC = Path(os.environ.get("DIGEST_BENCH_SRC", ROOT))  # whose `generator` is mea
 sys.path[:0] = [str(SRC), str(ROOT)]
 
 from bench.latency_server import Model, ServerProcess  # noqa: E402
-from generator.chat_models import Message, PromptRequest  # noqa: E402
+from generator.completions import Message, PromptRequest  # noqa: E402
 from generator.prompts.kinds import BUILTIN_KINDS  # noqa: E402
 from generator.store.cache import Cache  # noqa: E402
 from generator.synthesis.llm_client import ChatClient  # noqa: E402

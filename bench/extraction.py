@@ -27,7 +27,7 @@ from generator.fetch.arxiv_source import HttpSession, RateLimiter  # noqa: E402
 from generator.fetch.papers import fetch_full_texts  # noqa: E402
 from generator.fetch.pdf_download import PdfDownloader  # noqa: E402
 from generator.fetch.pdf_text import extract_text  # noqa: E402
-from generator.models import Paper  # noqa: E402
+from generator.papers import Paper  # noqa: E402
 from generator.store.cache import Cache  # noqa: E402
 from tests.conftest import FIXTURES  # noqa: E402
 

@@ -43,6 +43,7 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from generator.archive.history import History  # noqa: E402
 from generator.pipeline.fetch import fetch_stage  # noqa: E402
 from generator.pipeline.render import render_stage  # noqa: E402
 from generator.pipeline.site import site_stage  # noqa: E402
@@ -181,12 +182,12 @@ def first_visits(counts: list[int]) -> None:
             shelf: dict[str, bytes | str] = {
                 str(p.pdf_url): pdfs[i % len(pdfs)].read_bytes() for i, p in enumerate(papers)}
             run = services(config.cache_dir, papers, shelf, MockModel())
-            fetch_stage(config, run, name)
-            synthesize_stage(config, run, name)
-            render_stage(config, run.cache, name)
+            fetch_stage(config, run, name, history=History.load(config.docs_dir))
+            synthesize_stage(config, run, name, history=History.load(config.docs_dir))
+            render_stage(config, run.cache, name, history=History.load(config.docs_dir, remaking=(name,)))
             if e + 1 not in counts:
                 continue
-            site = site_stage(config)  # what `digest site` runs
+            site = site_stage(config, history=History.load(config.docs_dir))  # what `digest site` runs
             before = first_visit(browser, server, url, lazy=False)
             last = after = first_visit(browser, server, url, lazy=True)
             pages = sum(1 for _ in site.rglob("*.html"))

@@ -42,9 +42,9 @@ sys.path.insert(0, str(ROOT))
 
 from bench.latency_server import Model, ServerProcess, Stats  # noqa: E402
 from bench.synthesis import body_of, edition_sources, floor, replay  # noqa: E402
-from generator.chat_models import PromptRequest, SynthesisResult  # noqa: E402
+from generator.completions import PromptRequest, SynthesisResult  # noqa: E402
 from generator.config import Config, load_config  # noqa: E402
-from generator.models import Source  # noqa: E402
+from generator.papers import Source  # noqa: E402
 from generator.pipeline.synthesize import follow_ups  # noqa: E402
 from generator.prompts.builders import build_requests  # noqa: E402
 from generator.prompts.kinds import BUILTIN_KINDS  # noqa: E402

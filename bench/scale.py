@@ -25,14 +25,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generator.chat_models import Completion, SynthesisResult, Usage  # noqa: E402
+from generator.archive.history import load_records  # noqa: E402
+from generator.completions import Completion, SynthesisResult, Usage  # noqa: E402
 from generator.config import BriefSettings, Config, LlmSettings  # noqa: E402
 from generator.edition.assemble import assemble  # noqa: E402
-from generator.edition.history import load_records  # noqa: E402
 from generator.edition.inputs import EditionInputs  # noqa: E402
 from generator.edition.render import make_environment, render_edition, write_pages  # noqa: E402
 from generator.fetch.arxiv_source import ArxivSource, RateLimiter, RecordingSession  # noqa: E402
-from generator.models import FetchResult, FullText, Paper, Source  # noqa: E402
+from generator.papers import FetchResult, FullText, Paper, Source  # noqa: E402
 from generator.prompts.builders import build_requests  # noqa: E402
 from generator.prompts.kinds import BUILTIN_KINDS  # noqa: E402
 from generator.synthesis.bundle import build_bundle  # noqa: E402
@@ -111,10 +111,11 @@ BUILD = """
 import sys
 sys.path.insert(0, {root!r})
 from pathlib import Path
+from generator.archive.history import History
 from generator.publish import site
 ws = Path({ws!r})
 if {everything_in_nav!r}:
-    def everything(history):
+    def everything(history, questions=()):
         nav = [{{"Home": "index.md"}}]
         for record in history.records:
             base = "editions/" + record.edition
@@ -126,7 +127,7 @@ if {everything_in_nav!r}:
         return nav
     site.edition_nav = everything
 site.build_site(Path({yml!r}), ws / "site_src", ws / "site", "Scale Digest",
-                fallback_yml=Path({yml!r}))
+                fallback_yml=Path({yml!r}), history=History.load(ws / "site_src"))
 """
 
 
@@ -155,7 +156,7 @@ def timed_plain_build(workspace: Path) -> float:
     navigation and the fingerprint)."""
     import yaml
 
-    from generator.edition.history import History
+    from generator.archive.history import History
     from generator.publish.site import edition_nav
 
     nav = yaml.safe_dump({"nav": edition_nav(History.load(workspace / "site_src"))})

@@ -38,12 +38,12 @@ from bench.latency_server import (  # noqa: E402
     prompt_text,
     thinking,
 )
-from generator.chat_models import PromptRequest, SynthesisResult  # noqa: E402
+from generator.completions import PromptRequest, SynthesisResult  # noqa: E402
 from generator.config import Config, load_config  # noqa: E402
 from generator.fetch.arxiv_source import ArxivSource, RateLimiter, RecordingSession  # noqa: E402
 from generator.fetch.pdf_text import extract_text  # noqa: E402
 from generator.kinds import CONTINUE, EVIDENCE, JUDGE  # noqa: E402
-from generator.models import Bundle, FullText, Source  # noqa: E402
+from generator.papers import Bundle, FullText, Source  # noqa: E402
 from generator.pipeline.synthesize import follow_ups  # noqa: E402
 from generator.prompts.builders import build_requests  # noqa: E402
 from generator.prompts.kinds import BUILTIN_KINDS  # noqa: E402

@@ -32,10 +32,10 @@ sys.path.insert(0, str(ROOT))
 
 from bench.latency_server import CHARS_PER_TOKEN, Model, ServerProcess, prompt_text  # noqa: E402
 from bench.synthesis import body_of, replay  # noqa: E402
-from generator.chat_models import PromptRequest  # noqa: E402
+from generator.completions import PromptRequest  # noqa: E402
 from generator.config import load_config  # noqa: E402
 from generator.fetch.arxiv_source import ArxivSource, RateLimiter, RecordingSession  # noqa: E402
-from generator.models import Window  # noqa: E402
+from generator.papers import Window  # noqa: E402
 from generator.prompts.kinds import BUILTIN_KINDS  # noqa: E402
 from generator.store.cache import Cache  # noqa: E402
 from generator.synthesis.dispatch import concurrency  # noqa: E402

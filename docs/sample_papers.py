@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.models import Paper
+from generator.papers import Paper
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from sample_edition import responder  # noqa: E402  (beside this file)
 from sample_papers import SAMPLES  # noqa: E402
 
 from generator import pipeline  # noqa: E402
+from generator.archive.history import History  # noqa: E402
 from generator.cli import init  # noqa: E402
 from generator.config import load_config  # noqa: E402
 from generator.pipeline.site import site_stage  # noqa: E402
@@ -52,7 +53,7 @@ def build_site(workspace: Path) -> Path:
     config = load_config(toml, registry=BUILTIN_KINDS)
     papers = [sample.paper() for sample in SAMPLES]
     pipeline.run(config, services(config.cache_dir, papers, {}, MockModel(responder)), EDITION)
-    return site_stage(config)
+    return site_stage(config, history=History.load(config.docs_dir))
 
 
 def main() -> None:

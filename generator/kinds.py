@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .chat_models import PromptKind, PromptRequest
+from .completions import PromptKind, PromptRequest
 
 
 def as_written(answer: str) -> str:

@@ -11,8 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .chat_models import Completion, PromptRequest
-from .models import Paper, Window
+from .completions import Completion, PromptRequest
+from .papers import Paper, Window
 
 
 @dataclass(frozen=True)

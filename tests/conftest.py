@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from generator.edition.record import EditionRecord
+from generator.archive.record import EditionRecord
 from generator.errors import PdfTextError
 from generator.fetch import papers, pdf_text
-from generator.models import FullText
+from generator.papers import FullText
 from tests.servers.arxiv import ArxivServer
 from tests.servers.github import GitHubServer
 from tests.servers.sglang import SglangServer

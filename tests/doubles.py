@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.chat_models import Completion, PromptRequest, Usage
+from generator.completions import Completion, PromptRequest, Usage
 from generator.errors import LlmRequestError, PdfTextError
-from generator.models import Paper, Window
+from generator.papers import Paper, Window
 from generator.pipeline.services import Services
 from generator.ports import Fleet, ServedModel, StreamEvents
 from generator.store.cache import Cache

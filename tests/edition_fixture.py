@@ -7,15 +7,15 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from generator.chat_models import Completion, PromptKind, PromptRequest, SynthesisResult, Usage
+from generator.archive.record import EditionRecord
+from generator.completions import Completion, PromptKind, PromptRequest, SynthesisResult, Usage
 from generator.config import Config
 from generator.edition.assemble import assemble
 from generator.edition.inputs import EditionInputs
 from generator.edition.model import Edition
-from generator.edition.record import EditionRecord
 from generator.evidence.follow_ups import FollowUps
 from generator.evidence.requests import evidence_requests
-from generator.models import Bundle, FetchResult, FullText, NumberedPaper, Paper, Source
+from generator.papers import Bundle, FetchResult, FullText, NumberedPaper, Paper, Source
 from generator.prompts.builders import build_requests
 from generator.prompts.kinds import BUILTIN_KINDS
 

@@ -23,20 +23,20 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from generator.archive.history import History
+from generator.archive.question_record import QuestionRecord
+from generator.archive.record import EditionRecord
 from generator.ask.archive import fitted_bundle, gather
 from generator.ask.index import Hit
-from generator.chat_models import Completion, PromptRequest, SynthesisResult, Usage
+from generator.completions import Completion, PromptRequest, SynthesisResult, Usage
 from generator.config import Config
 from generator.config.prompts import DeepDivePrompt
 from generator.edition.assemble import assemble
-from generator.edition.history import History
 from generator.edition.inputs import EditionInputs
 from generator.edition.model import Edition
-from generator.edition.question_record import QuestionRecord
-from generator.edition.record import EditionRecord
 from generator.evidence.follow_ups import FollowUps
 from generator.kinds import ASK, BRIEF, EVIDENCE, JUDGE
-from generator.models import (
+from generator.papers import (
     Bundle,
     FetchResult,
     FullText,

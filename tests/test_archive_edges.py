@@ -17,15 +17,15 @@ import pytest
 from click.testing import CliRunner, Result
 
 from generator import pipeline
+from generator.archive.history import History, RecordMissingError, load_records
+from generator.archive.record import MAX_RECORD_ABSTRACT_CHARS, EditionRecord, RecordFormatError
 from generator.cli import cli
 from generator.config import Config, load_config
-from generator.edition.history import History, RecordMissingError, load_records
+from generator.deliver.mail import EmailError, SendRecord
 from generator.edition.model import Edition
-from generator.edition.record import MAX_RECORD_ABSTRACT_CHARS, EditionRecord, RecordFormatError
 from generator.edition.render import TemplateError, make_environment, render_edition, write_pages
 from generator.prompts.builders import THEMES_SCHEMA
 from generator.prompts.kinds import BUILTIN_KINDS
-from generator.publish.mail import EmailError, SendRecord
 from generator.store.cache import read_json
 from generator.synthesis.structured import InvalidAnswer, parse_answer
 from tests.doubles import MockModel, services

@@ -15,7 +15,7 @@ from generator.fetch.arxiv_source import (
     RecordingSession,
 )
 from generator.fetch.pdf_download import PdfDownloader
-from generator.models import paper_slug, valid_arxiv_id
+from generator.papers import paper_slug, valid_arxiv_id
 from generator.text.safe_text import cut
 from tests.servers.arxiv import ArxivServer, PdfResponse
 
@@ -196,7 +196,7 @@ def test_a_papers_code_is_the_repository_it_names_itself(arxiv_server: ArxivServ
     or the first page of its text count too, a host's own pages (github.com/about) never."""
     from generator.fetch.code import code_links
     from generator.fetch.papers import with_code
-    from generator.models import FullText, Source
+    from generator.papers import FullText, Source
 
     arxiv_server.state.default_feed = "lumen_search_ti_attention_OR_transformer_max3.xml"
     papers = source(arxiv_server).search("ti:attention OR transformer", 3, 2000)

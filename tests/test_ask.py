@@ -16,23 +16,24 @@ import sqlite3
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+from generator.archive.history import History, read_record
+from generator.archive.question_record import QuestionRecord, load_questions
+from generator.archive.record import EditionRecord, RecordPaper
+from generator.archive.values import Brief, Continuity
 from generator.ask.archive import ask_bundle
 from generator.ask.index import ArchiveIndex, IndexLockedError, question_terms
 from generator.ask.pages import publish_question, question_page, terminal_answer
 from generator.cli import cli
 from generator.config import load_config
-from generator.edition.history import History, read_record
-from generator.edition.question_record import QuestionRecord, load_questions
-from generator.edition.record import EditionRecord, RecordPaper
 from generator.edition.render import make_environment
-from generator.edition.values import Brief, Continuity
 from generator.errors import LockedError, UsageError
 from generator.evidence.checks import ClaimCheck
-from generator.models import Withdrawal, base_of, paper_slug
+from generator.papers import Withdrawal, base_of, paper_slug
 from generator.pipeline.ask import INDEX_FILE, archive_index, ask_stage
 from generator.prompts.kinds import BUILTIN_KINDS
 from generator.publish.site import edition_nav
@@ -327,8 +328,30 @@ def test_a_published_question_is_kept_listed_in_the_navigation_and_the_feed(
 
 # End to end ----------------------------------------------------------------------------------
 
+def _count_reads(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """How often each record and question file is read from disk, by file name and folder."""
+    import generator.archive.history as history_module
+    import generator.archive.question_record as question_module
+
+    reads: dict[str, int] = {}
+
+    def counted(real: Any) -> Any:
+        def read(path: Path, *args: Any, **kwargs: Any) -> Any:
+            key = f"{path.parent.name}/{path.name}"
+            reads[key] = reads.get(key, 0) + 1
+            return real(path, *args, **kwargs)
+        return read
+
+    from generator.store import jsonfile
+
+    monkeypatch.setattr(history_module, "read_bounded", counted(jsonfile.read_bounded))
+    monkeypatch.setattr(question_module, "load_json", counted(jsonfile.load_json))
+    return reads
+
+
 def test_ask_publish_then_site_then_render_all_without_the_cache(
-        tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer) -> None:
+        tmp_path: Path, arxiv_server: ArxivServer, sglang_server: SglangServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     config = write_config(tmp_path / "ws", arxiv_server, sglang_server, evidence=True,
                           max_papers=3, full_text_papers=1, max_pdf_chars=2000)
     runner = CliRunner()
@@ -343,15 +366,22 @@ def test_ask_publish_then_site_then_render_all_without_the_cache(
     assert answer["answered"] and answer["published"] and answer["papers"]
     assert answer["requests_sent"] == len(sglang_server.state.chat_requests) - sent >= 1
     assert answer["evidence"] is not None and "failed" not in asked.stderr
+    reads = _count_reads(monkeypatch)
     site = runner.invoke(cli, ["site", "--config", str(config)])
     assert site.exit_code == 0, site.output
+    # The history is read once (the feed at the site's address and the navigation share it),
+    # each record and each question file once.
+    question_file = "questions/" + Path(answer["published"]).with_suffix(".json").name
+    assert reads == {"2026-11-25/edition.json": 1, question_file: 1}
     html = (tmp_path / "ws" / "site" / answer["published"].replace(".md", ".html"))
     assert "Papers the answer read" in html.read_text(encoding="utf-8")
     docs = tmp_path / "ws" / "site_src"
     before = {p.name: p.read_text(encoding="utf-8") for p in (docs / "questions").iterdir()}
     shutil.rmtree(tmp_path / "ws" / ".cache")
+    reads.clear()
     again = runner.invoke(cli, ["render", "--config", str(config), "--all"])
     assert again.exit_code == 0, again.output
+    assert reads == {"2026-11-25/edition.json": 1, question_file: 1}
     after = {p.name: p.read_text(encoding="utf-8") for p in (docs / "questions").iterdir()}
     assert after == before
     # The edition taken off the site: the page names it unlinked, and the site still builds.

@@ -22,13 +22,13 @@ from xml.etree import ElementTree
 import pytest
 from click.testing import CliRunner
 
+from generator.archive.history import read_record
 from generator.ask.index import ArchiveIndex, IndexLockedError, UnusableIndex
 from generator.cli import cli
-from generator.edition.history import read_record
+from generator.deliver.mail import EmailError, SendRecord
+from generator.deliver.webhook import ChatError, PostRecord
 from generator.errors import DigestError
 from generator.marks import FeedbackError, load_marks
-from generator.publish.mail import EmailError, SendRecord
-from generator.publish.webhook import ChatError, PostRecord
 from tests.conftest import ROOT, write_config
 from tests.servers.arxiv import ArxivServer
 from tests.servers.sglang import Answer, Responder, SglangServer, structured_answer

@@ -10,8 +10,8 @@ from pathlib import Path
 from bibtexparser.entrypoint import parse_string
 from bibtexparser.library import Library
 
+from generator.archive.bibtex import Citable, bibliography, edition_bibtex
 from generator.ask.pages import Site, question_bibtex, question_pages
-from generator.edition.bibtex import Citable, bibliography, edition_bibtex
 from generator.edition.render import make_environment, render_edition
 from generator.prompts.kinds import BUILTIN_KINDS
 from generator.text.safe_text import text_of

@@ -11,7 +11,7 @@ from click.testing import CliRunner, Result
 
 from generator.cli import cli
 from generator.config import Config
-from generator.models import Bundle, FullText, NumberedPaper, Paper
+from generator.papers import Bundle, FullText, NumberedPaper, Paper
 from generator.prompts.builders import BRIEF_SCHEMA, build_requests
 from generator.prompts.kinds import BUILTIN_KINDS
 from generator.synthesis.dispatch import dispatch_plan

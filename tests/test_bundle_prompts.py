@@ -9,7 +9,7 @@ import pytest
 
 from generator.config import Config
 from generator.errors import LockedError
-from generator.models import FullText, Paper, Source
+from generator.papers import FullText, Paper, Source
 from generator.prompts.builders import build_requests
 from generator.prompts.kinds import BUILTIN_KINDS
 from generator.store.cache import Cache, atomic_write_text, completion_key

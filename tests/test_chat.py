@@ -11,10 +11,10 @@ from pathlib import Path
 
 from click.testing import CliRunner, Result
 
+from generator.archive.lead import edition_counts, pick_backing, since_lines
+from generator.archive.record import EditionRecord
 from generator.cli import cli
-from generator.edition.lead import edition_counts, pick_backing, since_lines
-from generator.edition.record import EditionRecord
-from generator.publish.chat import chat_post, discord_escape, payload, slack_escape
+from generator.deliver.chat import chat_post, discord_escape, payload, slack_escape
 from generator.text.safe_text import text_of
 from tests.scenario import fortnight
 from tests.servers.webhook import DROP, TOKEN, WebhookServer

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from generator.cli import cli
 from generator.edition.citations import CitationLinker, title_score
-from generator.models import FullText, NumberedPaper, Paper
+from generator.papers import FullText, NumberedPaper, Paper
 from generator.text.safe_text import md_model
 from tests.htmlcheck import elements, live_problems
 from tests.servers.sglang import Answer, SglangServer, task_of
@@ -147,7 +147,7 @@ def test_citations_end_to_end(workspace: Path, sglang_server: SglangServer) -> N
     assert "| 12.5% | **not found** |" in report
     paper = (edition / "papers" / "2202.12139v1.md").read_text()
     assert "## Cited in" in paper and "[Research map](../research-map.md)" in paper
-    # Read by name (edition/names.py), never "Papers 1, 2 and 3", in the paper's "Cited in".
+    # Read by name (archive/names.py), never "Papers 1, 2 and 3", in the paper's "Cited in".
     names = json.loads((edition / "edition.json").read_text())["names"]
     assert not any(name.endswith("…") for name in names.values())  # whole titles, never cut
     assert f"{names['1']}, {names['2']} and {names['3']} test software" in paper
@@ -159,7 +159,7 @@ def test_citations_end_to_end(workspace: Path, sglang_server: SglangServer) -> N
 def test_a_paper_is_named_as_a_reader_knows_it() -> None:
     """The name its own title gives, else the brief's name where the title carries it, else
     the whole title, never cut; two papers never share a name."""
-    from generator.edition.names import name_citations, short_name
+    from generator.archive.names import name_citations, short_name
 
     assert short_name("Efficient Memory Management for LLM Serving with PagedAttention",
                       "PagedAttention") == "PagedAttention"
@@ -185,7 +185,7 @@ def test_a_name_belongs_to_its_own_paper() -> None:
     """FastKV's brief names the system it beats (PagedAttention), which paper 2 is: FastKV is
     FastKV and PagedAttention is paper 2's. A title that reads as a citation, or a name two
     titles give, is never a name that could be taken for another paper."""
-    from generator.edition.names import name_citations, paper_names
+    from generator.archive.names import name_citations, paper_names
 
     def item(n: int, title: str) -> NumberedPaper:
         return NumberedPaper(n, Paper(f"2612.9000{n}v1", title, ("A. Author",), "2026-12-01",
@@ -270,7 +270,7 @@ def test_picks_are_by_merit_new_before_revised_and_never_a_low_score_beside_a_be
     score among them; a paper scored under half the best pickable score is no pick, however
     many pages cite it; only news is pickable (paper 1 is seen before)."""
     from generator.edition.picks import editors_picks
-    from generator.models import Candidate, Triage
+    from generator.papers import Candidate, Triage
 
     numbered = papers()
     names = {p.number: p.paper.title.split(":")[0] for p in numbered}

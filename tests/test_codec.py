@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 import pytest
 
-from generator.chat_models import Completion, Usage
-from generator.models import FullText, Paper
+from generator.completions import Completion, Usage
+from generator.papers import FullText, Paper
 from generator.store.codec import CodecError, from_data, to_data
 
 

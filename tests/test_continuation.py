@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from generator.chat_models import Completion, Message, PromptRequest
+from generator.archive.history import History
+from generator.completions import Completion, Message, PromptRequest
 from generator.config import Config, load_config
 from generator.kinds import CONTINUE, EVIDENCE
 from generator.pipeline.fetch import fetch_stage
@@ -91,9 +92,9 @@ def config(tmp_path: Path) -> Config:
 
 def build(config: Config, model: MockModel) -> str:
     run = services(config.cache_dir, list(PAPERS), {}, model)
-    fetch_stage(config, run, EDITION)
-    synthesize_stage(config, run, EDITION)
-    render_stage(config, run.cache, EDITION)
+    fetch_stage(config, run, EDITION, history=History.load(config.docs_dir))
+    synthesize_stage(config, run, EDITION, history=History.load(config.docs_dir))
+    render_stage(config, run.cache, EDITION, history=History.load(config.docs_dir, remaking=(EDITION,)))
     return (config.docs_dir / "editions" / EDITION / f"{DIVE}.md").read_text()
 
 
@@ -113,7 +114,8 @@ def test_an_answer_cut_at_its_budget_is_continued_joined_and_checked_whole(
     assert "- Continuations of answers that stopped at their budget: 2 request(s)" in report
     # A rerun asks nothing: the continuations are cached like any answer.
     again = MockModel(cutting((FIRST, SECOND, THIRD)))
-    assert all_cached(config, services(config.cache_dir, list(PAPERS), {}, again), EDITION)
+    assert all_cached(config, services(config.cache_dir, list(PAPERS), {}, again), EDITION,
+                      History.load(config.docs_dir))
 
 
 def test_an_answer_still_cut_after_two_continuations_says_so(config: Config) -> None:
@@ -133,6 +135,6 @@ def test_the_record_holds_the_whole_answer_and_a_render_from_it_joins_nothing_ag
     # The cache gone, the page is made from the record alone: the same whole answer, once.
     cache = services(config.cache_dir, list(PAPERS), {}, MockModel()).cache
     cache.synthesis_path(EDITION).unlink()
-    render_stage(config, cache, EDITION)
+    render_stage(config, cache, EDITION, history=History.load(config.docs_dir, remaking=(EDITION,)))
     page = (folder / f"{DIVE}.md").read_text()
     assert page.count("Start with") == 1 and "This is an open question." in page

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from generator.archive.lead import lead_parts
+from generator.archive.names import WITHDRAWN_FLAG
+from generator.archive.news import News
 from generator.cli import cli
-from generator.edition.lead import lead_parts
-from generator.edition.names import WITHDRAWN_FLAG
-from generator.edition.news import News
 from generator.edition.render import cited
 from generator.prompts.kinds import BUILTIN_KINDS
 from tests.conftest import read_record, write_config
@@ -223,10 +223,10 @@ def test_the_comparison_is_checked_and_its_disagreement_shows_both_quotes(
 def test_a_first_edition_and_one_after_an_old_record_ask_for_no_comparison() -> None:
     """No comparison request without a previous edition, or when the previous record holds
     no answers (format 2); after a complete one, one request carrying its map by name."""
+    from generator.archive.history import History
+    from generator.archive.record import EditionRecord
     from generator.config import Config
-    from generator.edition.history import History
-    from generator.edition.record import EditionRecord
-    from generator.models import Bundle, FullText, NumberedPaper
+    from generator.papers import Bundle, FullText, NumberedPaper
     from generator.prompts.builders import build_requests
     from tests.edition_fixture import PAPERS, fixed_edition
 

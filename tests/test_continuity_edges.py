@@ -13,14 +13,14 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
+from generator.archive.record import RecordPaper
+from generator.archive.theme_pages import merge_themes, theme_slug
+from generator.archive.values import Continuity, Theme
+from generator.archive.withdrawn import Sighting, current, withdrawn_now
 from generator.edition.continuity import find_follow_ups
-from generator.edition.record import RecordPaper
 from generator.edition.render import make_environment, render_edition
-from generator.edition.theme_pages import merge_themes, theme_slug
-from generator.edition.values import Continuity, Theme
-from generator.edition.withdrawn import Sighting, current, withdrawn_now
 from generator.fetch.withdrawals import notice_in
-from generator.models import FullText, NumberedPaper, Paper, Withdrawal
+from generator.papers import FullText, NumberedPaper, Paper, Withdrawal
 from tests.conftest import ROOT
 from tests.edition_fixture import PAPERS, fixed_edition, paper
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from generator.chat_models import Message, PromptKind, PromptRequest
+from generator.completions import Message, PromptKind, PromptRequest
 from generator.prompts.kinds import BUILTIN_KINDS
 from generator.synthesis.dispatch import (
     AdaptiveWidth,
@@ -179,7 +179,7 @@ def test_overload_from_requests_sent_before_a_back_off_narrows_only_once() -> No
 
 def test_an_answer_reads_as_cut_from_its_text_or_its_usage() -> None:
     """Behind a proxy that calls a cut stream finished (LiteLLM: `stop`)."""
-    from generator.chat_models import Completion, Message, PromptRequest, Usage
+    from generator.completions import Completion, Message, PromptRequest, Usage
     from generator.synthesis.cuts import json_cut, looks_cut
 
     prose = PromptRequest(name="map", title="Map", kind="research_map", question="",

@@ -165,3 +165,20 @@ def test_the_readme_is_short_and_its_links_into_the_docs_resolve() -> None:
     assert [path for path in linked if not (ROOT / path).is_file()] == []
     pages = {p.name for p in (ROOT / "docs").glob("*.md")}
     assert {f"docs/{name}" for name in pages} - set(linked) <= {"docs/index.md"}
+
+
+# A path of ours the docs name: a top folder of the repository, then a file name with a suffix.
+_OUR_PATH_RE = re.compile(r"`((?:generator|templates|skeleton|tests|bench|docs|\.ci|\.github)"
+                          r"/[\w./-]*\w)`")
+
+
+def test_every_code_path_the_docs_name_exists() -> None:
+    """The docs' signposts ("Code: `generator/edition/render.py`", the layout table) point at
+    files and folders that exist: a module moved without its pointer fails here."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    missing = sorted(f"{page.name}: {path}" for page in pages
+                     for path in _OUR_PATH_RE.findall(page.read_text(encoding="utf-8"))
+                     if "*" not in path and "<" not in path and not (ROOT / path).exists())
+    assert missing == []
+    named = [p for page in pages for p in _OUR_PATH_RE.findall(page.read_text(encoding="utf-8"))]
+    assert len(named) > 20  # the pattern still finds the docs' pointers

@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from generator.archive.record import EditionRecord, RecordFormatError
 from generator.cli import cli
 from generator.config import Config
 from generator.config.prompts import ThinkingPrompt
 from generator.edition.assemble import assemble
 from generator.edition.inputs import EditionInputs
-from generator.edition.record import EditionRecord, RecordFormatError
 from generator.edition.render import TemplateError, make_environment, render_edition
 from generator.prompts.kinds import BUILTIN_KINDS
 from tests.conftest import ROOT
@@ -241,8 +241,8 @@ def test_a_broken_workspace_template_is_one_line_and_exit_2(
 # Context fitting, on the synthesis side -----------------------------------------------------------
 
 def test_a_refused_prompt_is_cut_fairly_and_the_cut_is_recorded() -> None:
-    from generator.chat_models import PromptRequest
-    from generator.models import FullText, Source
+    from generator.completions import PromptRequest
+    from generator.papers import FullText, Source
     from generator.prompts.builders import build_requests
     from generator.synthesis.bundle import build_bundle
     from generator.synthesis.planning import BundlePlan, ContextFitter, Refusal

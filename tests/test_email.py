@@ -19,8 +19,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from generator.cli import cli
+from generator.deliver.newsletter import OWN_MARKUP
 from generator.publish.inert import live_in_fragment
-from generator.publish.newsletter import OWN_MARKUP
 from tests.browser import launch_chromium
 from tests.conftest import write_config
 from tests.servers.arxiv import ArxivServer
@@ -226,7 +226,7 @@ def test_sending_without_a_site_url_is_refused_with_a_reason(built: Path) -> Non
 
 
 def test_a_subject_names_the_top_pick_or_drops_the_place_for_it() -> None:
-    from generator.publish.newsletter import subject_line
+    from generator.deliver.newsletter import subject_line
 
     assert subject_line("{title} · {edition}: {pick}", "D", "2026-12-02", "FastKV") == \
         "D · 2026-12-02: FastKV"
@@ -236,7 +236,7 @@ def test_a_subject_names_the_top_pick_or_drops_the_place_for_it() -> None:
 
 
 def test_a_subject_fills_each_place_once_and_is_never_empty() -> None:
-    from generator.publish.newsletter import subject_line
+    from generator.deliver.newsletter import subject_line
 
     assert subject_line("{title}: {pick}", "D", "e", "Evil {edition}") == "D: Evil {edition}"
     assert subject_line("{title} ({pick})", "D", "e", "") == "D"

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from generator.chat_models import Completion
 from generator.cli import cli
+from generator.completions import Completion
 from generator.edition.citations import CitationLinker
 from generator.evidence.checks import ClaimCheck
 from generator.evidence.claims import claims_of
 from generator.evidence.quotes import PaperText, check_claims, quote_parts, words
-from generator.models import FullText, NumberedPaper
+from generator.papers import FullText, NumberedPaper
 from generator.prompts.kinds import BUILTIN_KINDS
 from generator.text.safe_text import md_model
 from tests.browser import launch_chromium
@@ -289,10 +289,10 @@ def test_without_evidence_an_answer_is_linked_and_carries_no_marks() -> None:
 def test_a_check_made_alone_carries_only_the_cited_papers_and_says_so() -> None:
     """Where an answer's conversation does not fit, its check is asked with the cited papers'
     sections of the bundle (cut alike), a stand-in for the answer and the same claims."""
-    from generator.chat_models import Message, PromptRequest
+    from generator.completions import Message, PromptRequest
     from generator.config import EvidenceSettings
     from generator.evidence.requests import ALONE_TITLE, evidence_requests, standalone_check
-    from generator.models import Source
+    from generator.papers import Source
     from generator.synthesis.bundle import build_bundle
 
     long_text = FullText("ok", "word " * 20_000, 9, 9)

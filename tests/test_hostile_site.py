@@ -20,6 +20,7 @@ from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from generator.archive.history import History
 from generator.cli import cli
 from generator.edition.render import make_environment, render_edition, write_pages
 from generator.publish.inert import check_site
@@ -283,7 +284,7 @@ def test_no_generated_hostile_text_is_live_anywhere_in_the_built_site(
                               site_url="https://example.org/digest/")
     write_pages(ws / "site_src", rendered)
     build_site(ws / "mkdocs.yml", ws / "site_src", ws / "site", "Digest",
-               fallback_yml=ROOT / "mkdocs.yml")
+               fallback_yml=ROOT / "mkdocs.yml", history=History.load(ws / "site_src"))
     site = ws / "site"
     assert check_site(site) == []
     _assert_markdown_inert(ws / "site_src")

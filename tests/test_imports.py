@@ -22,9 +22,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cli",),
     ("pipeline",),
     ("publish",),
+    ("deliver",),
     ("ask",),
-    ("prompts",),
     ("edition",),
+    ("prompts",),
+    ("archive",),
     ("evidence",),
     ("synthesis",),
     ("fetch",),
@@ -32,12 +34,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("marks",),
     ("store",),
     ("kinds", "ports"),
-    ("models", "chat_models"),
+    ("papers", "completions"),
     ("errors", "deadline"),
     ("text",),
     ("generator",),  # the package itself: its version
 )
-FOUNDATIONS = {"__main__", "kinds", "ports", "models", "chat_models", "errors", "deadline"}
+FOUNDATIONS = {"__main__", "kinds", "ports", "papers", "completions", "errors", "deadline"}
 
 
 def _module(path: Path) -> str:
@@ -100,6 +102,18 @@ def test_every_package_imports_only_the_packages_below_it() -> None:
     assert upward == []
 
 
+# Rooms that must never import another, though it lies below them: what the site keeps is
+# read from records alone, never by talking to the model.
+NEVER = {("archive", "synthesis")}
+
+
+def test_no_room_imports_what_it_must_never() -> None:
+    graph = _graph()
+    crossing = sorted(f"{a} -> {b}" for a, targets in graph.items() for b in targets
+                      if (_room(a), _room(b)) in NEVER)
+    assert crossing == []
+
+
 def test_at_most_ten_modules_lie_loose_in_the_package() -> None:
     loose = sorted(p.stem for p in PACKAGE.glob("*.py"))
     assert len(loose) <= 10, loose
@@ -150,3 +164,12 @@ def test_kinds_are_named_by_the_registrys_constants() -> None:
     spelled = {str(p.relative_to(PACKAGE)): lines for p in sorted(PACKAGE.rglob("*.py"))
                if p != PACKAGE / "kinds.py" and (lines := _kind_literals(p, names))}
     assert len(spelled) <= 3, spelled
+
+
+def test_the_environment_is_read_in_one_module() -> None:
+    """The CLI reads the process's environment (`cli/common.py: environment`) and gives it to
+    whatever needs it; deploy's child git process inherits it, which is not a reading."""
+    readers = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
+                     if "os.environ" in (text := p.read_text(encoding="utf-8"))
+                     or "getenv(" in text)
+    assert readers == ["cli/common.py", "publish/deploy.py"]

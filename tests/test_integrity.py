@@ -23,12 +23,13 @@ import markdown
 import pytest
 from click.testing import CliRunner
 
-from generator.chat_models import PromptRequest
+from generator.archive.history import History
 from generator.cli import cli
 from generator.cli.common import write_error
+from generator.completions import PromptRequest
 from generator.edition.render import make_environment, render_edition, write_pages
 from generator.errors import LlmRequestError, SiteBuildError
-from generator.models import valid_arxiv_id
+from generator.papers import valid_arxiv_id
 from generator.publish.sanitize import lost_text, sanitize_html
 from generator.publish.site import build_site, with_our_plugins
 from generator.synthesis.llm_client import ChatClient
@@ -91,11 +92,13 @@ def test_a_page_that_would_lose_text_fails_the_build_and_keeps_the_old_site(
     docs, site = tmp_path / "docs", tmp_path / "site"
     docs.mkdir()
     (docs / "index.md").write_text("# Home\n\nAll fine.\n")
-    build_site(ROOT / "mkdocs.yml", docs, site, "Digest", fallback_yml=ROOT / "mkdocs.yml")
+    build_site(ROOT / "mkdocs.yml", docs, site, "Digest", fallback_yml=ROOT / "mkdocs.yml",
+               history=History.load(docs))
     before = (site / "index.html").read_bytes()
     (docs / "later.md").write_text("# Later\n\nThe start <style>and everything after</style>.\n")
     with pytest.raises(SiteBuildError) as raised:
-        build_site(ROOT / "mkdocs.yml", docs, site, "Digest", fallback_yml=ROOT / "mkdocs.yml")
+        build_site(ROOT / "mkdocs.yml", docs, site, "Digest", fallback_yml=ROOT / "mkdocs.yml",
+               history=History.load(docs))
     assert "later.md: the sanitizer would remove text" in str(raised.value)
     assert (site / "index.html").read_bytes() == before
 

@@ -16,12 +16,13 @@ from typing import Any
 
 import pytest
 
-from generator.chat_models import Completion, Message, PromptRequest
+from generator.archive.history import History
+from generator.archive.record import EditionRecord
+from generator.archive.values import Pick
+from generator.completions import Completion, Message, PromptRequest
 from generator.config import Config, EvidenceSettings, load_config
 from generator.edition.citations import CitationLinker
 from generator.edition.facts import with_judgements
-from generator.edition.record import EditionRecord
-from generator.edition.values import Pick
 from generator.evidence.checks import ClaimCheck, EvidenceFigure, Judgement, Support
 from generator.evidence.claims import claims_of, plain_sentence
 from generator.evidence.judge import (
@@ -207,9 +208,9 @@ def judging(verdict: str | None) -> Any:
 
 def built(config: Config, model: MockModel) -> tuple[EditionRecord, str]:
     run = doubles(config, model)
-    fetch_stage(config, run, EDITION)
-    synthesize_stage(config, run, EDITION)
-    render_stage(config, run.cache, EDITION)
+    fetch_stage(config, run, EDITION, history=History.load(config.docs_dir))
+    synthesize_stage(config, run, EDITION, history=History.load(config.docs_dir))
+    render_stage(config, run.cache, EDITION, history=History.load(config.docs_dir, remaking=(EDITION,)))
     folder = config.docs_dir / "editions" / EDITION
     record = EditionRecord.from_json(json.loads((folder / "edition.json").read_text()), "t")
     return record, (folder / "research-map.md").read_text()
@@ -267,7 +268,7 @@ def test_a_resumed_run_sends_no_judgement_twice(tmp_path: Path) -> None:
     sent = [r.name for r in first.asked if r.kind == "judge"]
     assert sent and len(set(sent)) == len(sent)
     run = doubles(config, MockModel())
-    assert stages.all_cached(config, run, EDITION)
+    assert stages.all_cached(config, run, EDITION, History.load(config.docs_dir))
     again = MockModel(judging("supports"))
     built(config, again)
     assert again.asked == []
@@ -285,7 +286,7 @@ def test_turning_the_judge_on_for_a_cached_edition_asks_for_the_judgements_alone
     path = config.docs_dir.parent / "config.toml"
     path.write_text(path.read_text().replace("judge = false", "judge = true"))
     on = load_config(str(path), registry=BUILTIN_KINDS)
-    assert not stages.all_cached(on, doubles(on, MockModel()), EDITION)
+    assert not stages.all_cached(on, doubles(on, MockModel()), EDITION, History.load(on.docs_dir))
     again = MockModel(judging("partly"))
     record, _ = built(on, again)
     assert again.asked and {r.kind for r in again.asked} == {"judge"}

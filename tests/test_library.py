@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from generator.archive.history import History
 from generator.cli import cli
 from generator.config import Config, load_config
-from generator.edition.history import History
 from generator.marks.library import LibraryError, load_library
-from generator.models import FetchResult, Paper
+from generator.papers import FetchResult, Paper
 from generator.pipeline.fetch import query_for, triage_stage
 from generator.prompts.kinds import BUILTIN_KINDS
 from generator.synthesis.triage import IN_LIBRARY

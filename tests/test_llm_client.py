@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.chat_models import Message, PromptRequest, Usage
+from generator.completions import Message, PromptRequest, Usage
 from generator.config import load_config
 from generator.errors import LlmRequestError, ServerNotAnsweringError, ServerUnavailableError
 from generator.pipeline.doctor import launch_advice

@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
-from generator.chat_models import PromptRequest
+from generator.archive.history import History
+from generator.completions import PromptRequest
 from generator.config import Config, EmailSettings, load_config
-from generator.edition.history import History
+from generator.deliver.newsletter import newsletter
 from generator.errors import ConfigError
 from generator.kinds import KindRegistry, KindSpec
 from generator.pipeline.fetch import fetch_stage
@@ -26,7 +27,6 @@ from generator.pipeline.render import render_stage
 from generator.pipeline.synthesize import synthesize_stage
 from generator.prompts.builders import RequestContext, build_requests
 from generator.prompts.kinds import BUILTIN_KINDS
-from generator.publish.newsletter import newsletter
 from generator.publish.site import edition_nav
 from tests.conftest import FIXTURES, read_record
 from tests.doubles import MockModel, services
@@ -136,9 +136,9 @@ def test_a_new_kind_is_configured_asked_rendered_and_evidence_checked(
     model = MockModel(answers)
     run = services(config.cache_dir, list(PAPERS), {str(p.pdf_url): pdf for p in PAPERS}, model)
 
-    fetch_stage(config, run, EDITION)
-    synthesize_stage(config, run, EDITION)
-    render_stage(config, run.cache, EDITION)
+    fetch_stage(config, run, EDITION, history=History.load(config.docs_dir))
+    synthesize_stage(config, run, EDITION, history=History.load(config.docs_dir))
+    render_stage(config, run.cache, EDITION, history=History.load(config.docs_dir, remaking=(EDITION,)))
 
     asked = {r.name: r for r in model.asked}
     assert asked["counterpoint"].max_tokens == 700
@@ -187,7 +187,7 @@ def test_without_its_registration_a_kind_is_unknown(tmp_path: Path) -> None:
         workspace(tmp_path, "\n[prompts.glossary]\nterms = 5\n", BUILTIN_KINDS)
     assert "prompts.glossary: unknown key" in raised.value.problems[0]
     config = workspace(tmp_path / "again", registry=BUILTIN_KINDS)
-    from generator.models import FullText, Source
+    from generator.papers import FullText, Source
     from generator.synthesis.bundle import build_bundle
 
     bundle = build_bundle([Source(p, FullText("not_requested")) for p in PAPERS])
@@ -205,8 +205,8 @@ def recap_requests(ctx: RequestContext) -> list[PromptRequest]:
 
 
 def test_a_kinds_request_builder_reads_the_typed_past_editions() -> None:
-    from generator.edition.record import EditionRecord
-    from generator.models import FullText, Source
+    from generator.archive.record import EditionRecord
+    from generator.papers import FullText, Source
     from generator.synthesis.bundle import build_bundle
 
     golden = Path(__file__).parent / "golden" / "editions__2026-12-02__edition.json"

@@ -20,15 +20,15 @@ from pathlib import Path
 import markdown
 import pytest
 
+from generator.archive.news import News
 from generator.ask.pages import Site, question_pages, terminal_answer
 from generator.cli.ask import answer_json
 from generator.config import EmailSettings
-from generator.edition.news import News
+from generator.deliver.newsletter import newsletter
 from generator.edition.render import make_environment, render_edition
 from generator.evidence.checks import KEY, MARKS, EvidenceFigure
 from generator.pipeline.ask import Asked
 from generator.prompts.kinds import BUILTIN_KINDS
-from generator.publish.newsletter import newsletter
 from tests.conftest import ROOT
 from tests.scenario import SECOND, Fortnight, fortnight
 

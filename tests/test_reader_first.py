@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from generator.config import EmailSettings
+from generator.deliver.newsletter import Newsletter, newsletter
 from generator.edition.model import Edition
 from generator.edition.render import make_environment, render_edition
-from generator.publish.newsletter import Newsletter, newsletter
 from tests.conftest import ROOT
 from tests.edition_fixture import PAPERS, fixed_edition, paper
 
@@ -138,7 +138,7 @@ def test_the_papers_own_page_has_its_brief_its_checked_sentences_and_its_revisio
 def test_a_withdrawn_paper_named_in_plain_words_is_flagged_too() -> None:
     """A model may name a paper by its title rather than "Paper N": the flag follows the name
     either way, whole words only."""
-    from generator.edition.names import WITHDRAWN_FLAG, flag_withdrawn
+    from generator.archive.names import WITHDRAWN_FLAG, flag_withdrawn
 
     names = {1: "FastKV", 2: "Tiny Drafts"}
     parts = flag_withdrawn([("FastKV", 1), (" beats Tiny Drafts, not Tiny Draftsmen.", None)],

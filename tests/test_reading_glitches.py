@@ -7,19 +7,19 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from generator.chat_models import Completion
+from generator.archive.lead import comparison, since_lines
+from generator.archive.names import cited_parts, name_citations
+from generator.archive.overview import overview_text
+from generator.archive.prose import one_paper_once, said_once, unique_sentences
+from generator.archive.record import RecordPrompt
+from generator.completions import Completion
 from generator.edition.citations import CitationLinker
 from generator.edition.compare import compare, concluding
 from generator.edition.fold import fold_sections
-from generator.edition.lead import comparison, since_lines
 from generator.edition.model import Edition
-from generator.edition.names import cited_parts, name_citations
-from generator.edition.overview import overview_text
-from generator.edition.prose import one_paper_once, said_once, unique_sentences
-from generator.edition.record import RecordPrompt
 from generator.edition.render import make_environment, render_edition, render_template
 from generator.evidence.checks import KEY, ClaimCheck
-from generator.models import FullText, NumberedPaper
+from generator.papers import FullText, NumberedPaper
 from generator.publish.reading import whole_dates
 from tests.conftest import ROOT
 from tests.edition_fixture import PAPERS, fixed_edition, one_paper_edition, paper

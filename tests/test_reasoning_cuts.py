@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from generator.chat_models import Message, PromptRequest
 from generator.cli import cli
+from generator.completions import Message, PromptRequest
 from generator.errors import LlmRequestError
 from generator.synthesis.batch import OVERLOAD_RETRIES
 from generator.synthesis.llm_client import ChatClient, IncompleteAnswerError, split_reasoning

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from generator.archive.history import History
 from generator.cli import cli
 from generator.cli.common import read_config
 from generator.pipeline.services import make_services, workspace_cache
@@ -196,7 +197,8 @@ def test_two_digests_on_one_router_share_its_width(
             settings = read_config(str(config))
             cache = workspace_cache(settings)
             services = make_services(settings, os.environ, cache)
-            result = synthesize_stage(settings, services, EDITION)
+            result = synthesize_stage(settings, services, EDITION,
+                                      history=History.load(settings.docs_dir))
             answered.append(sum(c.ok for c in result.completions))
         except BaseException as err:  # noqa: BLE001 (raised in the test's thread below)
             errors.append(err)

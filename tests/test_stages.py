@@ -18,10 +18,11 @@ from typing import Any
 import pytest
 
 from generator import pipeline
+from generator.archive.history import History
+from generator.archive.record import EditionRecord
 from generator.config import Config, load_config
-from generator.edition.record import EditionRecord
 from generator.evidence import claims
-from generator.models import FetchResult
+from generator.papers import FetchResult
 from generator.pipeline.fetch import fetch_stage
 from generator.pipeline.render import render_stage
 from generator.pipeline.services import Services
@@ -58,7 +59,7 @@ def doubles(config: Config, model: MockModel | None = None,
 
 def test_fetch_takes_the_newest_papers_and_the_first_ones_full_text(config: Config) -> None:
     run = doubles(config)
-    fetch = fetch_stage(config, run, EDITION)
+    fetch = fetch_stage(config, run, EDITION, history=History.load(config.docs_dir))
     assert [s.paper.arxiv_id for s in fetch.sources] == [p.arxiv_id for p in PAPERS]
     assert [s.full_text.status for s in fetch.sources] == ["ok", "ok", "not_requested"]
     assert all(0 < len(s.full_text.text) <= 4000 for s in fetch.sources[:2])
@@ -67,7 +68,7 @@ def test_fetch_takes_the_newest_papers_and_the_first_ones_full_text(config: Conf
 
 def test_a_broken_pdf_costs_only_its_own_full_text(config: Config) -> None:
     run = doubles(config, pdfs={"2611.00001v1": b"%PDF-1.4 not really"})
-    fetch = fetch_stage(config, run, EDITION)
+    fetch = fetch_stage(config, run, EDITION, history=History.load(config.docs_dir))
     broken, fine = fetch.sources[0].full_text, fetch.sources[1].full_text
     assert broken.status == "missing" and broken.reason
     assert fine.status == "ok"
@@ -75,9 +76,9 @@ def test_a_broken_pdf_costs_only_its_own_full_text(config: Config) -> None:
 
 def test_a_fetched_edition_is_neither_searched_nor_downloaded_again(config: Config) -> None:
     first = doubles(config)
-    fetch_stage(config, first, EDITION)
+    fetch_stage(config, first, EDITION, history=History.load(config.docs_dir))
     again = doubles(config)
-    fetch = fetch_stage(config, again, EDITION)
+    fetch = fetch_stage(config, again, EDITION, history=History.load(config.docs_dir))
     assert isinstance(again.arxiv, ScriptedArxiv) and again.arxiv.queries == []
     assert isinstance(again.downloader, PdfShelf) and again.downloader.asked == []
     assert [s.full_text.status for s in fetch.sources] == ["ok", "ok", "not_requested"]
@@ -86,15 +87,15 @@ def test_a_fetched_edition_is_neither_searched_nor_downloaded_again(config: Conf
 def test_synthesis_answers_every_default_prompt_and_a_rerun_asks_nothing(config: Config) -> None:
     model = MockModel()
     run = doubles(config, model)
-    fetch_stage(config, run, EDITION)
-    result = synthesize_stage(config, run, EDITION)
+    fetch_stage(config, run, EDITION, history=History.load(config.docs_dir))
+    result = synthesize_stage(config, run, EDITION, history=History.load(config.docs_dir))
     names = model.names()
     assert {"research-map", "themes", "thinking-off", "thinking-on", "brief-1", "brief-3"} \
         <= set(names)
     assert any(n.startswith("evidence-") for n in names)  # evidence is on by default
     assert all(c.ok for c in result.completions)
     again = MockModel()
-    rerun = synthesize_stage(config, doubles(config, again), EDITION)
+    rerun = synthesize_stage(config, doubles(config, again), EDITION, history=History.load(config.docs_dir))
     assert again.asked == []
     assert all(c.from_cache for c in rerun.completions)
 
@@ -107,21 +108,21 @@ def test_a_failed_prompt_is_not_cached_and_a_rerun_asks_only_for_it(config: Conf
         return default_responder(body)
 
     run = doubles(config, MockModel(no_deep_dives))
-    fetch_stage(config, run, EDITION)
-    result = synthesize_stage(config, run, EDITION)
+    fetch_stage(config, run, EDITION, history=History.load(config.docs_dir))
+    result = synthesize_stage(config, run, EDITION, history=History.load(config.docs_dir))
     failed = [c.name for c in result.completions if not c.ok]
     assert failed == ["memory-management"]
     again = MockModel()
-    synthesize_stage(config, doubles(config, again), EDITION)
+    synthesize_stage(config, doubles(config, again), EDITION, history=History.load(config.docs_dir))
     assert again.names()[0] == "memory-management"
     assert not [n for n in again.names() if not n.startswith(("memory-management", "evidence-"))]
 
 
 def test_render_writes_the_edition_from_the_stage_outputs(config: Config) -> None:
     run = doubles(config)
-    fetch_stage(config, run, EDITION)
-    synthesize_stage(config, run, EDITION)
-    render_stage(config, run.cache, EDITION)
+    fetch_stage(config, run, EDITION, history=History.load(config.docs_dir))
+    synthesize_stage(config, run, EDITION, history=History.load(config.docs_dir))
+    render_stage(config, run.cache, EDITION, history=History.load(config.docs_dir, remaking=(EDITION,)))
     edition = config.docs_dir / "editions" / EDITION
     assert {"index.md", "research-map.md", "thinking.md", "run-report.md",
             "edition.json"} <= {p.name for p in edition.iterdir()}
@@ -161,9 +162,9 @@ def test_a_build_opens_each_earlier_record_once(config: Config) -> None:
     global _records_read
     first = doubles(config)
     for edition in ("2026-11-18", "2026-11-25"):
-        fetch_stage(config, first, edition)
-        synthesize_stage(config, first, edition)
-        render_stage(config, first.cache, edition)
+        fetch_stage(config, first, edition, history=History.load(config.docs_dir))
+        synthesize_stage(config, first, edition, history=History.load(config.docs_dir))
+        render_stage(config, first.cache, edition, history=History.load(config.docs_dir, remaking=(edition,)))
     _records_read = []
     try:
         report = pipeline.run(config, doubles(config), EDITION)  # fetch, synthesis, render, site
@@ -218,8 +219,8 @@ def test_a_json_answer_cut_at_max_tokens_says_so(config: Config) -> None:
         return answer
 
     run = doubles(config, MockModel(cut_briefs))
-    fetch_stage(config, run, EDITION)
-    result = synthesize_stage(config, run, EDITION)
+    fetch_stage(config, run, EDITION, history=History.load(config.docs_dir))
+    result = synthesize_stage(config, run, EDITION, history=History.load(config.docs_dir))
     errors = {c.name: c.error for c in result.completions if not c.ok}
     assert set(errors) == {"brief-1", "brief-2", "brief-3"}
     assert "cut at max_tokens (800)" in errors["brief-1"]

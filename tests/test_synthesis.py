@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from generator.chat_models import Completion, PromptRequest
+from generator.archive.record import EditionRecord
 from generator.cli import cli
 from generator.cli.progress import Progress
-from generator.edition.record import EditionRecord
+from generator.completions import Completion, PromptRequest
 from generator.synthesis.planning import Refusal, context_from_error, refusal_from_error
 from tests.conftest import read_record, write_config
 from tests.servers.arxiv import ArxivServer

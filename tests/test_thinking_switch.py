@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from generator.chat_models import Message, PromptRequest
+from generator.completions import Message, PromptRequest
 from generator.config.schema import LlmSettings
 from generator.synthesis.llm_client import ChatClient
 from tests.servers.sglang import Fault, SglangServer, thinking_of

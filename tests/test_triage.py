@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from generator.archive.record import EditionRecord
 from generator.cli import cli
 from generator.config import TriageSettings
-from generator.edition.record import EditionRecord
-from generator.models import Candidate, Paper, Triage, paper_slug
+from generator.papers import Candidate, Paper, Triage, paper_slug
 from generator.synthesis.structured import validate
 from generator.synthesis.triage import excluded_by, select, system_message, triage_request
 from tests.conftest import read_record, write_config

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import random
 
-from generator.chat_models import Completion, PromptRequest
+from generator.completions import Completion, PromptRequest
 from generator.edition.facts import TextFacts
 from generator.evidence.verbatim import _WORK_PER_WORD, FullTexts, json_like
-from generator.models import FullText, NumberedPaper, Paper
+from generator.papers import FullText, NumberedPaper, Paper
 from generator.prompts.kinds import BUILTIN_KINDS
 
 _RANDOM = random.Random(7)

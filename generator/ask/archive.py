@@ -14,9 +14,9 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..edition.names import name_citations
-from ..edition.record import EditionRecord, RecordPaper
-from ..models import Bundle, FullText, NumberedPaper, Withdrawal
+from ..archive.names import name_citations
+from ..archive.record import EditionRecord, RecordPaper
+from ..papers import Bundle, FullText, NumberedPaper, Withdrawal
 from ..synthesis.bundle import fair_excerpt_cap
 from ..text.safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, cut
 from .index import Hit

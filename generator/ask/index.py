@@ -20,11 +20,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..edition.names import name_citations
-from ..edition.record import EditionRecord, RecordPaper
-from ..edition.withdrawn import Sighting, current
+from ..archive.names import name_citations
+from ..archive.record import EditionRecord, RecordPaper
+from ..archive.withdrawn import Sighting, current
 from ..errors import DigestError, LockedError, UsageError
-from ..models import Withdrawal
+from ..papers import Withdrawal
 from ..store.codec import from_data, to_data
 from ..store.fingerprint import file_digest
 
@@ -307,7 +307,7 @@ class ArchiveIndex:
         return found
 
     def withdrawn(self) -> dict[str, Withdrawal]:
-        """Every paper withdrawn as of the newest edition (edition/withdrawn.py), by base id."""
+        """Every paper withdrawn as of the newest edition (archive/withdrawn.py), by base id."""
         with self._db() as db:
             rows = db.execute("SELECT sighting FROM editions").fetchall()
         return current(from_data(Sighting, json.loads(s)) for (s,) in rows)

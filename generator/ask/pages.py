@@ -11,31 +11,30 @@ from pathlib import Path
 import jinja2
 
 from .. import store
-from ..chat_models import Completion, PromptRequest
-from ..config import Config
-from ..edition.assemble import synthesis_pages
-from ..edition.bibtex import Citable, bibliography
-from ..edition.facts import Checks
-from ..edition.feed import atom_feed
-from ..edition.history import History
-from ..edition.model import SynthesisPage
-from ..edition.names import name_citations
-from ..edition.question_record import (
+from ..archive.bibtex import Citable, bibliography
+from ..archive.feed import write_feed
+from ..archive.history import History
+from ..archive.names import name_citations
+from ..archive.question_record import (
     INDEX_PAGE,
     QUESTIONS,
     QuestionRecord,
-    load_questions,
     record_path,
     record_text,
 )
-from ..edition.record import EditionRecord, RecordPaper, Status
-from ..edition.record_parts import FigureFact
+from ..archive.record import EditionRecord, RecordPaper, Status
+from ..archive.record_parts import FigureFact
+from ..archive.values import FollowUp
+from ..completions import Completion, PromptRequest
+from ..config import Config
+from ..edition.assemble import synthesis_pages
+from ..edition.facts import Checks
+from ..edition.model import SynthesisPage
 from ..edition.render import make_environment, remove_stale, render_template, with_title
-from ..edition.values import FollowUp
 from ..evidence.checks import KEY, ClaimCheck
 from ..evidence.claims import before_stop, plain_sentence, sentences
 from ..kinds import EVIDENCE, KindRegistry
-from ..models import NumberedPaper
+from ..papers import NumberedPaper
 from ..store.cache import atomic_write_text
 from ..text.safe_text import safe_url, text_of
 
@@ -140,15 +139,14 @@ def question_pages(env: jinja2.Environment, records: Sequence[QuestionRecord],
 
 
 def write_questions(docs_dir: Path, env: jinja2.Environment, records: Sequence[QuestionRecord],
-                    kinds: KindRegistry, new: QuestionRecord | None = None,
-                    site: Site | None = None) -> list[str]:
+                    kinds: KindRegistry, site: Site, new: QuestionRecord | None = None
+                    ) -> list[str]:
     """Write `new`'s record (first: a page is never there without its source), then every
     question's page and the list; pages no record makes any more are removed."""
     written = []
     if new is not None:
         atomic_write_text(docs_dir / record_path(new.slug), record_text(new))
         written.append(record_path(new.slug))
-    site = site or Site.of(History.load(docs_dir).records)
     pages = question_pages(env, records, kinds, site)
     for path, text in pages.items():
         atomic_write_text(docs_dir / path, text)
@@ -212,7 +210,8 @@ def publish_question(config: Config, record: QuestionRecord) -> list[str]:
     the same day and words takes a numbered slug; the same question asked again replaces its
     record (an answer from the cache is the same answer)."""
     docs = config.docs_dir
-    existing = {q.slug: q for q in load_questions(docs)}
+    history = History.load(docs)
+    existing = {q.slug: q for q in history.questions}
     slug, n = record.slug, 2
     while slug in existing and existing[slug].question != record.question:
         slug, n = f"{record.slug}-{n}", n + 1
@@ -223,9 +222,8 @@ def publish_question(config: Config, record: QuestionRecord) -> list[str]:
     questions = sorted([*(q for q in existing.values() if q.slug != slug), record],
                        key=lambda q: (q.asked_at, q.slug), reverse=True)
     env = make_environment(config.workspace)
-    records = History.load(docs).records
-    written = write_questions(docs, env, questions, config.registry, new=record,
-                              site=Site.of(records))
-    atomic_write_text(docs / store.FEED, atom_feed(config.digest.title, config.digest.site_url,
-                                                   records, questions=questions))
+    history = history.with_questions(questions)
+    written = write_questions(docs, env, questions, config.registry, Site.of(history.records),
+                              new=record)
+    write_feed(docs, config.digest.title, config.digest.site_url, history)
     return [*written, store.FEED]

@@ -6,14 +6,13 @@ Exit codes: 0 done, 1 the run failed (in whole or in part), 2 bad usage or confi
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from typing import Any
 
 import click
 
 from .. import __version__, pipeline
-from ..edition.history import History
+from ..archive.history import History
 from ..pipeline.fetch import fetch_stage
 from ..pipeline.render import remove_edition, render_all, render_flagged, render_stage
 from ..pipeline.services import make_services, workspace_cache
@@ -27,6 +26,7 @@ from .common import (
     config_option,
     edition_name,
     edition_option,
+    environment,
     read_config,
     setup_logging,
     user_errors,
@@ -80,7 +80,7 @@ def build(config_path: str, edition: str | None, refresh: bool, wait_s: float,
         config = read_config(config_path)
         cache = workspace_cache(config)
         name = edition_name(edition)
-        services = make_services(config, os.environ, cache)
+        services = make_services(config, environment(), cache)
         click.echo(f"Building edition {name} of {config.digest.title!r}", err=True)
         wait_for(services, wait_s)
         progress = Progress()
@@ -122,10 +122,11 @@ def fetch(config_path: str, edition: str | None, refresh: bool) -> None:
         config = read_config(config_path)
         cache = workspace_cache(config)
         name = edition_name(edition)
-        services = make_services(config, os.environ, cache)
+        services = make_services(config, environment(), cache)
         with workspace_lock(cache):
             result = fetch_stage(config, services, name, refresh=refresh,
-                                          on_text=Progress().text)
+                                 on_text=Progress().text,
+                                 history=History.load(config.docs_dir))
         for source in result.sources:
             status = source.full_text.status
             detail = f" ({source.full_text.reason})" if status == "missing" else ""
@@ -149,12 +150,13 @@ def synthesize(config_path: str, edition: str | None, wait_s: float) -> None:
         config = read_config(config_path)
         cache = workspace_cache(config)
         name = edition_name(edition)
-        services = make_services(config, os.environ, cache)
+        services = make_services(config, environment(), cache)
         wait_for(services, wait_s)
         progress = Progress()
         with workspace_lock(cache):
             try:
-                result = synthesize_stage(config, services, name, observer=progress)
+                result = synthesize_stage(config, services, name, observer=progress,
+                                          history=History.load(config.docs_dir))
             finally:
                 progress.close()
         from ..synthesis.batch import failed as counts_as_failed
@@ -193,9 +195,10 @@ def render(config_path: str, edition: str | None, every: bool) -> None:
                     click.echo(f"Kept as they are (no records in the cache): {', '.join(skipped)}")
                 return
             name = edition_name(edition)
-            record = render_stage(config, cache, name)
+            history = History.load(config.docs_dir, remaking=(name,))
+            record = render_stage(config, cache, name, history=history)
             assert record is not None  # rendered whatever the fingerprint says
-            render_flagged(config, cache, record, History.load(config.docs_dir))
+            render_flagged(config, cache, record, history.with_record(record))
         click.echo(f"Pages of edition {name} written to {config.docs_dir}.")
 
 
@@ -216,7 +219,7 @@ def site(config_path: str, make_zip: bool) -> None:
         config = read_config(config_path)
         cache = workspace_cache(config)
         with workspace_lock(cache):
-            site_dir = site_stage(config)
+            site_dir = site_stage(config, history=History.load(config.docs_dir))
             click.echo(f"Site: {site_dir}")
             if make_zip:
                 click.echo(f"Archive: {zip_site(site_dir)}")
@@ -295,7 +298,7 @@ def remove(config_path: str, edition: str) -> None:
             if skipped:
                 click.echo(f"Kept as they are (no records in the cache): {', '.join(skipped)}",
                            err=True)
-            site_dir = site_stage(config)
+            site_dir = site_stage(config, history=History.load(config.docs_dir))
         click.echo(f"Removed edition {edition}. Site: {site_dir}")
 
 

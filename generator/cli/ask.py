@@ -6,19 +6,19 @@ Part of the CLI layer: the stage is `generator.pipeline.ask`, the pages `generat
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import Any
 
 import click
 
+from ..archive.question_record import QuestionRecord
 from ..ask.pages import publish_question, terminal_answer
-from ..edition.question_record import QuestionRecord
 from ..pipeline.ask import Asked, ask_stage
 from ..pipeline.services import make_services, workspace_cache
 from .common import (
     IsoDate,
     config_option,
+    environment,
     read_config,
     user_errors,
     verbose_option,
@@ -63,7 +63,7 @@ def ask(config_path: str, question: str, since: str, until: str, papers: int | N
     with user_errors():
         config = read_config(config_path)
         cache = workspace_cache(config)
-        services = make_services(config, os.environ, cache)
+        services = make_services(config, environment(), cache)
         progress = Progress()
         # Questions are answered side by side (a read lock); a build still excludes them.
         with workspace_lock(cache, shared=True):

@@ -12,7 +12,7 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import date
 from typing import Any
 
@@ -69,10 +69,17 @@ def setup_logging(verbose: int) -> None:
         logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
 
 
+def environment() -> Mapping[str, str]:
+    """The process's environment: the one place the digest reads it (the config's overrides,
+    the server's address, the secrets of mail, chat and GitHub); everything below the CLI is
+    given it, so a test gives its own."""
+    return os.environ
+
+
 def read_config(path: str) -> Config:
     """The workspace's config, with the built-in kinds of prompt and the environment's
     overrides (`DIGEST_SITE_URL`): the one place a command reads it."""
-    return load_config(path, os.environ, registry=BUILTIN_KINDS)
+    return load_config(path, environment(), registry=BUILTIN_KINDS)
 
 
 def workspace_lock(cache: Cache, *, shared: bool = False

@@ -9,7 +9,6 @@ saying which process holds the lock, then goes on or gives up in our words.
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,8 +16,8 @@ from pathlib import Path
 import click
 import requests
 
+from ..archive.history import History
 from ..config import Config
-from ..edition.history import History
 from ..errors import LockedError, UsageError
 from ..marks import FORMAT, KINDS, close_read, load_marks, new_mark, pull, save_marks
 from ..marks.github import DEFAULT_API, GitHubIssues
@@ -26,7 +25,7 @@ from ..pipeline.library import Shelf, library_shelf
 from ..pipeline.services import workspace_cache
 from ..synthesis.triage import LIBRARY
 from ..text.safe_text import text_of
-from .common import config_option, read_config, user_errors, verbose_option, workspace_lock
+from .common import config_option, environment, read_config, user_errors, verbose_option, workspace_lock
 
 LOCK_WAIT_S = 120.0
 lock_wait_option = click.option(
@@ -179,14 +178,14 @@ def _issues(config: Config, timeout_s: float) -> Iterator[GitHubIssues]:
     if not repo:
         raise UsageError(f"set [feedback] github_repo = \"owner/name\" in {config.path} to read "
                          "marks from that repository's issues (or pass --if-configured)")
-    token = os.environ.get("GITHUB_TOKEN", "")
+    token = environment().get("GITHUB_TOKEN", "")
     if not token:
         raise UsageError("GITHUB_TOKEN is not set: the marks' issues are read and closed "
                          "with it (locally: GITHUB_TOKEN=$(gh auth token), or a fine-grained "
                          "token with Issues read and write on the repository; in a workflow: "
                          "env: GITHUB_TOKEN: ${{ github.token }})")
     with requests.Session() as session:
-        yield GitHubIssues(session, os.environ.get("GITHUB_API_URL") or DEFAULT_API, repo,
+        yield GitHubIssues(session, environment().get("GITHUB_API_URL") or DEFAULT_API, repo,
                            token, deadline_s=timeout_s)
 
 

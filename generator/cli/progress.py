@@ -13,8 +13,8 @@ import threading
 import time
 from typing import TextIO
 
-from ..chat_models import Completion, PromptRequest
-from ..models import FullText, Paper
+from ..completions import Completion, PromptRequest
+from ..papers import FullText, Paper
 from ..synthesis.batch import Observer
 
 

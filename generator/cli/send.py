@@ -7,7 +7,6 @@ worst of them.
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
@@ -15,7 +14,7 @@ import click
 from ..errors import DigestError, UsageError
 from ..pipeline.send import ChatResult, SendResult, chat_stage, send_stage
 from ..pipeline.services import workspace_cache
-from .common import config_option, read_config, user_errors, verbose_option, workspace_lock
+from .common import config_option, environment, read_config, user_errors, verbose_option, workspace_lock
 
 
 @click.command()
@@ -60,13 +59,13 @@ def send(config_path: str, edition: str | None, dry_run: bool, resend: bool,
         with workspace_lock(cache):  # two sends at once would both read "not yet sent"
             if mail_on or not chat_on:
                 try:
-                    mail = send_stage(config, cache, edition, os.environ, dry_run=dry_run,
+                    mail = send_stage(config, cache, edition, environment(), dry_run=dry_run,
                                       resend=resend, resend_held=resend_held)
                 except DigestError as err:
                     failed.append(err)
             if chat_on:
                 try:
-                    chat = chat_stage(config, cache, edition, os.environ, dry_run=dry_run,
+                    chat = chat_stage(config, cache, edition, environment(), dry_run=dry_run,
                                       resend=resend, resend_held=resend_held)
                 except DigestError as err:
                     failed.append(err)

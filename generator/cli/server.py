@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
 
 from ..pipeline.services import llm_base_url, make_services, workspace_cache
-from .common import config_option, read_config, user_errors, verbose_option
+from .common import config_option, environment, read_config, user_errors, verbose_option
 
 _MARKS = {"ok": ("ok", "green"), "warning": ("warning", "yellow"), "problem": ("problem", "red"),
           "info": ("info", "blue")}
@@ -35,7 +34,7 @@ def doctor(config_path: str) -> None:
     with user_errors():
         config = read_config(config_path)
         cache = workspace_cache(config)
-        services = make_services(config, os.environ, cache)
+        services = make_services(config, environment(), cache)
         checks = run_doctor(config, services.probe, services.chat, services.arxiv, services.cache)
         for check in checks:
             label, color = _MARKS[check.verdict]
@@ -72,7 +71,7 @@ def server_command(config_path: str, workers: int | None) -> None:
     with user_errors():
         config = read_config(config_path)
         cache = workspace_cache(config)
-        base_url = llm_base_url(config, os.environ)
+        base_url = llm_base_url(config, environment())
         size = bundle_size(config, cache)
         click.echo(f"# context length sized for {size.source} ({size.tokens:,} tokens)", err=True)
         if not is_local(base_url):

@@ -15,12 +15,18 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from ..chat_models import Completion, PromptRequest
+from ..archive.feed import stamps
+from ..archive.history import appearances, status
+from ..archive.names import given_names, paper_names
+from ..archive.overview import overview_text
+from ..archive.record import EditionRecord, Status
+from ..archive.withdrawn import Sighting, withdrawn_now
+from ..completions import Completion, PromptRequest
 from ..evidence.checks import Standing
 from ..evidence.claims import answer_claims
 from ..evidence.naming import answer_names
 from ..kinds import BRIEF, CHANGES, CONTINUE, EVIDENCE, JUDGE, THEMES, KindRegistry
-from ..models import NumberedPaper
+from ..papers import NumberedPaper
 from ..synthesis.structured import InvalidAnswer, parse_answer
 from ..text.safe_text import md_model
 from .charts import timeline, token_chart
@@ -28,8 +34,6 @@ from .citations import CitationLinker, PageCitations
 from .compare import compare
 from .continuity import continuity
 from .facts import Checks, PaperFacts
-from .feed import stamps
-from .history import appearances, status
 from .inputs import EditionInputs
 from .model import (
     Answer,
@@ -46,12 +50,8 @@ from .model import (
     ThinkingSummary,
     TokenTotals,
 )
-from .names import given_names, paper_names
-from .overview import overview_text
 from .picks import editors_picks
-from .record import EditionRecord, Status
 from .record_data import build_record
-from .withdrawn import Sighting, withdrawn_now
 
 log = logging.getLogger(__name__)
 

@@ -10,9 +10,9 @@ from collections.abc import Collection, Mapping, Sequence
 from datetime import date
 from html import escape as _html_escape
 
-from ..chat_models import Completion, PromptRequest
+from ..completions import Completion, PromptRequest
 from ..kinds import BRIEF, EVIDENCE, JUDGE
-from ..models import NumberedPaper
+from ..papers import NumberedPaper
 from ..text.safe_text import clean
 
 

@@ -18,6 +18,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..archive.names import name_citations
+from ..archive.prose import one_paper_once
+from ..archive.values import Problem
 from ..evidence.checks import KEY, MARKS, VERDICT_LABELS, ClaimCheck, FigureCheck, Standing
 from ..evidence.claims import CITE_RE as _CITE_RE
 from ..evidence.claims import FIGURE_RE as _FIGURE_RE
@@ -27,12 +30,9 @@ from ..evidence.claims import numbers as _numbers
 from ..evidence.claims import plain_sentence as _plain
 from ..evidence.naming import Citation, find_citations, named_in, names_pattern
 from ..evidence.naming import squashed as _squashed
-from ..models import NumberedPaper
+from ..papers import NumberedPaper
 from ..text.safe_text import escape_markdown, tooltip
 from .facts import PaperFacts, TextFacts
-from .names import name_citations
-from .prose import one_paper_once
-from .values import Problem
 
 # A name right after a citation: "(FlashDecoding)", ', "A Title"' or ": *A Title*".
 _NAME_RE = re.compile(r"""\s*(?:\(([^()\n]{2,150})\)"""
@@ -105,7 +105,7 @@ class CitationLinker:
         # Papers arXiv now lists as withdrawn (by number, with the notice): flagged where cited.
         self._withdrawn = dict(withdrawn or {})
         self._papers = {p.number: p for p in papers}
-        # The papers' short names (edition/names.py): a citation reads as the name it links.
+        # The papers' short names (archive/names.py): a citation reads as the name it links.
         self._plain_names = dict(names or {})
         # Brackets as character references: "\[" would open display math in the TeX pass.
         self._names = {n: escape_markdown(name).replace("\\[", "&#91;").replace("\\]", "&#93;")

@@ -13,12 +13,12 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from ..archive.overview import overview_text
+from ..archive.prose import unique_sentences
 from ..evidence.checks import ClaimCheck, EvidenceFigure
 from ..evidence.claims import CITE_RE, SENTENCE_RE
 from ..evidence.claims import numbers as cited_numbers
 from ..text.safe_text import separate_blocks
-from .overview import overview_text
-from .prose import unique_sentences
 
 _CONCLUDING_RE = re.compile(
     r"conclu|bottom line|verdict|summary|recommend|takeaway|in short|when to use",

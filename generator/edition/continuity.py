@@ -15,23 +15,22 @@ import difflib
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
+from ..archive.names import name_citations
+from ..archive.prose import DISAGREES_RE
+from ..archive.record import EditionRecord, RecordPaper, Status
+from ..archive.theme_pages import theme_slug
+from ..archive.values import Continuity, Disagreement, FollowUp, Revision, Theme
 from ..evidence.checks import ClaimCheck
 from ..evidence.claims import CITE_RE
 from ..evidence.claims import numbers as cited_numbers
 from ..evidence.naming import common
 from ..fetch.withdrawals import withdrawal_notice
-from ..models import Lookup, NumberedPaper, Withdrawal
-from .names import name_citations
-from .record import EditionRecord, RecordPaper, Status
-from .theme_pages import theme_slug
-from .values import Continuity, Disagreement, FollowUp, Revision, Theme
+from ..papers import Lookup, NumberedPaper, Withdrawal
 
 MAX_QUOTE_CHARS = 300
 MIN_TITLE_CHARS = 24  # a shorter title ("Attention") is too common to name a paper
 MIN_NAME_CHARS = 4
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+|\n")  # a line is a title, a heading, a sentence
-_DISAGREES_RE = re.compile(r"^\W{0,8}Disagree\w{0,8}\W{1,8}([^\n\[]{0,300}?)\[([\w.-]+#\d+)\]",
-                           re.MULTILINE | re.I)
 
 
 def earlier_papers(records: Sequence[EditionRecord]) -> list[tuple[RecordPaper, str]]:
@@ -177,15 +176,6 @@ def theme_changes(themes: Sequence[Theme], previous: EditionRecord | None
             tuple(t.name for t in previous.themes if theme_slug(t.name) not in now))
 
 
-def without_disagreements(answer: str) -> str:
-    """The comparison as published: its "Disagrees: Paper N with [claim id]" lines are asked
-    for the digest's own use (`disagreements` reads them), never shown as prose."""
-    if not _DISAGREES_RE.search(answer):
-        return answer
-    kept = [line for line in answer.split("\n") if not _DISAGREES_RE.match(line)]
-    return "\n".join(kept).rstrip() + "\n"
-
-
 def disagreements(answer: str, checks: Sequence[ClaimCheck] | None,
                   earlier: Iterable[EditionRecord], papers: Iterable[int]
                   ) -> tuple[Disagreement, ...]:
@@ -196,7 +186,7 @@ def disagreements(answer: str, checks: Sequence[ClaimCheck] | None,
     numbers = set(papers)
     claims = {c.id: (c, r) for r in earlier for cs in (r.checks or {}).values() for c in cs}
     found = []
-    for match in _DISAGREES_RE.finditer(answer):
+    for match in DISAGREES_RE.finditer(answer):
         cited = [n for m in CITE_RE.finditer(match.group(1)) for n in cited_numbers(m.group(2))
                  if n in numbers]
         earlier_claim = claims.get(match.group(2))

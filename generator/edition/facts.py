@@ -11,7 +11,10 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Protocol
 
-from ..chat_models import Completion, PromptRequest
+from ..archive.record import EditionRecord, RecordPaper, Status
+from ..archive.record_parts import FigureFact
+from ..archive.values import FollowUp
+from ..completions import Completion, PromptRequest
 from ..evidence.checks import ClaimCheck, Judgement, decided
 from ..evidence.claims import Claim, answer_claims, figure_in
 from ..evidence.judge import verdicts
@@ -19,11 +22,8 @@ from ..evidence.quotes import PaperText, check_claims
 from ..evidence.requests import ALONE_TITLE
 from ..evidence.verbatim import FullTexts, json_like
 from ..kinds import EVIDENCE, JUDGE, KindRegistry
-from ..models import NumberedPaper
+from ..papers import NumberedPaper
 from .continuity import find_follow_ups
-from .record import EditionRecord, RecordPaper, Status
-from .record_parts import FigureFact
-from .values import FollowUp
 
 log = logging.getLogger(__name__)
 

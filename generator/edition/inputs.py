@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..chat_models import SynthesisResult
+from ..archive.record import EditionRecord
+from ..archive.record_parts import BundleFigures
+from ..completions import SynthesisResult
 from ..kinds import KindRegistry
-from ..models import Bundle, FetchResult, Lookup, NumberedPaper, Triage
+from ..papers import Bundle, FetchResult, Lookup, NumberedPaper, Triage
 from ..synthesis.continuation import with_continuations
 from .facts import PaperFacts, RecordedFacts, TextFacts
-from .record import EditionRecord
-from .record_parts import BundleFigures
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The edition as frozen, typed data: what templates format.
 
 `Edition` is everything a page shows, computed before any template runs; the part of it that
-is published as edition.json is its `EditionRecord` (edition/record.py).
+is published as edition.json is its `EditionRecord` (archive/record.py).
 """
 
 from __future__ import annotations
@@ -10,7 +10,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..chat_models import Completion, PromptKind, PromptRequest
+from ..archive.record import EditionRecord, Status
+from ..archive.record_entries import STATUS_LABELS, STATUS_SECTIONS
+from ..archive.values import Brief, Problem, Theme
+from ..completions import Completion, PromptKind, PromptRequest
 from ..evidence.checks import (
     STANDING_LABELS,
     STANDING_SHORT,
@@ -22,11 +25,8 @@ from ..evidence.checks import (
     Standing,
     Verdict,
 )
-from ..models import Candidate, FullText, Paper, Triage, best_first
+from ..papers import Candidate, FullText, Paper, Triage, best_first
 from .compare import Compared
-from .record import EditionRecord, Status
-from .record_entries import STATUS_LABELS, STATUS_SECTIONS
-from .values import Brief, Problem, Theme
 
 __all__ = ["STANDING_LABELS", "STANDING_SHORT", "VERDICT_LABELS", "VERDICT_SHORT", "Brief",
            "ClaimCheck", "EvidenceFigure", "FigureCheck", "Problem", "Theme", "Verdict"]
@@ -56,7 +56,7 @@ class CitedIn:
 class EditionPaper:
     number: int
     paper: Paper
-    name: str  # the short name a reader knows it by (edition/names.py)
+    name: str  # the short name a reader knows it by (archive/names.py)
     full_text: FullText  # without its text: full text never reaches a page
     excerpt_chars: int
     status: Status

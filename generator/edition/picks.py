@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from ..archive.values import Brief, Pick
 from ..evidence.checks import ClaimCheck
 from ..evidence.claims import FIGURE_RE
-from ..models import NumberedPaper, Triage
+from ..papers import NumberedPaper, Triage
 from .facts import PaperFacts, TextFacts
-from .values import Brief, Pick
 
 MAX_PICKS = 3
 

@@ -8,15 +8,15 @@ from dataclasses import replace
 from typing import Any
 
 from .. import __version__
+from ..archive.record import EditionRecord, RecordPaper, RecordPrompt, Status
+from ..archive.record_parts import CitedPaper, PageCitations
+from ..archive.values import Continuity, Pick
 from ..fetch.withdrawals import withdrawal_notice
 from ..kinds import KindRegistry
-from ..models import NumberedPaper
+from ..papers import NumberedPaper
 from .facts import Checks, PaperFacts
 from .inputs import EditionInputs
 from .model import Brief, Citations, SynthesisPage, Theme
-from .record import EditionRecord, RecordPaper, RecordPrompt, Status
-from .record_parts import CitedPaper, PageCitations
-from .values import Continuity, Pick
 
 
 def build_record(edition: str, title: str, inputs: EditionInputs, facts: PaperFacts,

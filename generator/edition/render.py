@@ -1,4 +1,4 @@
-"""The render stage: the assembled edition, formatted into Markdown pages through Jinja templates.
+"""The pages of an edition: the assembled edition, formatted into Markdown pages through Jinja templates.
 
 Templates only format: the edition (`model.Edition`) is complete before any of them runs, and
 the filters here escape text for Markdown, never gather data. All pages of a run are rendered
@@ -21,25 +21,25 @@ from typing import Any
 import jinja2
 
 from .. import store
+from ..archive.bibtex import bibtex_key, edition_bibtex
+from ..archive.feed import atom_feed
+from ..archive.lead import comparison, without_subject
+from ..archive.news import News
+from ..archive.paper_homes import paper_homes
+from ..archive.question_record import QuestionRecord
+from ..archive.record import EditionRecord, record_text
+from ..archive.theme_pages import theme_pages, theme_slug
 from ..errors import DigestError
 from ..evidence.checks import KEY, MARKS, Standing
 from ..evidence.claims import plain_sentence, sentences
 from ..marks import MarkLinks
-from ..models import paper_slug
+from ..papers import paper_slug
 from ..store import Docs
 from ..store.cache import atomic_write_text
 from ..text import compiled
 from ..text.safe_text import cut, excerpt, md_cell, md_text, page_title, plain, safe_url, tooltip
-from .bibtex import bibtex_key, edition_bibtex
-from .feed import atom_feed
 from .fold import fold_sections
-from .lead import comparison, without_subject
 from .model import VERDICT_LABELS, VERDICT_SHORT, Edition
-from .news import News
-from .paper_homes import paper_homes
-from .question_record import QuestionRecord
-from .record import EditionRecord, record_text
-from .theme_pages import theme_pages, theme_slug
 
 log = logging.getLogger(__name__)
 

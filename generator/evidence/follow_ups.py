@@ -11,10 +11,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 
-from ..chat_models import Completion, PromptRequest
+from ..completions import Completion, PromptRequest
 from ..config import Config
 from ..kinds import EVIDENCE, JUDGE
-from ..models import Bundle
+from ..papers import Bundle
 from .claims import Claim, answer_claims
 from .judge import Quoted, judge_request
 from .quotes import PaperText, check_claims

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..chat_models import Completion, Message, PromptRequest
+from ..completions import Completion, Message, PromptRequest
 from ..config import EvidenceSettings
 from ..kinds import JUDGE
 from ..synthesis.structured import InvalidAnswer, parse_answer, response_format, schema_instruction

@@ -8,7 +8,7 @@ numbered form, with the name the text gives each number where it gives one; `ans
 gathers the names by which an answer cites each paper: its title's own name ("FastKV: …"),
 unless that is an ordinary word, and every name the answer itself gave it after its number.
 Claims (claims.py), links (edition/citations.py) and the plain text of the mail and feed
-(edition/names.py) all read citations here, so they agree on what a sentence cites.
+(archive/names.py) all read citations here, so they agree on what a sentence cites.
 """
 
 from __future__ import annotations

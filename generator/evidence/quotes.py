@@ -22,8 +22,8 @@ import unicodedata
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from ..chat_models import UNFIT_CHECK, Completion
-from ..models import NumberedPaper
+from ..completions import UNFIT_CHECK, Completion
+from ..papers import NumberedPaper
 from ..text.safe_text import clean, cut
 from .checks import ClaimCheck, PaperQuote, Verdict, worst
 from .claims import FIGURE_RE, Claim, figure_in

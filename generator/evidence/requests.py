@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..chat_models import Completion, Message, PromptRequest
+from ..completions import Completion, Message, PromptRequest
 from ..config import EvidenceSettings
 from ..kinds import EVIDENCE, KindRegistry
 from ..synthesis.structured import response_format, schema_instruction

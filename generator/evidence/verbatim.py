@@ -20,7 +20,7 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..models import NumberedPaper
+from ..papers import NumberedPaper
 from .quotes import MAX_QUOTE_WORDS, word_spans, words
 
 MAX_RUN_WORDS = MAX_QUOTE_WORDS  # a longer copy of a paper is republishing, not quoting

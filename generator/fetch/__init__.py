@@ -1,1 +1,1 @@
-"""The fetch stage: arXiv's API and PDFs, and the text extracted from them."""
+"""Fetching papers: arXiv's API and PDFs, and the text extracted from them."""

@@ -23,7 +23,7 @@ import urllib3
 
 from .. import __version__
 from ..errors import ArxivError
-from ..models import Paper, Window, valid_arxiv_id
+from ..papers import Paper, Window, valid_arxiv_id
 from ..store.cache import atomic_write_text
 from ..store.jsonfile import JSONFileError, load_json
 from ..text.safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, clean, cut

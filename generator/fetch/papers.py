@@ -1,4 +1,4 @@
-"""The fetch stage: search arXiv, then download and extract the first N papers' PDFs.
+"""The papers of an edition: search arXiv, then download and extract the first N papers' PDFs.
 
 The search result for an edition is recorded in the cache, so rerunning an edition (after a
 crash, or to apply a template change) neither queries arXiv again nor changes its papers.
@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from ..errors import PdfTextError
-from ..models import FetchResult, FullText, Paper, Source, Triage
+from ..papers import FetchResult, FullText, Paper, Source, Triage
 from ..ports import PaperSearch, PdfSource
 from ..store.cache import Cache
 from .code import FIRST_PAGE_CHARS, code_links

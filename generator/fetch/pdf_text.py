@@ -14,7 +14,7 @@ from pypdf import PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError, PyPdfError
 
 from ..errors import PdfTextError
-from ..models import FullText
+from ..papers import FullText
 from ..text.safe_text import clean
 
 log = logging.getLogger(__name__)

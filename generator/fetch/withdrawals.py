@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 
 from ..errors import ArxivError
-from ..models import Lookup, Paper, Withdrawal
+from ..papers import Lookup, Paper, Withdrawal
 from ..ports import PaperSearch
 from ..text.safe_text import cut
 

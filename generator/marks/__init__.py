@@ -19,7 +19,7 @@ from typing import Literal, Protocol
 from urllib.parse import quote, urlencode
 
 from ..errors import UsageError
-from ..models import valid_arxiv_id
+from ..papers import valid_arxiv_id
 from ..store.cache import atomic_write_text
 from ..store.codec import CodecError, from_data, to_data
 from ..store.jsonfile import ABSENT, JSONFileError, load_json

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import UsageError
-from ..models import LibraryPaper, Paper, valid_arxiv_id
+from ..papers import LibraryPaper, Paper, valid_arxiv_id
 from ..text.safe_text import MAX_TITLE_CHARS, clean, cut
 from .bibtex_read import BibSyntaxError, field_text, read_bibtex
 

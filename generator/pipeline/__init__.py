@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 
+from ..archive.history import History
+from ..archive.news import News
 from ..config import Config
-from ..edition.history import History
-from ..edition.news import News
 from ..edition.render import make_environment
 from ..errors import UsageError
 from ..fetch.papers import OnText
@@ -37,7 +37,7 @@ class BuildReport:
     failed_prompts: tuple[str, ...]
     sent_prompts: int
     site_dir: Path | None
-    news: str = ""  # the edition's news as every surface counts it (edition/news.py)
+    news: str = ""  # the edition's news as every surface counts it (archive/news.py)
 
 
 def today() -> str:

@@ -16,19 +16,19 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from .. import __version__
+from ..archive.history import History, read_record
+from ..archive.question_record import QuestionPaper, QuestionRecord, question_slug
+from ..archive.record import EditionRecord, RecordPrompt
 from ..ask.archive import ArchivePaper, fitted_bundle, gather
 from ..ask.index import ArchiveIndex, Hit, IndexUpdate
-from ..chat_models import PromptRequest, SynthesisResult
+from ..completions import PromptRequest, SynthesisResult
 from ..config import Config
 from ..edition.assemble import synthesis_pages
 from ..edition.facts import TextFacts
-from ..edition.history import History, read_record
-from ..edition.question_record import QuestionPaper, QuestionRecord, question_slug
-from ..edition.record import EditionRecord, RecordPrompt
 from ..errors import UsageError
 from ..evidence.requests import check_tokens
 from ..kinds import ASK
-from ..models import Bundle
+from ..papers import Bundle
 from ..prompts.builders import build_requests
 from ..store import Docs
 from ..synthesis.batch import Observer

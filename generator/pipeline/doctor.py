@@ -37,6 +37,7 @@ from .doctor_thinking import check_thinking, check_thinking_off
 
 log = logging.getLogger(__name__)
 
+
 @dataclass(frozen=True)
 class BundleSize:
     tokens: int

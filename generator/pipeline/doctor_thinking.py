@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ..chat_models import Message, PromptRequest
+from ..completions import Message, PromptRequest
 from ..config import Config
 from ..errors import LlmRequestError
 from ..kinds import THINKING

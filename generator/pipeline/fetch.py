@@ -12,12 +12,12 @@ import logging
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 
+from ..archive.history import History, earlier, last_edition_day, windowed_query
 from ..config import Config
-from ..edition.history import History, earlier, last_edition_day, windowed_query
 from ..fetch.papers import FetchSettings, OnText, run_fetch
 from ..fetch.withdrawals import look_up
 from ..marks import Marks, load_marks, new_mark
-from ..models import FetchResult, Paper, Triage
+from ..papers import FetchResult, Paper, Triage
 from ..synthesis.triage import LIBRARY, Example, run_triage, window_of
 from ..text.safe_text import cut
 from .library import library_shelf
@@ -53,12 +53,11 @@ def query_for(config: Config, edition: str, history: History) -> EditionQuery:
 
 
 def fetch_stage(config: Config, services: Services, edition: str, *, refresh: bool = False,
-                on_text: OnText | None = None, history: History | None = None,
+                on_text: OnText | None = None, history: History,
                 triage: Triage | None = None) -> FetchResult:
     """The edition's papers and full text: the newest of the query, or those `triage` chose
     (judged here when [triage] is on and no triage is given, as `digest fetch` does)."""
     a = config.arxiv
-    history = history or History.load(config.docs_dir)
     search = query_for(config, edition, history)
     settings = FetchSettings(search.query, a.max_papers, a.full_text_papers, a.max_abstract_chars,
                              a.max_pdf_chars, search.skip)
@@ -81,7 +80,7 @@ def fetch_stage(config: Config, services: Services, edition: str, *, refresh: bo
 
 
 def triage_stage(config: Config, services: Services, search: EditionQuery,
-                 previous: FetchResult | None, past: History | None = None) -> Triage:
+                 previous: FetchResult | None, past: History) -> Triage:
     """Every paper of the window, judged: the window as recorded for this edition (`previous`,
     if its query and cap are the same), else listed by arXiv; the judgements from the cache
     where it has them. The reader's marks and library are shown as examples (marks from
@@ -89,7 +88,6 @@ def triage_stage(config: Config, services: Services, search: EditionQuery,
     window was judged with, so a mark read or a paper added since changes the next edition,
     not this one (nor asks the model again)."""
     t, query = config.triage, search.query
-    past = past if past is not None else History.load(config.docs_dir)
     marks = load_marks(config.marks_file)
     marked = tuple(m.arxiv_id for m in marks.marks)
     again = previous.triage if previous and previous.triage and (

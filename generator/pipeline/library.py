@@ -13,12 +13,12 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..archive.history import History
 from ..config import Config
-from ..edition.history import History
 from ..errors import ArxivError
 from ..marks import Marks
 from ..marks.library import Library, load_library, with_text
-from ..models import LibraryPaper
+from ..papers import LibraryPaper
 from ..ports import PaperSearch
 from ..store.cache import Cache, read_json, write_json
 from ..store.codec import CodecError, from_data, to_data

@@ -12,14 +12,14 @@ import shutil
 from collections.abc import Sequence
 
 from .. import __version__, store
-from ..ask.pages import write_questions
+from ..archive.history import History
+from ..archive.record import EditionRecord
+from ..archive.withdrawn import withdrawn_now
+from ..ask.pages import Site, write_questions
 from ..config import Config
 from ..edition.assemble import assemble
 from ..edition.facts import PaperFacts
-from ..edition.history import History
 from ..edition.inputs import EditionInputs
-from ..edition.question_record import load_questions
-from ..edition.record import EditionRecord
 from ..edition.render import (
     default_template_dir,
     front_pages,
@@ -28,7 +28,6 @@ from ..edition.render import (
     write_front_pages,
     write_pages,
 )
-from ..edition.withdrawn import withdrawn_now
 from ..errors import UsageError
 from ..kinds import KindRegistry
 from ..store import Docs
@@ -62,14 +61,13 @@ def render_inputs(config: Config, cache: Cache, edition: str, history: History) 
 
 
 def render_stage(config: Config, cache: Cache, edition: str, *,
-                 history: History | None = None, only_if_changed: bool = False
+                 history: History, only_if_changed: bool = False
                  ) -> EditionRecord | None:
     """Write the edition's pages; returns its record (the history's newest entry for it).
 
     With `only_if_changed`, nothing is rendered (None is returned) when nothing the render
     reads changed since it last ran."""
     env = make_environment(config.workspace)  # every override compiled: a broken one stops it
-    history = history or History.load(config.docs_dir, remaking=(edition,))
     if only_if_changed and not cache.is_removed(edition):
         try:
             last = cache.rendered_path(edition).read_text(encoding="utf-8").strip()
@@ -84,7 +82,7 @@ def render_stage(config: Config, cache: Cache, edition: str, *,
                          kinds=config.registry)
     env.globals["marks"] = config.feedback.links
     rendered = render_edition(env, assembled, records, config.digest.site_url,
-                              load_questions(config.docs_dir))
+                              history.questions)
     write_pages(config.docs_dir, rendered)
     cache.mark_removed(edition, False)  # rendering an edition on purpose publishes it again
     written = history.with_record(assembled.record)  # as the render wrote it
@@ -170,16 +168,16 @@ def render_all(config: Config, cache: Cache) -> tuple[list[str], list[str]]:
         assert record is not None  # rendered whatever the fingerprint says
         history = history.with_record(record)
         rendered.append(edition)
-    render_questions(config)
+    render_questions(config, history)
     return rendered, skipped
 
 
-def render_questions(config: Config) -> list[str]:
+def render_questions(config: Config, history: History) -> list[str]:
     """Every published question's page and the list of them, again from their records alone
     (a template change reaches them too); the paths written."""
-    questions = load_questions(config.docs_dir)
     env = make_environment(config.workspace)
-    return write_questions(config.docs_dir, env, questions, config.registry)
+    return write_questions(config.docs_dir, env, history.questions, config.registry,
+                           site=Site.of(history.records))
 
 
 def remove_edition(config: Config, cache: Cache, edition: str) -> list[str]:
@@ -199,8 +197,9 @@ def remove_edition(config: Config, cache: Cache, edition: str) -> list[str]:
     rendered, skipped = render_all(config, cache)
     if not rendered:  # otherwise the last edition rendered wrote the home page and the feed
         env = make_environment(config.workspace)
-        records = list(History.load(config.docs_dir).records)
+        history = History.load(config.docs_dir)
+        records = list(history.records)
         write_front_pages(config.docs_dir, front_pages(
             env, config.digest.title, records, config.digest.site_url,
-            questions=load_questions(config.docs_dir)), records)
+            questions=history.questions), records)
     return skipped

@@ -4,7 +4,7 @@
 It reads the edition's record, the one its pages and the feed were built from (no second
 pipeline), and the HTML part must pass the same liveness check as the site's pages. Each reader
 gets a message of their own (their address alone in To: the list is shown to nobody). The chat
-post is made once per edition (publish/webhook.py), to the webhook whose URL the environment
+post is made once per edition (deliver/webhook.py), to the webhook whose URL the environment
 holds.
 """
 
@@ -18,15 +18,15 @@ from pathlib import Path
 
 import requests
 
+from ..archive.history import History
+from ..archive.record import EditionRecord
 from ..config import Config
-from ..edition.history import History
-from ..edition.record import EditionRecord
+from ..deliver.chat import chat_post, payload
+from ..deliver.mail import Delivery, recipients, send, write_eml
+from ..deliver.newsletter import OWN_MARKUP, as_message, newsletter
+from ..deliver.webhook import ChatError, Posted, Poster, Webhook, post_once
 from ..errors import UsageError
-from ..publish.chat import chat_post, payload
 from ..publish.inert import live_in_fragment
-from ..publish.mail import Delivery, recipients, send, write_eml
-from ..publish.newsletter import OWN_MARKUP, as_message, newsletter
-from ..publish.webhook import ChatError, Posted, Poster, Webhook, post_once
 from ..store.cache import Cache, atomic_write_text
 
 

@@ -7,14 +7,12 @@ import logging
 from pathlib import Path
 
 from .. import store
+from ..archive.feed import write_feed
+from ..archive.history import History
 from ..config import Config
-from ..edition.feed import atom_feed
-from ..edition.history import History
-from ..edition.question_record import load_questions
 from ..errors import UsageError
 from ..publish.site import build_site  # imports MkDocs only when a site is built
 from ..publish.workspace import skeleton_file
-from ..store.cache import atomic_write_text
 
 log = logging.getLogger(__name__)
 
@@ -25,14 +23,12 @@ def skeleton_dir() -> Path:
     return skeleton_file("mkdocs.yml").parent
 
 
-def site_stage(config: Config, *, only_if_changed: bool = False,
-               history: History | None = None) -> Path:
+def site_stage(config: Config, *, only_if_changed: bool = False, history: History) -> Path:
     """Build the site; with `only_if_changed`, not when it was built from these very inputs.
     Built on demand (`digest site`, `digest remove`), the feed is first made to follow the
     site's current address."""
     check_pages(config)
     if not only_if_changed:
-        history = history or History.load(config.docs_dir)
         feed_at_address(config, history)
     build_site(config.mkdocs_yml, config.docs_dir, config.site_dir, config.digest.title,
                fallback_yml=skeleton_dir() / "mkdocs.yml", only_if_changed=only_if_changed,
@@ -54,14 +50,10 @@ def feed_at_address(config: Config, history: History) -> bool:
     current address: DIGEST_SITE_URL comes from the environment (a custom domain, a renamed
     repository), and a site built alone must not keep a feed that links the old one (a build
     renders it again itself: the address is in its fingerprint). Whether it was written."""
-    path = config.docs_dir / store.FEED
-    if not path.is_file():
+    if not (config.docs_dir / store.FEED).is_file():
         return False  # nothing rendered yet: the first build writes it
-    text = atom_feed(config.digest.title, config.digest.site_url, history.records,
-                     questions=load_questions(config.docs_dir))
-    if path.read_bytes() == text.encode("utf-8"):  # whatever bytes are there: compared
+    if not write_feed(config.docs_dir, config.digest.title, config.digest.site_url, history):
         return False
-    atomic_write_text(path, text)
     log.info("the feed was written again for the site's address %s",
              config.digest.site_url or "(none: relative links)")
     return True

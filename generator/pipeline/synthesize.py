@@ -11,12 +11,12 @@ import logging
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..chat_models import PromptRequest, SynthesisResult
+from ..archive.history import History
+from ..completions import PromptRequest, SynthesisResult
 from ..config import Config
-from ..edition.history import History
 from ..errors import UsageError
 from ..evidence.follow_ups import FollowUps
-from ..models import Bundle, FetchResult, Source
+from ..papers import Bundle, FetchResult, Source
 from ..prompts.builders import build_requests
 from ..store.cache import Cache, completion_key
 from ..synthesis.batch import FollowUp, Observer, run_batch
@@ -78,14 +78,13 @@ def prepare(config: Config, fetch: FetchResult, plan: BundlePlan | None = None,
     return bundle, requests
 
 
-def all_cached(config: Config, services: Services, edition: str,
-               history: History | None = None) -> bool:
+def all_cached(config: Config, services: Services, edition: str, history: History) -> bool:
     """Whether this edition's every prompt already has a cached answer (so no server is needed)."""
     fetch = services.cache.get_fetch(edition)
     if fetch is None:
         return False
     plan = load_plan(services.cache, edition, list(fetch.sources), basis_of(config))
-    past = (history or History.load(config.docs_dir)).before(edition)
+    past = history.before(edition)
     bundle, requests = prepare(config, fetch, plan, past)
     return answered(services, requests, follow_ups(config, bundle))
 
@@ -132,10 +131,10 @@ def chars_per_token(config: Config, services: Services, sources: list[Source]) -
 
 def synthesize_stage(
     config: Config, services: Services, edition: str, *, observer: Observer | None = None,
-    history: History | None = None,
+    history: History,
 ) -> SynthesisResult:
     fetch = _fetched(services.cache, edition)
-    past = (history or History.load(config.docs_dir)).before(edition)
+    past = history.before(edition)
     sources = list(fetch.sources)
     chat, cache = services.chat, services.cache
     known = load_capabilities(cache, chat.base_url, chat.model)

@@ -14,14 +14,14 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from ..chat_models import Message, PromptKind, PromptRequest
+from ..archive.history import History
+from ..archive.names import name_citations
+from ..completions import Message, PromptKind, PromptRequest
 from ..config import Config
 from ..config.prompts import PromptSettings
-from ..edition.history import History
-from ..edition.names import name_citations
 from ..fetch.withdrawals import withdrawal_notice
 from ..kinds import ASK, BRIEF, CHANGES, DEEP_DIVE, RESEARCH_MAP, THEMES, THINKING
-from ..models import Bundle
+from ..papers import Bundle
 from ..synthesis.bundle import paper_section
 from ..synthesis.structured import response_format, schema_instruction
 from ..text.safe_text import cut

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..chat_models import PromptRequest
+from ..archive.prose import without_disagreements
+from ..archive.record import EditionRecord
+from ..archive.theme_pages import merge_themes
+from ..archive.values import Brief, Theme
+from ..completions import PromptRequest
 from ..config import Config
-from ..edition.continuity import without_disagreements
-from ..edition.record import EditionRecord
-from ..edition.theme_pages import merge_themes
-from ..edition.values import Brief, Theme
 from ..evidence.judge import JUDGE_SCHEMA, judge_max_tokens
 from ..evidence.requests import EVIDENCE_SCHEMA, check_tokens, standalone_check
 from ..kinds import (

@@ -1,1 +1,2 @@
-"""The site stage: MkDocs, the sanitizer, and the check of the finished site."""
+"""The built site: MkDocs, the sanitizer and reading plugins, the check of the finished site, deploy,
+and the workspace `digest init` writes."""

@@ -1,4 +1,4 @@
-"""The site stage: build the Markdown in docs_dir into a static site with MkDocs.
+"""The built site: build the Markdown in docs_dir into a static site with MkDocs.
 
 MkDocs is kept behind this one module (mkdocs-material is in maintenance; a successor may
 replace it), and imported only by the functions that run it: it is slow to import, and a
@@ -20,8 +20,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .. import store
-from ..edition.history import History
-from ..edition.question_record import INDEX_PAGE, QuestionRecord, load_questions
+from ..archive.history import History
+from ..archive.question_record import INDEX_PAGE, QuestionRecord
 from ..errors import SiteBuildError, UnsafeSiteError
 from ..text.safe_text import cut
 from .freshness import SITE_MARKER, fingerprint, is_current, marker_text
@@ -97,7 +97,7 @@ def _collect_mkdocs_warnings() -> Iterator[_WarningCollector]:
 
 def build_site(
     mkdocs_yml: Path, docs_dir: Path, site_dir: Path, site_name: str, *, fallback_yml: Path,
-    only_if_changed: bool = False, history: History | None = None, site_url: str = "",
+    only_if_changed: bool = False, history: History, site_url: str = "",
 ) -> bool:
     """Build docs_dir into site_dir with MkDocs (strict), replacing the old site only on success.
 
@@ -105,7 +105,6 @@ def build_site(
     built from these very inputs. Returns whether a site was built.
     """
     config_file = mkdocs_yml if mkdocs_yml.is_file() else fallback_yml
-    history = history or History.load(docs_dir)
     digest = fingerprint(docs_dir, config_file, f"{site_name}\n{site_url}",
                          history.record_digests())
     if only_if_changed and is_current(site_dir, digest):
@@ -126,7 +125,7 @@ def build_site(
                 docs_dir=str(docs_dir),
                 site_dir=str(staging),
                 site_name=site_name,
-                nav=edition_nav(history, load_questions(docs_dir)),
+                nav=edition_nav(history, history.questions),
                 strict=True,
             )
             if site_url and not config.site_url:
@@ -282,12 +281,13 @@ def serve_site(mkdocs_yml: Path, docs_dir: Path, site_name: str, *, fallback_yml
     from mkdocs.exceptions import MkDocsException
 
     config_file = mkdocs_yml if mkdocs_yml.is_file() else fallback_yml
+    history = History.load(docs_dir)
     try:
         serve(
             str(config_file),
             docs_dir=str(docs_dir),
             site_name=site_name,
-            nav=edition_nav(History.load(docs_dir), load_questions(docs_dir)),
+            nav=edition_nav(history, history.questions),
             dev_addr=dev_addr,
             copyright=with_arxiv_credit(load_config(str(config_file)).copyright),
             plugins=with_our_plugins(config_file),

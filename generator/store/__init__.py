@@ -33,7 +33,7 @@ def edition_page(edition: str, stem: str) -> str:
 
 
 def edition_bibtex(edition: str) -> str:
-    """Every paper of the edition as BibTeX (edition/bibtex.py), beside its overview."""
+    """Every paper of the edition as BibTeX (archive/bibtex.py), beside its overview."""
     return f"{edition_dir(edition)}/{BIBTEX}"
 
 

@@ -20,9 +20,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..chat_models import Completion, PromptRequest
+from ..completions import Completion, PromptRequest
 from ..errors import LockedError
-from ..models import FetchResult, FullText, paper_slug
+from ..papers import FetchResult, FullText, paper_slug
 from .codec import CodecError, from_data, to_data
 from .jsonfile import JSONFileError, load_json
 

@@ -1,1 +1,1 @@
-"""The synthesis stage: prompts, context planning, the LLM client and the run."""
+"""Talking to the model: prompts, context planning, the LLM client and the run."""

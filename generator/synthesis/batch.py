@@ -1,4 +1,4 @@
-"""The synthesize stage: run every prompt once, ever, and record what came back.
+"""The batch of an edition's prompts: run every prompt once, ever, and record what came back.
 
 Answers are cached by what produced them (model, messages, parameters) as soon as each one
 arrives, so an interrupted run resumes where it stopped and an unchanged edition sends nothing.
@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from ..chat_models import UNFIT_CHECK, Completion, PromptRequest, SynthesisResult
+from ..completions import UNFIT_CHECK, Completion, PromptRequest, SynthesisResult
 from ..kinds import KindRegistry
 from ..ports import ChatModel, StreamEvents
 from ..store.cache import Cache, completion_key

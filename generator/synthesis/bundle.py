@@ -1,4 +1,4 @@
-"""The bundle stage: number the papers and join them into one research bundle.
+"""The bundle: number the papers and join them into one research bundle.
 
 The bundle is the shared prefix of every synthesis prompt, so it depends only on the papers:
 the same papers give byte-identical text, which keeps both our cache and the server's
@@ -11,7 +11,7 @@ import functools
 import logging
 from collections.abc import Sequence
 
-from ..models import Bundle, NumberedPaper, Source
+from ..papers import Bundle, NumberedPaper, Source
 from ..text.safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, cut
 
 log = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..chat_models import Completion, Message, PromptRequest
+from ..completions import Completion, Message, PromptRequest
 from ..errors import LlmRequestError
 from ..ports import ChatModel, ServerFacts
 from ..store.cache import Cache, read_json, write_json

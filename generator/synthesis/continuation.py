@@ -16,7 +16,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..chat_models import Completion, Message, PromptRequest
+from ..completions import Completion, Message, PromptRequest
 from ..kinds import CONTINUE, KindRegistry
 from .batch import FollowUp
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 
-from ..chat_models import Completion, PromptRequest
+from ..completions import Completion, PromptRequest
 
 SUSPECT_CUT = "stopped mid-sentence"  # in the error of an answer sent again for looking cut
 CUT = "cut"  # the finish reason of an answer kept although it still looked cut

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..chat_models import PromptRequest
+from ..completions import PromptRequest
 from ..kinds import KindRegistry
 
 # How long followers wait for the leader's first token before they go anyway. A server that

@@ -15,7 +15,7 @@ import threading
 from dataclasses import replace
 from typing import Any
 
-from ..chat_models import Completion, Message, PromptRequest
+from ..completions import Completion, Message, PromptRequest
 from ..errors import LlmRequestError
 from ..ports import ChatModel, StreamEvents
 from .cuts import json_cut, suspect_message

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # imported when a request is made: `import openai` alone takes about a second
     import openai
 
-from ..chat_models import Completion, PromptRequest, Usage
+from ..completions import Completion, PromptRequest, Usage
 from ..deadline import STALLED, Watch, Watchdog
 from ..errors import LlmRequestError, ServerNotAnsweringError, ServerUnavailableError
 from ..ports import StreamEvents

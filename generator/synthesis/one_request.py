@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 
-from ..chat_models import UNFIT_CHECK, Completion, PromptRequest
+from ..completions import UNFIT_CHECK, Completion, PromptRequest
 from ..errors import LlmRequestError
 from ..kinds import KindRegistry
 from ..ports import ChatModel, StreamEvents

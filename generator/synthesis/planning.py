@@ -14,8 +14,8 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from ..chat_models import PromptRequest
-from ..models import Bundle, Source
+from ..completions import PromptRequest
+from ..papers import Bundle, Source
 from ..store.cache import Cache, read_json, write_json
 from ..store.codec import CodecError, from_data, to_data
 from .bundle import build_bundle, fair_excerpt_cap

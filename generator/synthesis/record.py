@@ -1,4 +1,4 @@
-"""The synthesis stage's record of an edition: every prompt with its answer or its error.
+"""The synthesis's record of an edition: every prompt with its answer or its error.
 
 Kept in the cache (`editions/<edition>/synthesis.json`) for the render stage and for reruns;
 the requests are stored without their messages (the bundle is not stored twice).
@@ -10,7 +10,7 @@ import logging
 import re
 from typing import Any
 
-from ..chat_models import Completion, PromptRequest, SynthesisResult
+from ..completions import Completion, PromptRequest, SynthesisResult
 from ..kinds import EVIDENCE, JUDGE, legacy_subject
 from ..store.cache import Cache, read_json, write_json
 from ..store.codec import CodecError, from_data, to_data

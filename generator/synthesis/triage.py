@@ -19,11 +19,11 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..chat_models import Message, PromptRequest
+from ..completions import Message, PromptRequest
 from ..config import TriageSettings
 from ..errors import TriageError
 from ..kinds import TRIAGE, KindRegistry
-from ..models import Candidate, Paper, Triage, Window, best_first
+from ..papers import Candidate, Paper, Triage, Window, best_first
 from ..ports import ChatModel
 from ..store.cache import Cache
 from .batch import Observer, run_batch

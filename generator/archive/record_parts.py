@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..chat_models import PromptKind
+from ..completions import PromptKind
 from ..evidence.checks import FigureCheck
 from .values import Problem
 

@@ -25,7 +25,7 @@ from ..evidence.naming import (
     usable,
     uses,
 )
-from ..models import NumberedPaper
+from ..papers import NumberedPaper
 from .prose import papers_once
 
 MAX_NAME_CHARS = 40

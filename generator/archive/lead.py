@@ -15,11 +15,10 @@ from dataclasses import dataclass
 from ..evidence.checks import EvidenceFigure
 from ..kinds import CHANGES
 from ..text.safe_text import excerpt, text_of
-from .continuity import without_disagreements
 from .names import name_citations
 from .news import News
 from .overview import overview_text
-from .prose import unique_sentences
+from .prose import unique_sentences, without_disagreements
 from .record import EditionRecord, RecordPaper
 from .values import Pick
 

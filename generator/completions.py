@@ -1,6 +1,6 @@
 """Frozen records of the synthesis: the requests sent to the model and what came back.
 
-Like models.py (papers, fetch results, the bundle), each record turns itself into JSON-ready
+Like papers.py (papers, fetch results, the bundle), each record turns itself into JSON-ready
 data and back, so the cache and edition.json share one format.
 """
 

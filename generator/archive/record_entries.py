@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from ..chat_models import Completion, PromptKind, PromptRequest
+from ..completions import Completion, PromptKind, PromptRequest
 from ..fetch.withdrawals import MAX_NOTICE_CHARS, notice_in
-from ..models import FullText, Paper, base_of, paper_slug, valid_arxiv_id
+from ..papers import FullText, Paper, base_of, paper_slug, valid_arxiv_id
 from ..text.safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, clean, cut
 
 # The longest abstract any fetch keeps (`[arxiv] max_abstract_chars` at its maximum): a record
@@ -18,7 +18,7 @@ from ..text.safe_text import MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, clean, cut
 MAX_RECORD_ABSTRACT_CHARS = 100_000
 
 # A paper's state as the record keeps it; every surface calls "updated" revised (a new
-# version of a paper an earlier edition covered), as edition/news.py counts it.
+# version of a paper an earlier edition covered), as archive/news.py counts it.
 Status = Literal["new", "updated", "seen"]
 STATUS_LABELS: dict[str, str] = {
     "new": "new in this edition",

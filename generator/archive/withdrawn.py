@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..fetch.withdrawals import notice_in
-from ..models import Lookup, NumberedPaper, Withdrawal, base_of
+from ..papers import Lookup, NumberedPaper, Withdrawal, base_of
 from .record import EditionRecord
 
 _VERSION_RE = re.compile(r"v(\d+)$", re.ASCII)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..kinds import THINKING
-from ..models import Candidate, Paper
+from ..papers import Candidate, Paper
 from ..store.codec import to_data
 
 RECORD_FORMAT = 3  # edition.json's format now (record.py), the shape upgrade() writes

@@ -23,6 +23,11 @@ _TOGETHER_RE = re.compile(r"\b(?:agree[ds]?|agreement|concur\w*|converge\w*|both
                           r"one another|share|same (?:mechanism|approach|idea|finding))\b",
                           re.IGNORECASE)
 
+# The comparison's "Disagrees: Paper N with [claim id]" lines: read by the continuity, never
+# published.
+DISAGREES_RE = re.compile(r"^\W{0,8}Disagree\w{0,8}\W{1,8}([^\n\[]{0,300}?)\[([\w.-]+#\d+)\]",
+                           re.MULTILINE | re.I)
+
 
 def sentence_key(sentence: str) -> str:
     """What makes two sentences the same: their words, whatever the spacing and case."""
@@ -106,3 +111,12 @@ def _collapse_one(sentence: str, aliases: Mapping[int, Sequence[str]]) -> str | 
             return (sentence[:match.end()] + keep
                     + sentence[match.end() + after.end():])
     return None
+
+
+def without_disagreements(answer: str) -> str:
+    """The comparison as published: its "Disagrees: Paper N with [claim id]" lines are asked
+    for the digest's own use (`disagreements` reads them), never shown as prose."""
+    if not DISAGREES_RE.search(answer):
+        return answer
+    kept = [line for line in answer.split("\n") if not DISAGREES_RE.match(line)]
+    return "\n".join(kept).rstrip() + "\n"

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import store
-from ..edition.feed import evidence_line
-from ..edition.lead import (
+from ..archive.feed import evidence_line
+from ..archive.lead import (
     edition_counts,
     lead_parts,
     parts_text,
@@ -26,7 +26,7 @@ from ..edition.lead import (
     since_lines,
     without_subject,
 )
-from ..edition.record import EditionRecord
+from ..archive.record import EditionRecord
 from ..errors import UsageError
 from ..text.safe_text import cut, safe_url, text_of
 from .newsletter import page_url

@@ -20,9 +20,8 @@ from email.utils import formatdate
 from urllib.parse import urlsplit
 
 from .. import store
-from ..config import EmailSettings
-from ..edition.feed import evidence_line
-from ..edition.lead import (
+from ..archive.feed import evidence_line
+from ..archive.lead import (
     edition_counts,
     lead_parts,
     paper_byline,
@@ -32,7 +31,8 @@ from ..edition.lead import (
     since_lines,
     without_subject,
 )
-from ..edition.record import EditionRecord, RecordPaper
+from ..archive.record import EditionRecord, RecordPaper
+from ..config import EmailSettings
 from ..errors import UsageError
 from ..marks import MarkLinks
 from ..text.safe_text import safe_url, text_of

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..models import base_of
+from ..papers import base_of
 from ..text.safe_text import text_of
 from .record import EditionRecord
 

@@ -12,10 +12,11 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from ..errors import UsageError
-from ..models import Paper
+from ..papers import Paper
 from ..store import RECORD, Docs
 from ..store.fingerprint import bytes_digest
 from ..store.jsonfile import JSONFileError, parse_json, read_bounded
+from .question_record import QuestionRecord, load_questions
 from .record import EditionRecord, RecordFormatError, RecordPaper, Status, record_text
 
 log = logging.getLogger(__name__)
@@ -29,16 +30,18 @@ class RecordMissingError(UsageError):
 
 
 class History:
-    """Every published edition's record, newest first: read once per run (pelican's context)
-    and handed to every stage that needs it: the fetch (seen papers, the window since the last
-    edition), the render (statuses, the home page, the feed, each paper's page) and the site
-    (the navigation, which edition is the latest). Read when first asked for, so a rebuild
-    that finds nothing changed reads none of it."""
+    """Every published edition's record, newest first, and every published question: read
+    once per run (pelican's context) and handed to every stage that needs it: the fetch (seen
+    papers, the window since the last edition), the render (statuses, the home page, the feed,
+    each paper's page), `ask --publish` (the feed) and the site (the navigation, which edition
+    is the latest). Read when first asked for, so a rebuild that finds nothing changed reads
+    none of it."""
 
     def __init__(self, records: Sequence[EditionRecord] | None = None, *,
                  docs_dir: Path | None = None, before: str | None = None,
                  of: History | None = None, remaking: Collection[str] = (),
-                 files: dict[Path, bytes] | None = None) -> None:
+                 files: dict[Path, bytes] | None = None,
+                 questions: Sequence[QuestionRecord] | None = None) -> None:
         self._records = None if records is None else tuple(records)
         self._docs_dir: Path | None = docs_dir or (of._docs_dir if of is not None else None)
         self._before, self._of = before, of
@@ -50,6 +53,11 @@ class History:
         self._files: dict[Path, bytes] = (of._files if of is not None
                                           else files if files is not None else {})
         self._read: dict[Path, EditionRecord] = of._read if of is not None else {}
+        # The published questions, read once for this history and every history made from it
+        # (a one-element box they share), unless given.
+        self._questions: list[tuple[QuestionRecord, ...]] = (
+            [tuple(questions)] if questions is not None
+            else of._questions if of is not None else [])
 
     @classmethod
     def load(cls, docs_dir: Path, remaking: Collection[str] = ()) -> History:
@@ -83,6 +91,21 @@ class History:
                                       ) if self._docs_dir else ()
         return self._records
 
+    @property
+    def questions(self) -> tuple[QuestionRecord, ...]:
+        """Every published question (`digest ask --publish`), newest first."""
+        if not self._questions:
+            self._questions.append(tuple(load_questions(self._docs_dir)) if self._docs_dir
+                                   else ())
+        return self._questions[0]
+
+    def with_questions(self, questions: Sequence[QuestionRecord]) -> History:
+        """This history with `questions` as the published questions (a question just
+        published among them)."""
+        return History(self.records, docs_dir=self._docs_dir, files=dict(self._files),
+                       questions=sorted(questions, key=lambda q: (q.asked_at, q.slug),
+                                        reverse=True))
+
     def before(self, edition: str) -> History:
         """The editions published before `edition` (what a build of it may read: a rebuild
         sees the same past, whatever was published after it). Read when first asked for."""
@@ -104,8 +127,10 @@ class History:
         if self._docs_dir is not None and not record.not_rewritable:
             files[Docs(self._docs_dir).record_path(record.edition)] = record_text(
                 record).encode()
-        return History(tuple(sorted([*others, record], key=lambda r: r.edition, reverse=True)),
+        made = History(tuple(sorted([*others, record], key=lambda r: r.edition, reverse=True)),
                        docs_dir=self._docs_dir, files=files)
+        made._questions = self._questions  # the questions did not change: read once for both
+        return made
 
     def record_of(self, edition: str) -> EditionRecord:
         """One edition's record, parsed from the bytes this run already read where it did

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..evidence.checks import ClaimCheck, EvidenceFigure
-from ..models import FullText, NumberedPaper, Paper, paper_slug
+from ..papers import FullText, NumberedPaper, Paper, paper_slug
 from ..store.codec import CodecError, from_data, to_data
 from ..store.jsonfile import JSONFileError, load_json
 from ..text.safe_text import clean_data

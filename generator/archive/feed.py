@@ -7,11 +7,14 @@ import html
 import json
 import re
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 from xml.etree import ElementTree
 
 from .. import store
+from ..store.cache import atomic_write_text
 from ..text.safe_text import clean, excerpt, text_of
+from .history import History
 from .lead import lead_parts, parts_html, parts_text, since_lines, without_subject
 from .names import name_citations
 from .news import News
@@ -57,6 +60,26 @@ def _tag_authority(site_url: str) -> tuple[str, str]:
     if parts.hostname:
         return parts.hostname, parts.path.rstrip("/") + "/"
     return "research-digest.invalid", "/"
+
+
+def archive_feed(title: str, site_url: str, history: History) -> str:
+    """The digest's feed: every edition's record and every published question, as the run's
+    history holds them (the render, `ask --publish` and the site all make it here)."""
+    return atom_feed(title, site_url, history.records, questions=history.questions)
+
+
+def write_feed(docs_dir: Path, title: str, site_url: str, history: History) -> bool:
+    """Write the feed where what is there differs from what the history makes of it (a
+    question published, the site's address changed); whether it was written."""
+    path = docs_dir / store.FEED
+    text = archive_feed(title, site_url, history)
+    try:
+        if path.read_bytes() == text.encode("utf-8"):  # whatever bytes are there: compared
+            return False
+    except OSError:
+        pass
+    atomic_write_text(path, text)
+    return True
 
 
 def atom_feed(title: str, site_url: str, records: Sequence[EditionRecord], limit: int = 50,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..evidence.checks import ClaimCheck, Verdict
-from ..models import Withdrawal
+from ..papers import Withdrawal
 
 
 @dataclass(frozen=True)

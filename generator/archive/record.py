@@ -19,12 +19,12 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..chat_models import UNFIT_CHECK
+from ..completions import UNFIT_CHECK
 from ..errors import DigestError
 from ..evidence.checks import ClaimCheck, EvidenceFigure
 from ..evidence.claims import before_stop, plain_sentence, sentences
 from ..kinds import legacy_subject
-from ..models import Triage
+from ..papers import Triage
 from ..store.codec import CodecError, from_data, to_data
 from ..text.safe_text import clean_data
 from .names import cited_parts, flag_withdrawn, name_citations

@@ -1,0 +1,1 @@
+"""What the site keeps: each edition's record and what is made from records alone."""
