@@ -20,8 +20,10 @@ import requests
 from click.testing import CliRunner
 
 from generator.cli import cli
+from generator.errors import ServerNotAnsweringError
 from generator.pipeline.doctor import check_fleet, fleet_sglang_checks
 from generator.ports import Fleet, RouterWorker
+from generator.synthesis import llm_client
 from generator.synthesis import server as server_module
 from generator.synthesis.capabilities import Capabilities, without_requests
 from generator.synthesis.dispatch import concurrency
@@ -370,3 +372,14 @@ def test_a_router_ready_with_no_healthy_worker_is_not_ready() -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_trickled_model_list_is_cut_at_its_deadline(
+        trickle: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build's first question (GET /v1/models, before any prompt) has a deadline for its
+    whole answer too."""
+    monkeypatch.setattr(llm_client, "MODELS_DEADLINE_S", 0.5)
+    chat = llm_client.ChatClient(trickle, MODEL, "key", max_retries=0)
+    with pytest.raises(ServerNotAnsweringError, match=r"did not answer GET /models \(no whole "
+                                                      r"answer within 0.5 s\)"):
+        chat.check_ready()

@@ -50,6 +50,9 @@ def split_reasoning(content: str, reasoning: str) -> tuple[str, str]:
     return content.strip(), reasoning.strip()
 
 
+MODELS_DEADLINE_S = 15.0  # GET /models, its whole answer
+
+
 class ChatClient:
     """Chat completions against one model on one server."""
 
@@ -93,13 +96,29 @@ class ChatClient:
 
     def served_models(self) -> list[str]:
         """The ids of the models the server serves; ServerUnavailableError if it does not answer."""
+        import httpx2
         import openai
 
+        client = self._client.with_options(timeout=MODELS_DEADLINE_S, max_retries=1)
+        watch: Watch | None = None
         try:
-            page = self._client.with_options(timeout=15.0, max_retries=1).models.list()
+            # Read whole within the deadline: a server that trickles its answer keeps each
+            # read short, never the whole (deadline.py).
+            with client.models.with_streaming_response.list() as response:
+                watch = self._watchdog.watch(MODELS_DEADLINE_S, response=response.http_response)
+                try:
+                    page = response.parse()
+                finally:
+                    watch.release()
         except openai.APIConnectionError as err:
             raise ServerNotAnsweringError(
                 f"the LLM server at {self.base_url} did not answer ({_cause(err)})."
+            ) from err
+        except httpx2.HTTPError as err:  # the answer's body, cut at the deadline or dropped
+            said = (f"no whole answer within {MODELS_DEADLINE_S:g} s" if watch and watch.fired
+                    else type(err).__name__)
+            raise ServerNotAnsweringError(
+                f"the LLM server at {self.base_url} did not answer GET /models ({said})."
             ) from err
         except openai.APIStatusError as err:
             said = self._said(err)
