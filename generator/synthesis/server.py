@@ -1,4 +1,5 @@
-"""What we can learn about the LLM server without running a prompt, and how to start one.
+"""What we can learn about the LLM server without running a prompt (how to start one:
+launch.py).
 
 SGLang exposes its settings (`/server_info`, `/model_info`, `/v1/loads`; the older `/get_*`
 names are deprecated aliases, asked only after the canonical ones); a router (smg, or the older
@@ -32,6 +33,7 @@ from .router import (
 )
 
 log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class Tokenizer:
@@ -84,6 +86,7 @@ PROBE_DEADLINE_S = 10.0
 WORKER_DEADLINE_S = 5.0
 READ_WORKERS = 16
 TOKENIZE_DEADLINE_S = 60.0  # a whole bundle, counted
+LARGE_FLEET = 64  # workers past which the router's listing (its load) is read once a second
 
 
 class ServerProbe:
@@ -105,6 +108,7 @@ class ServerProbe:
         self._router: bool | None = None  # whether it is a router, once asked
         self._kind, self._version = "", ""  # which router, as it showed it
         self._fleet: Fleet | None = None  # its workers, as last read
+        self._last_load: tuple[float, int | None] | None = None  # (when, load): large fleets
         self._worker: ServerProbe | None = None  # behind the router: a worker that was read
         self._unreachable: set[str] = set()  # workers that did not answer from here
 
@@ -196,9 +200,14 @@ class ServerProbe:
         reports them (router.reported_load); None where it does not."""
         if self._router is None:
             self.fleet()
+        if self._last_load is not None and time.monotonic() - self._last_load[0] < 1.0:
+            return self._last_load[1]  # a large fleet's listing, read at most once a second
         listing = self.json_or_none("/workers", timeout=WORKER_DEADLINE_S) \
             if self._router else None
         found = reported_load(listing=listing)
+        workers = listing.get("workers") if isinstance(listing, dict) else None
+        if isinstance(workers, list) and len(workers) > LARGE_FLEET:
+            self._last_load = (time.monotonic(), found)
         if found is None:
             found = reported_load(loads=self.json_or_none(
                 "/v1/loads", *(("/get_loads",) if self._router else ()),
