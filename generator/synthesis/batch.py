@@ -144,9 +144,9 @@ def run_batch(
             observer.started(request)
             events = _Events(request, observer, lambda: dispatcher.prefilled(index))
             ticket = adaptive.sent() if adaptive is not None else None
-            if share is not None:
-                share.admit()  # what the others on the server leave, read just now
             try:
+                if share is not None:
+                    share.admit()  # what the others on the server leave, read just now
                 # Where the width is ours to find, a sign of overload comes back at once and
                 # is sent again below, fewer at a time, never by the client itself.
                 # An answer that reads as cut is suspected only of a server that says nothing
