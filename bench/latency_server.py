@@ -145,6 +145,8 @@ class Stats:
     requests: int = 0
     peak_in_flight: int = 0  # chat requests it held at once, waiting ones included
     waited: int = 0  # requests that arrived with every running slot taken, and waited
+    thinking: int = 0  # requests that asked to think (chat_template_kwargs thinking true)
+    unsaid: int = 0  # requests that did not say whether to think (a gateway's default decides)
 
 
 class LatencyServer:
@@ -182,8 +184,10 @@ class LatencyServer:
             self._cache.clear()
             self.stats = Stats()
 
-    def arrived(self) -> None:
+    def arrived(self, body: dict[str, Any]) -> None:
         with self._lock:
+            self.stats.thinking += thinking(body)
+            self.stats.unsaid += "thinking" not in (body.get("chat_template_kwargs") or {})
             self._in_flight += 1
             self.stats.peak_in_flight = max(self.stats.peak_in_flight, self._in_flight)
 
@@ -302,7 +306,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.path.endswith("/chat/completions"):  # SGLang's /tokenize and the like:
             self.send_error(404)  # not modelled (the client falls back to its estimate)
             return
-        owner.arrived()
+        owner.arrived(body)
         try:
             if not owner._running.acquire(blocking=False):
                 with owner._lock:

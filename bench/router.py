@@ -1,15 +1,17 @@
-"""Benchmark: editions over several SGLang-shaped workers behind SGLang's real router.
+"""Benchmark: editions over several SGLang-shaped workers behind a real router.
 
-    pip install -c constraints.txt '.[router]'     # sglang-router, the real router
-    python bench/router.py [--workers 1,2,4] [--cap 4] [--scale 0.25] [--setups NAME,...]
+    pip install -c constraints.txt '.[router]'     # smg and sglang-router, the real routers
+    python bench/router.py [--router smg] [--workers 1,2,4] [--cap 4] [--scale 0.25]
+                           [--setups NAME,...]
 
 Each worker is bench/latency_server.py in a process of its own (cache-aware, as SGLang
 schedules; at most `--cap` requests running at once, more wait in its queue); the router is
-`python -m sglang_router.launch_router` over them, in each setup of `SETUPS`. The digest reads
-the fleet as it does in a build (`ServerProbe.server_info`: each worker's own limits, summed)
-and sends the edition's prompts, evidence checks and judgements at the settings `digest init`
-writes (config.toml). It runs one edition, and four editions at once (four digests with
-bundles of their own, sharing the fleet, each at the width it read), and prints, in the
+`smg launch` (or, `--router sglang-router`, the older `python -m sglang_router.launch_router`)
+over them, in each setup of `SETUPS`. The digest reads the fleet as it does in a build
+(`ServerProbe.server_info`: each worker's limits, summed) and sends the edition's prompts,
+evidence checks and judgements at the settings `digest init` writes (config.toml). It runs one
+edition, and four editions at once (four digests with bundles of their own, sharing the fleet:
+each takes what the others' requests in flight leave, as a build does), and prints, in the
 model's seconds, the wall time against the floor of that fleet, the requests each worker
 served, the most it held at once (waiting ones included), how many arrived to find its slots
 all taken, and the prompt tokens served from the workers' caches.
@@ -49,12 +51,13 @@ from generator.prompts.kinds import BUILTIN_KINDS  # noqa: E402
 from generator.store.cache import Cache  # noqa: E402
 from generator.synthesis.batch import run_batch  # noqa: E402
 from generator.synthesis.bundle import build_bundle  # noqa: E402
+from generator.synthesis.launch import ROUTER_POLICY  # noqa: E402
 from generator.synthesis.llm_client import ChatClient  # noqa: E402
-from generator.synthesis.server import ROUTER_POLICY, ServerProbe  # noqa: E402
+from generator.synthesis.server import ServerProbe  # noqa: E402
 from tests.servers.router import Router, missing  # noqa: E402
 
 SERVED = "deepseek-ai/DeepSeek-V4-Flash"
-# Name -> the router's policy options (`python -m sglang_router.launch_router --help`).
+# Name -> the router's policy options (`smg launch --help`; sglang-router takes the same).
 SETUPS: dict[str, tuple[str, ...]] = {
     "cache_aware": ("--policy", "cache_aware"),  # at its defaults (abs 64, rel 1.5)
     # Rebalanced at any gap in load (the shortest queue unless loads are even, then the
@@ -115,27 +118,30 @@ def fleet_floor(results: Sequence[SynthesisResult], model: Model, workers: int, 
 
 
 def run(config: Config, router: Router, servers: list[ServerProcess], chosen: list[Edition],
-        model: Model, cap: int) -> Run:
+        model: Model, cap: int, share: bool = True) -> Run:
     for server in servers:
         server.reset()
     # What a build reads of the router: each worker's own limits, summed.
-    info = ServerProbe(requests.Session(), router.base_url, "bench").server_info()
+    probe = ServerProbe(requests.Session(), router.base_url, "bench")
+    info = probe.server_info()
     if info is None:
         raise RuntimeError("the router's workers were not read: is each one reachable?")
     client = ChatClient(router.base_url, SERVED, "bench", timeout=600,
-                        max_retries=config.llm.max_retries)
+                        max_retries=config.llm.max_retries,
+                        thinking_off=config.llm.thinking_switch(False))
     client.served_models()  # import openai and open the client before any timing
     results: list[SynthesisResult | None] = [None] * len(chosen)
 
     def one(index: int, edition: Edition) -> None:
         bundle = build_bundle(edition.sources)
+        own = ServerProbe(requests.Session(), router.base_url, "bench")  # each digest's
         with tempfile.TemporaryDirectory() as folder:
             results[index] = run_batch(
                 edition.requests, client, Cache(Path(folder)), bundle_chars=bundle.chars,
                 bundle_tokens=bundle.estimated_tokens,
                 max_concurrency=config.llm.max_concurrency, server_info=lambda: dict(info),
                 prefill_gate=config.llm.prefill_gate, follow_up=follow_ups(config, bundle),
-                kinds=BUILTIN_KINDS)
+                load=own.load if share else None, kinds=BUILTIN_KINDS)
 
     started = time.perf_counter()
     threads = [threading.Thread(target=one, args=(n, e)) for n, e in enumerate(chosen)]
@@ -161,16 +167,19 @@ def main() -> None:
     parser.add_argument("--setups", default=",".join(SETUPS),
                         help=f"router setups, comma-separated, of: {', '.join(SETUPS)}")
     parser.add_argument("--config", type=Path, default=ROOT / "config.toml")
+    parser.add_argument("--router", choices=("smg", "sglang-router"), default="smg")
+    parser.add_argument("--no-share", action="store_true",
+                        help="each digest takes the fleet's whole width (as before sharing)")
     args = parser.parse_args()
-    if missing():
-        sys.exit(missing())
+    if missing(args.router):
+        sys.exit(missing(args.router))
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     config = load_config(args.config, registry=BUILTIN_KINDS)
     chosen = editions(config, EDITIONS_AT_ONCE)
     model = Model(scale=args.scale, cache_blind=False, max_running_requests=args.cap)
     setups = [name.strip() for name in args.setups.split(",") if name.strip()]
 
-    print(f"Router benchmark: sglang-router in front of N workers of {args.cap} running requests "
+    print(f"Router benchmark: {args.router} in front of N workers of {args.cap} running requests "
           f"each; one edition = {len(chosen[0].requests)} prompts with their evidence checks and "
           f"judgements; {EDITIONS_AT_ONCE} editions at once = {EDITIONS_AT_ONCE} digests with "
           "bundles of their own; model seconds")
@@ -179,10 +188,11 @@ def main() -> None:
         roots = [s.base_url.removesuffix("/v1") for s in servers]
         try:
             for name in setups[:1] if count == 1 else setups:
-                router = Router(roots, options=SETUPS[name]).start(count)
+                router = Router(roots, options=SETUPS[name], kind=args.router).start(count)
                 try:
                     for load in (chosen[:1], chosen):
-                        result = run(config, router, servers, load, model, args.cap)
+                        result = run(config, router, servers, load, model, args.cap,
+                                     share=not args.no_share)
                         what = ("one edition" if len(load) == 1
                                 else f"{len(load)} editions at once")
                         shown = name + ("*" if SETUPS[name] == ADVISED else "")
@@ -192,7 +202,9 @@ def main() -> None:
                               f"requests {[s.requests for s in result.per_worker]}, most at once "
                               f"{[s.peak_in_flight for s in result.per_worker]}, waited for a slot "
                               f"{[s.waited for s in result.per_worker]}, cache hits "
-                              f"{_hits(result.per_worker):.1%}", flush=True)
+                              f"{_hits(result.per_worker):.1%}; thinking "
+                              f"{sum(s.thinking for s in result.per_worker)}, unsaid "
+                              f"{sum(s.unsaid for s in result.per_worker)}", flush=True)
                 finally:
                     router.stop()
         finally:

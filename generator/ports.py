@@ -25,20 +25,34 @@ class ServedModel:
 
 @dataclass(frozen=True)
 class RouterWorker:
-    """One worker behind SGLang's router: its URL as the router lists it, whether the router
-    finds it healthy, and its own /server_info as read from here (None: not read, because it
-    is unhealthy or cannot be reached from this machine)."""
+    """One worker behind a router: its URL as the router lists it, whether the router finds it
+    healthy, its own /server_info as read from here (None: not read, because it is unhealthy,
+    cannot be reached from this machine, or is past the few that are read), the limits the
+    router lists for it (`labels`: smg's; None where it lists none) and the requests the router
+    has in flight on it (`load`, where it counts them)."""
 
     url: str
     healthy: bool
     info: Mapping[str, Any] | None = None
+    labels: Mapping[str, Any] | None = None
+    load: int | None = None
+
+    @property
+    def settings(self) -> Mapping[str, Any] | None:
+        """What is known of its settings: its own /server_info, with the limits the router
+        lists for it where it lists them; None where neither is known."""
+        if self.info is None and self.labels is None:
+            return None
+        return {**(self.info or {}), **(self.labels or {})}
 
 
 @dataclass(frozen=True)
 class Fleet:
-    """SGLang's router (sglang-router) and the workers it lists at /workers."""
+    """A router (smg, or the older sglang-router) and the workers it lists at /workers."""
 
     workers: tuple[RouterWorker, ...]
+    kind: str = ""  # router.ROUTERS: "smg", "sglang-router"; "" where it did not show which
+    version: str = ""  # as the router says it ("smg-1.13.0"); "" where it does not
 
     @property
     def healthy(self) -> tuple[RouterWorker, ...]:
@@ -46,8 +60,8 @@ class Fleet:
 
     @property
     def unseen(self) -> tuple[RouterWorker, ...]:
-        """Healthy workers whose settings could not be read from here."""
-        return tuple(w for w in self.healthy if w.info is None)
+        """Healthy workers whose limits are known neither from the router nor from here."""
+        return tuple(w for w in self.healthy if w.settings is None)
 
 
 class StreamEvents:
@@ -97,12 +111,17 @@ class ServerFacts(Protocol):
     def models(self) -> list[ServedModel]: ...
 
     def server_info(self) -> dict[str, Any] | None:
-        """Its limits: SGLang's /server_info, or behind SGLang's router the workers' together
+        """Its limits: SGLang's /server_info, or behind a router the workers' together
         (synthesis/router.py); None where none are stated."""
         ...
 
     def fleet(self) -> Fleet | None:
-        """The workers behind SGLang's router; None where the server is no router."""
+        """The workers behind a router; None where the server is no router."""
+        ...
+
+    def load(self) -> int | None:
+        """Requests in flight on the server (behind a router: on its whole fleet), where it
+        reports them; None where it does not."""
         ...
 
     # The tokenizer endpoint family that answered (server.TOKENIZERS), once one has.

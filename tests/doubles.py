@@ -120,6 +120,9 @@ class PlainServer:
     def fleet(self) -> Fleet | None:
         return None
 
+    def load(self) -> int | None:
+        return None
+
     tokenizer: str | None = None
 
     def tokenize(self, model: str, texts: list[str]) -> list[int] | None:

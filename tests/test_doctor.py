@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 from generator.cli import cli
 from tests.conftest import write_config
 from tests.servers.arxiv import ArxivServer
-from tests.servers.sglang import SglangServer
+from tests.servers.sglang import Answer, SglangServer
 
 
 def doctor(config: Path) -> Result:
@@ -33,7 +33,7 @@ def test_a_well_set_up_sglang_server_is_all_ok(workspace: Path) -> None:
         "structured output": "info", "usage": "info", "concurrency": "info",
         "context": "ok", "prefix cache": "ok",
         "cache report": "ok", "schedule policy": "ok", "reasoning parser": "ok",
-        "thinking": "ok", "arxiv": "ok"}
+        "thinking": "ok", "thinking off": "ok", "arxiv": "ok"}
 
 
 @pytest.mark.parametrize(
@@ -61,6 +61,25 @@ def test_leaked_reasoning_is_a_warning(workspace: Path, sglang_server: SglangSer
     result = doctor(workspace)
     assert lines(result)["thinking"] == "warning"
     assert "reasoning leaks into the answer as <think> text" in result.output
+
+
+def test_every_request_says_whether_it_thinks(workspace: Path,
+                                               sglang_server: SglangServer) -> None:
+    """Thinking off is said, not left to the server (a gateway turns it on where a request is
+    silent), in the form the chat template reads."""
+    assert doctor(workspace).exit_code == 0
+    said = [b.get("chat_template_kwargs") for b in sglang_server.state.chat_requests]
+    assert said and all(s in ({"thinking": True}, {"thinking": False}) for s in said)
+    assert said.count({"thinking": True}) == 1  # doctor's thinking check alone
+
+
+def test_a_server_that_thinks_when_told_not_to_is_named_with_the_setting(
+        workspace: Path, sglang_server: SglangServer) -> None:
+    sglang_server.state.responder = lambda body: Answer(content="42", reasoning="17 + 25 ...")
+    result = doctor(workspace)
+    assert lines(result)["thinking off"] == "warning"
+    assert 'sent: {"chat_template_kwargs": {"thinking": false}}' in result.output
+    assert "set [llm] no_thinking_extra_body in config.toml" in result.output
 
 
 def test_unreachable_server_is_a_problem_with_the_launch_command(

@@ -66,7 +66,7 @@ def server_command(config_path: str, workers: int | None) -> None:
         digest server-command --router 4
     """
     from ..pipeline.doctor import bundle_size, launch_command, router_launch
-    from ..synthesis.server import is_local
+    from ..synthesis.launch import is_local
 
     with user_errors():
         config = read_config(config_path)

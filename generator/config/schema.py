@@ -76,6 +76,23 @@ class ArxivSettings:
     """Results a request when triage lists a whole window (arXiv's most)."""
 
 
+# SGLang's DeepSeek chat templates read this switch (a Qwen model's: `enable_thinking`).
+THINKING_ON: dict[str, Any] = {"chat_template_kwargs": {"thinking": True}}
+
+
+def _switched_off(body: dict[str, Any]) -> dict[str, Any]:
+    """`body` with every `true` made `false` (nothing where no switch is true in it)."""
+    def off(value: Any) -> Any:
+        if value is True:
+            return False
+        if isinstance(value, dict):
+            return {k: off(v) for k, v in value.items()}
+        return value
+
+    flipped = off(body)
+    return flipped if flipped != body else {}
+
+
 @dataclass(frozen=True)
 class LlmSettings:
     """The OpenAI-compatible LLM server, and how the digest talks to it."""
@@ -117,10 +134,26 @@ class LlmSettings:
     """The model's context length; 0 asks the server (set it for a server that does not say,
     such as llama-cpp-python)."""
     thinking_extra_body: dict[str, Any] = field(
-        default_factory=lambda: {"chat_template_kwargs": {"thinking": True}}
+        default_factory=lambda: dict(THINKING_ON)
     )
     """How this server turns thinking on: merged into the top level of the thinking request's
-    JSON."""
+    JSON. At this default, a Qwen model is sent the switch its chat template reads
+    (`{chat_template_kwargs = {enable_thinking = true}}`)."""
+    no_thinking_extra_body: dict[str, Any] = field(default_factory=dict)
+    """How this server turns thinking off, sent with every request that does not think, so that
+    no server or gateway default decides it (smg turns it on where a request does not say).
+    Empty: `thinking_extra_body` with each `true` made `false`."""
+
+    def thinking_switch(self, on: bool) -> dict[str, Any]:
+        """The request body's switch that turns thinking on or off, in the form the model's
+        chat template reads (SGLang's DeepSeek templates `thinking`, Qwen's `enable_thinking`;
+        another server's, as configured)."""
+        body = self.thinking_extra_body
+        if body == THINKING_ON and "qwen" in self.model.lower():
+            body = {"chat_template_kwargs": {"enable_thinking": True}}
+        if on:
+            return dict(body)
+        return dict(self.no_thinking_extra_body) or _switched_off(body)
 
 
 @dataclass(frozen=True)

@@ -7,19 +7,16 @@ OpenAI endpoints, and "info" for the rest: never a false alarm.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import requests
 
-from ..completions import Message, PromptRequest
 from ..config import Config
-from ..errors import ArxivError, LlmRequestError
-from ..kinds import THINKING
-from ..ports import ChatModel, Fleet, PaperSearch, ServerFacts
+from ..errors import ArxivError
+from ..ports import ChatModel, Fleet, PaperSearch, RouterWorker, ServerFacts
 from ..store.cache import Cache
 from ..synthesis.bundle import build_bundle
 from ..synthesis.capabilities import (
@@ -30,23 +27,15 @@ from ..synthesis.capabilities import (
     without_requests,
 )
 from ..synthesis.dispatch import stated_running
+from ..synthesis.launch import reasoning_parser_for, router_commands, sglang_command
 from ..synthesis.llm_client import NOT_CONNECTED
 from ..synthesis.planning import PROMPT_OVERHEAD_TOKENS, load_plan
-from ..synthesis.server import reasoning_parser_for, router_commands, sglang_command
+from ..synthesis.router import ROUTER_NAMES, SGLANG_ROUTER
 from ..text.urls import redact_url
+from .check import Check, Verdict
+from .doctor_thinking import check_thinking, check_thinking_off
 
 log = logging.getLogger(__name__)
-
-Verdict = Literal["ok", "warning", "problem", "info"]
-
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    verdict: Verdict
-    detail: str
-    advice: str = ""
 
 
 @dataclass(frozen=True)
@@ -178,39 +167,70 @@ def run_doctor(config: Config, probe: ServerFacts, chat: ChatModel, source: Pape
         checks.extend(check_sglang(config, info))
     if llm.model in served:
         checks.append(check_thinking(config, chat))
+        checks.append(check_thinking_off(config, chat))
     checks.append(check_arxiv(config, source))
     return checks
 
 
+# Workers named one by one in doctor's report; a larger fleet's others are counted by kind.
+SHOWN_WORKERS = 8
+
+
 def check_fleet(config: Config, fleet: Fleet) -> list[Check]:
-    """SGLang's router: how many workers it has healthy, and each worker by its own settings
-    (its limits, its context), or that they cannot be read from here."""
+    """A router: which one (and its version, where it says it), how many workers it has
+    healthy, and each worker by its limits (the router's labels or its own settings), or that
+    they cannot be known from here; past SHOWN_WORKERS, the rest counted alike."""
     healthy, total = len(fleet.healthy), len(fleet.workers)
+    router = ROUTER_NAMES.get(fleet.kind, ROUTER_NAMES[""]) + (
+        f", version {fleet.version}" if fleet.version else "")
     setup = f"`digest server-command --router {max(total, 2)}` prints a measured setup"
     if not healthy:
         return [Check("router", "problem",
-                      f"SGLang's router, with no healthy worker ({healthy} of {total} listed)",
+                      f"{router}, with no healthy worker ({healthy} of {total} listed)",
                       f"start the workers ({setup}); `--wait-for-server SECONDS` waits for one")]
     checks = [Check("router", "ok" if healthy == total else "warning",
-                    f"SGLang's router, {healthy} of {total} worker(s) healthy; it does not say "
-                    "its routing policy", setup if healthy == total else
+                    f"{router}, {healthy} of {total} worker(s) healthy; it does not say its "
+                    "routing policy", setup if healthy == total else
                     "see the router's log for the workers it cannot reach")]
-    for number, worker in enumerate(fleet.workers, start=1):
-        url = redact_url(worker.url)
-        if not worker.healthy:
-            checks.append(Check(f"worker {number}", "warning", f"{url}: not healthy"))
-        elif worker.info is None:
-            checks.append(Check(f"worker {number}", "info",
-                                f"{url}: its /server_info cannot be read from here, so its "
-                                "limits and settings are not known; the digest starts at 2 "
-                                "prompts at a time and widens while answers come back clean"))
-        else:
-            info = dict(worker.info)
-            running, context = stated_running(info), info.get("context_length")
-            at_once = f"{running} requests at once" if running else "no stated limit"
-            shown = f"{context:,}-token context" if isinstance(context, int) else "no context"
-            checks.append(Check(f"worker {number}", "ok", f"{url}: {at_once}, {shown}"))
+    if fleet.kind == SGLANG_ROUTER:
+        checks.append(Check("router version", "info", "sglang-router is the older name of "
+                            "SGLang's router (last release January 2026)",
+                            "today's is the Shepherd Model Gateway: pip install smg, then "
+                            "`smg launch` with the same options"))
+    described = [(n, *_worker_line(w)) for n, w in enumerate(fleet.workers, start=1)]
+    checks.extend(Check(f"worker {n}", verdict, words)
+                  for n, verdict, words in described[:SHOWN_WORKERS])
+    rest = described[SHOWN_WORKERS:]
+    if rest:
+        alike: dict[str, int] = {}
+        for _, verdict, words in rest:
+            kind = words.split(": ", 1)[-1]
+            kind = f"with {kind}" if verdict == "ok" else kind
+            alike[kind] = alike.get(kind, 0) + 1
+        shown = "; ".join(f"{count:,} {kind}" for kind, count in
+                          sorted(alike.items(), key=lambda item: -item[1])[:4])
+        more = len(alike) - 4
+        checks.append(Check(f"workers {SHOWN_WORKERS + 1}-{total}", "info",
+                            f"{len(rest):,} more: {shown}"
+                            + (f"; and {more} other kind(s)" if more > 0 else "")))
     return checks
+
+
+def _worker_line(worker: RouterWorker) -> tuple[Verdict, str]:
+    url = redact_url(worker.url)
+    settings = worker.settings
+    if not worker.healthy:
+        return "warning", f"{url}: not healthy"
+    if settings is None:
+        return "info", (f"{url}: its limits are not listed by the router and its /server_info "
+                        "cannot be read from here, so its limits and settings are not known; "
+                        "the digest starts at 2 prompts at a time and widens while answers "
+                        "come back clean")
+    info = dict(settings)
+    running, context = stated_running(info), info.get("context_length")
+    at_once = f"{running} requests at once" if running else "no stated limit"
+    shown = f"{context:,}-token context" if isinstance(context, int) else "no context"
+    return "ok", f"{url}: {at_once}, {shown}"
 
 
 def fleet_sglang_checks(config: Config, fleet: Fleet) -> list[Check]:
@@ -222,17 +242,20 @@ def fleet_sglang_checks(config: Config, fleet: Fleet) -> list[Check]:
     for index, first in enumerate(per_worker[0][1] if per_worker else []):
         same = [found[index] for _, found in per_worker]
         if all(c == first for c in same):
-            every = "every worker" if len(same) > 1 else f"worker {per_worker[0][0]}"
+            every = ("every worker" if len(same) == len(fleet.healthy) else
+                     f"every worker of the {len(same)} read") if len(same) > 1 \
+                else f"worker {per_worker[0][0]}"
             checks.append(Check(first.name, first.verdict, f"{first.detail} ({every})",
                                 first.advice))
         else:
             checks.extend(Check(f"{c.name}, worker {n}", c.verdict, c.detail, c.advice)
                           for (n, _), c in zip(per_worker, same, strict=True))
-    if fleet.unseen:
-        numbers = ", ".join(str(n) for n, w in enumerate(fleet.workers, start=1)
-                            if w.healthy and w.info is None)
+    unread = [n for n, w in enumerate(fleet.workers, start=1) if w.healthy and w.info is None]
+    if unread:
+        numbers = ", ".join(str(n) for n in unread[:SHOWN_WORKERS]) + (
+            f" and {len(unread) - SHOWN_WORKERS:,} more" if len(unread) > SHOWN_WORKERS else "")
         checks.append(Check("sglang", "info",
-                            f"worker(s) {numbers} cannot be read from here: their prefix cache, "
+                            f"worker(s) {numbers} not read from here: their prefix cache, "
                             "cache report, schedule policy and reasoning parser are not known"))
     return checks
 
@@ -307,42 +330,6 @@ def check_sglang(config: Config, info: dict[str, Any]) -> list[Check]:
                             f"none, and {config.llm.model} has no reasoning parser that SGLang "
                             "knows of; the thinking check below says whether it thinks at all"))
     return checks
-
-
-def check_thinking(config: Config, chat: ChatModel) -> Check:
-    """One tiny request with thinking on: does the reasoning come back separately?"""
-    import openai  # the client's own import; about a second, so only where a check needs it
-
-    request = PromptRequest(
-        name="doctor", title="doctor", kind=THINKING, question="",
-        messages=(Message("user", "What is 17 + 25? Answer with the number only."),),
-        max_tokens=256, temperature=0.0, thinking=True,
-        extra_body_json=json.dumps(config.llm.thinking_extra_body, sort_keys=True),
-    )
-    try:
-        completion = chat.complete(request)
-    except LlmRequestError as err:
-        # Doctor speaks to the operator on their terminal: the server's own words help here.
-        said = f" (it said: {err.detail[:300]})" if err.detail else ""
-        if err.status == 400:
-            return Check("thinking", "warning",
-                         f"the server refused the thinking request: {err}{said}",
-                         "set [llm] thinking_extra_body to how this server turns thinking on")
-        return Check("thinking", "problem", f"a one-line request failed: {err}{said}")
-    except openai.OpenAIError as err:
-        return Check("thinking", "problem", f"a one-line request failed: {err}")
-    if completion.reasoning and not completion.reasoning_leaked:
-        return Check("thinking", "ok", f"reasoning comes back separately "
-                     f"({len(completion.reasoning.split())} words for a one-line question)")
-    if completion.reasoning_leaked:
-        return Check("thinking", "warning", "reasoning leaks into the answer as <think> text",
-                     "start the server with a reasoning parser (SGLang: --reasoning-parser)")
-    if reasoning_parser_for(config.llm.model) is None:
-        return Check("thinking", "info", "no reasoning came back with thinking on: this model "
-                     "may have no thinking mode, and the thinking page will compare two answers "
-                     "without reasoning", "to compare thinking, serve a model that has one")
-    return Check("thinking", "warning", "no reasoning came back with thinking on",
-                 "check [llm] thinking_extra_body and the server's reasoning parser")
 
 
 def check_arxiv(config: Config, source: PaperSearch) -> Check:

@@ -80,6 +80,7 @@ def make_services(config: Config, environ: Mapping[str, str], cache: Cache) -> S
             max_retries=config.llm.max_retries,
             stream=config.llm.stream,
             stall=config.llm.stall_seconds,
+            thinking_off=config.llm.thinking_switch(False),
         ),
         probe=ServerProbe(session, base_url, api_key),
         cache=cache,

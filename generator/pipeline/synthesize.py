@@ -186,7 +186,7 @@ def answer_all(config: Config, services: Services, known: Capabilities,
             max_concurrency=config.llm.max_concurrency, server_info=services.probe.server_info,
             prefill_gate=config.llm.prefill_gate, observer=observer, shrink=shrink,
             follow_up=follow_ups(config, bundle), formats=formats, width=width,
-            kinds=config.registry,
+            load=services.probe.load, kinds=config.registry,
         )
     if any(not c.from_cache for c in result.completions):
         learnt = after_run(known, formats, width.settled if width.used else None,

@@ -66,7 +66,7 @@ class RequestContext:
             task = f"{task}\n\n{schema_instruction(schema)}"
             body["response_format"] = response_format(schema_name or kind, schema)
         if thinking:
-            body.update(self.config.llm.thinking_extra_body)
+            body.update(self.config.llm.thinking_switch(True))
         system = system_message(self.config.prompts, self.config.digest.language)
         return PromptRequest(
             name=name, title=title, kind=kind, question=question,

@@ -23,6 +23,7 @@ from .cuts import SUSPECT_CUT
 from .dispatch import GATE_TIMEOUT_S, AdaptiveWidth, Dispatcher, concurrency, dispatch_plan
 from .json_answers import StructuredFormats
 from .one_request import Shrink, complete_one, renamed
+from .share import FleetShare
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +79,7 @@ def run_batch(
     follow_up: FollowUp | None = None,
     formats: StructuredFormats | None = None,
     width: AdaptiveWidth | None = None,
+    load: Callable[[], int | None] | None = None,
     kinds: KindRegistry,
 ) -> SynthesisResult:
     """Answer every request, from the cache where possible, and then their follow-ups.
@@ -86,7 +88,9 @@ def run_batch(
     gives: the prompts that carry the bundle wait, with `prefill_gate`, for the first one's
     first token, so that they prefill only their own task text. A request's follow-ups go out
     as soon as its answer is in. Results: the requests in order, then the follow-ups in the
-    order of the requests they follow (whatever order they finished in).
+    order of the requests they follow (whatever order they finished in). With `load` (the
+    server's requests in flight, where it reports them), a server that states its limits is
+    shared: the run takes only the width that others' requests leave (share.FleetShare).
     """
     observer = observer or Observer()
     started = time.perf_counter()
@@ -121,9 +125,14 @@ def run_batch(
             fleet = concurrency(0, info, len(todo) + (1 << 20), private, bundle_tokens)
             adaptive = AdaptiveWidth(fleet, ceiling=fleet)
 
+        # Others on the same server (another digest, a reader's ask) keep their part of it.
+        share = FleetShare(concurrency(0, info, 1 << 20, private, bundle_tokens), load) \
+            if load is not None and info is not None and not max_concurrency else None
+
         def limit(sent: int) -> int:
             width = concurrency(max_concurrency, info, sent, private, bundle_tokens)
-            return min(width, adaptive.width) if adaptive else width
+            width = min(width, adaptive.width) if adaptive else width
+            return share.cap(width) if share else width
 
         pool = _Pool(limit)
         overloads: dict[int, int] = defaultdict(int)  # request index -> times sent again
@@ -136,6 +145,8 @@ def run_batch(
             events = _Events(request, observer, lambda: dispatcher.prefilled(index))
             ticket = adaptive.sent() if adaptive is not None else None
             try:
+                if share is not None:
+                    share.admit()  # what the others on the server leave, read just now
                 # Where the width is ours to find, a sign of overload comes back at once and
                 # is sent again below, fewer at a time, never by the client itself.
                 # An answer that reads as cut is suspected only of a server that says nothing
@@ -152,6 +163,8 @@ def run_batch(
                 raise
             finally:  # a lead that failed before its first token must not hold the others
                 dispatcher.prefilled(index)
+                if share is not None:
+                    share.ended()
             if adaptive is not None:
                 overloaded = _overloaded(completion)
                 # An answer kept although it still looked cut says the server cut it: the

@@ -24,7 +24,7 @@ from ..store.cache import Cache, read_json, write_json
 from ..store.codec import CodecError, from_data, to_data
 from ..text.urls import redact_url
 from .json_answers import StructuredFormats, format_refused, with_format
-from .router import FLEET_SOURCE
+from .router import FLEET_SOURCE, ROUTER_NAMES
 from .server import TOKENIZERS
 from .structured import response_format
 
@@ -53,13 +53,14 @@ class Capabilities:
     concurrency: int | None = None  # prompts at once: stated, or what the last run settled at
     concurrency_source: str = ""
     slots: int | None = None  # requests it serves at once, as /props says (llama-server)
-    router_workers: int | None = None  # SGLang's router: its healthy workers; None: no router
+    router_workers: int | None = None  # a router: its healthy workers; None: no router
+    router: str = ""  # which router (router.ROUTER_NAMES: "smg", "sglang-router"; "": unshown)
 
     @property
     def server(self) -> str:
         """The kind of server, as far as it showed it ("" where it showed nothing)."""
         if self.router_workers is not None:
-            return f"SGLang's router ({_workers(self.router_workers)})"
+            return f"{_router_name(self.router)} ({_workers(self.router_workers)})"
         if self.limits:
             return "SGLang"  # /server_info with its limits: SGLang's own endpoint
         return SERVER_NAMES.get(self.tokenizer or "", "")
@@ -91,8 +92,8 @@ class Capabilities:
             "not stated (no /server_info)" if not router else
             "not stated: the workers' /server_info cannot be read from here")
         return [
-            *([("router", f"SGLang's router, {_workers(self.router_workers or 0)} healthy "
-                          "behind it")] if router else []),
+            *([("router", f"{_router_name(self.router)}, {_workers(self.router_workers or 0)}"
+                          " healthy behind it")] if router else []),
             ("limits", known(self.limits, limits)),
             ("tokenizer", known(self.tokenizer, tokenizer)),
             ("structured output", known(self.structured,
@@ -104,6 +105,10 @@ class Capabilities:
             ("context", context),
             ("concurrency", concurrency),
         ]
+
+
+def _router_name(kind: str) -> str:
+    return ROUTER_NAMES.get(kind, ROUTER_NAMES[""])
 
 
 def _workers(count: int) -> str:
@@ -139,11 +144,12 @@ def without_requests(probe: ServerFacts, model: str, configured_context: int | N
                      known: Capabilities, info: dict[str, Any] | None) -> Capabilities:
     """What the server's informational endpoints say (no prompt sent), over what was known;
     `info`: its /server_info, as the caller fetched it (None: it has none)."""
-    found = replace(known, limits=info is not None, router_workers=None)
+    found = replace(known, limits=info is not None, router_workers=None, router="")
+    fleet = probe.fleet() if info is None or info.get("router") else None
+    if fleet is not None:
+        found = replace(found, router=fleet.kind, router_workers=len(fleet.healthy))
     if info is None:  # llama-server states its slots (-np) at /props; SGLang its limits
-        fleet = probe.fleet()  # SGLang's router, its workers' settings out of reach from here
-        found = replace(found, slots=probe.slots(),
-                        router_workers=len(fleet.healthy) if fleet else None)
+        found = replace(found, slots=probe.slots())
         if known.stated:  # stated last time, not now: found again, gradually
             found = replace(found, concurrency=None, concurrency_source="")
     if info is not None:
@@ -151,8 +157,6 @@ def without_requests(probe: ServerFacts, model: str, configured_context: int | N
         source = FLEET_SOURCE if info.get("router") else "/server_info"
         if isinstance(running, int) and running > 0:
             found = replace(found, concurrency=running, concurrency_source=source)
-        if info.get("router"):
-            found = replace(found, router_workers=len(info.get("workers") or ()))
         found = replace(found, cache_report=bool(info.get("enable_cache_report")))
     if probe.tokenize(model, ["Hello, world."]):
         found = replace(found, tokenizer=probe.tokenizer)

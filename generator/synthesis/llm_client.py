@@ -10,6 +10,7 @@ import json
 import logging
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -50,6 +51,9 @@ def split_reasoning(content: str, reasoning: str) -> tuple[str, str]:
     return content.strip(), reasoning.strip()
 
 
+MODELS_DEADLINE_S = 15.0  # GET /models, its whole answer
+
+
 class ChatClient:
     """Chat completions against one model on one server."""
 
@@ -63,6 +67,7 @@ class ChatClient:
         max_retries: int = 2,
         stream: bool = True,
         stall: float = 120.0,
+        thinking_off: Mapping[str, Any] | None = None,
     ) -> None:
         self.base_url = redact_url(base_url)  # for messages; the client alone has the real one
         self.model = model
@@ -72,6 +77,10 @@ class ChatClient:
         self._timeout, self._retries, self._stall = timeout, max_retries, stall
         self._watchdog = Watchdog()  # bounds each streamed answer as a whole
         self._logged: set[str] = set()  # server messages already logged (once each)
+        # Sent with every request that does not think (its own body wins): no server or
+        # gateway default decides it. Dropped for good if the server refuses it (a hosted API
+        # that knows no such field).
+        self.thinking_off: dict[str, Any] = dict(thinking_off or {})
 
     @cached_property
     def _client(self) -> openai.OpenAI:
@@ -88,13 +97,29 @@ class ChatClient:
 
     def served_models(self) -> list[str]:
         """The ids of the models the server serves; ServerUnavailableError if it does not answer."""
+        import httpx2
         import openai
 
+        client = self._client.with_options(timeout=MODELS_DEADLINE_S, max_retries=1)
+        watch: Watch | None = None
         try:
-            page = self._client.with_options(timeout=15.0, max_retries=1).models.list()
+            # Read whole within the deadline: a server that trickles its answer keeps each
+            # read short, never the whole (deadline.py).
+            with client.models.with_streaming_response.list() as response:
+                watch = self._watchdog.watch(MODELS_DEADLINE_S, response=response.http_response)
+                try:
+                    page = response.parse()
+                finally:
+                    watch.release()
         except openai.APIConnectionError as err:
             raise ServerNotAnsweringError(
                 f"the LLM server at {self.base_url} did not answer ({_cause(err)})."
+            ) from err
+        except httpx2.HTTPError as err:  # the answer's body, cut at the deadline or dropped
+            said = (f"no whole answer within {MODELS_DEADLINE_S:g} s" if watch and watch.fired
+                    else type(err).__name__)
+            raise ServerNotAnsweringError(
+                f"the LLM server at {self.base_url} did not answer GET /models ({said})."
             ) from err
         except openai.APIStatusError as err:
             said = self._said(err)
@@ -130,7 +155,24 @@ class ChatClient:
                 if attempt == retries:
                     raise
                 log.warning("%s; asking again (%d of %d)", err, attempt + 1, retries)
+            except LlmRequestError as err:
+                if not self._switch_refused(request, err):
+                    raise
+                return self.complete(request, events, retry=retry)  # once: the switch is gone
         raise AssertionError("unreachable")
+
+    def _switch_refused(self, request: PromptRequest, err: LlmRequestError) -> bool:
+        """Whether `err` is the server refusing the thinking-off switch we added (a 400 that
+        names one of its fields); it is then dropped for every later request."""
+        if request.thinking or not self.thinking_off or err.status != 400:
+            return False
+        if not any(key in (err.detail or "") for key in self.thinking_off):
+            return False
+        log.warning("%s refuses %s; requests go without a thinking switch, so the server "
+                    "decides (set [llm] no_thinking_extra_body to how it turns thinking off)",
+                    self.base_url, ", ".join(sorted(self.thinking_off)))
+        self.thinking_off = {}
+        return True
 
     def _complete_once(self, request: PromptRequest, events: StreamEvents,
                        retry: bool) -> Completion:
@@ -234,6 +276,7 @@ class ChatClient:
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],
             "max_tokens": request.max_tokens,
             "temperature": request.temperature,
+            **({} if request.thinking else self.thinking_off),
             **json.loads(request.extra_body_json),  # thinking switches, response_format
         }
         if stream:

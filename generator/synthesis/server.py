@@ -1,8 +1,12 @@
-"""What we can learn about the LLM server without running a prompt, and how to start one.
+"""What we can learn about the LLM server without running a prompt (how to start one:
+launch.py).
 
-SGLang exposes its settings (`/server_info`, `/model_info`, `/health`); SGLang's router lists
-the workers whose settings count (router.py); other OpenAI-compatible servers expose only
-`/v1/models`. Everything here degrades to "unknown" rather than guessing.
+SGLang exposes its settings (`/server_info`, `/model_info`, `/v1/loads`; the older `/get_*`
+names are deprecated aliases, asked only after the canonical ones); a router (smg, or the older
+sglang-router) lists the workers whose settings count (router.py); other OpenAI-compatible
+servers expose only `/v1/models`. Everything here degrades to "unknown" rather than guessing.
+Every exchange has a deadline for the whole of it (deadline.py): a server that trickles its
+answer a byte at a time is cut there, not waited on for minutes.
 """
 
 from __future__ import annotations
@@ -12,89 +16,23 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import urlparse, urlsplit
 
 import requests
 
+from ..deadline import DeadlineAdapter, Watchdog
 from ..ports import Fleet, RouterWorker, ServedModel
-from .router import FLEET_SOURCE, fleet_limits, is_router, listed_workers, reachable_from_here
-
-log = logging.getLogger(__name__)
-
-# SGLang's reasoning parsers for the model families we know; others get none suggested.
-_REASONING_PARSERS = (
-    ("deepseek-v4", "deepseek-v4"),
-    ("deepseek-r1", "deepseek-r1"),
-    ("deepseek-v3", "deepseek-v3"),
-    ("qwen3", "qwen3"),
-    ("gpt-oss", "gpt-oss"),
-    ("kimi", "kimi"),
-    ("glm-4.5", "glm45"),
+from .router import (
+    FLEET_SOURCE,
+    fleet_limits,
+    listed_workers,
+    reachable_from_here,
+    reported_load,
+    router_kind,
+    router_version,
 )
 
-
-def reasoning_parser_for(model: str) -> str | None:
-    name = model.lower()
-    return next((parser for key, parser in _REASONING_PARSERS if key in name), None)
-
-
-def is_local(base_url: str) -> bool:
-    """Whether the server is on this machine (so it needs neither --host nor a key)."""
-    return (urlparse(base_url).hostname or "localhost") in ("localhost", "127.0.0.1", "::1")
-
-
-def sglang_command(model: str, base_url: str, context_length: int | None = None,
-                   api_key_env: str = "SGLANG_API_KEY") -> str:
-    """The SGLang launch command that serves `model` where `base_url` expects it.
-
-    A server that other machines reach (a GitHub runner, say) listens on every interface and
-    wants the API key that the digest sends from `api_key_env`.
-    """
-    url = urlparse(base_url)
-    if "/" in model or model.startswith((".", "~")):
-        parts = ["python -m sglang.launch_server", f"--model-path {model}"]
-    else:  # an alias ("smollm2"): SGLang loads weights by path or Hugging Face id
-        parts = ["python -m sglang.launch_server", "--model-path <hugging-face-id-or-path>",
-                 f"--served-model-name {model}"]
-    if not is_local(base_url):
-        parts += ["--host 0.0.0.0", f'--api-key "${api_key_env}"']
-    parts.append(f"--port {url.port or 30000}")
-    parser = reasoning_parser_for(model)
-    if parser:
-        parts.append(f"--reasoning-parser {parser}")
-    parts += ["--enable-cache-report", "--schedule-policy lpm"]
-    if context_length:
-        parts.append(f"--context-length {context_length}")
-    return " ".join(parts)
-
-
-# SGLang's router in front of several workers, as measured fastest for editions, one or four
-# at once (bench/router.py, docs/benchmarks.md): cache-aware routing that rebalances at any gap
-# in load, so that one edition's prompts, which share one bundle, spread evenly over the
-# workers (the defaults rebalance only at a gap of 64: one edition, one worker).
-ROUTER_POLICY = ("--policy cache_aware", "--balance-abs-threshold 0",
-                 "--balance-rel-threshold 1.0")
-
-
-def router_commands(model: str, base_url: str, workers: int, context_length: int | None = None,
-                    api_key_env: str = "SGLANG_API_KEY") -> list[str]:
-    """The launch lines of `workers` SGLang workers on one machine (one GPU each, on the ports
-    after the router's) and of SGLang's router in front of them, where `base_url` expects a
-    server. The workers listen on this machine only: the router reaches them there, and so
-    does a digest run on the same machine, which reads each one's limits."""
-    port = urlparse(base_url).port or 30000
-    ports = [port + 1 + n for n in range(workers)]
-    lines = [f"CUDA_VISIBLE_DEVICES={n} "
-             + sglang_command(model, f"http://127.0.0.1:{p}/v1", context_length, api_key_env)
-             for n, p in enumerate(ports)]
-    router = ["python -m sglang_router.launch_router"]
-    if not is_local(base_url):
-        router += ["--host 0.0.0.0", f'--api-key "${api_key_env}"']
-    else:
-        router.append("--host 127.0.0.1")
-    router += [f"--port {port}", "--worker-urls " + " ".join(f"http://127.0.0.1:{p}"
-                                                             for p in ports), *ROUTER_POLICY]
-    return [*lines, " ".join(router)]
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -142,23 +80,50 @@ TOKENIZERS = (
 )
 
 
-class ServerProbe:
-    """Plain GETs against the server's informational endpoints."""
+# Each exchange with the server's informational endpoints, whole (deadline.py); a worker behind
+# a router gets less, and only the first few healthy workers are read directly.
+PROBE_DEADLINE_S = 10.0
+WORKER_DEADLINE_S = 5.0
+READ_WORKERS = 16
+TOKENIZE_DEADLINE_S = 60.0  # a whole bundle, counted
+LARGE_FLEET = 64  # workers past which the router's listing (its load) is read once a second
 
-    def __init__(self, session: requests.Session, base_url: str, api_key: str) -> None:
+
+class ServerProbe:
+    """Plain GETs against the server's informational endpoints, each bounded as a whole."""
+
+    def __init__(self, session: requests.Session, base_url: str, api_key: str,
+                 watchdog: Watchdog | None = None) -> None:
         self._session = session
         self.base_url = base_url.rstrip("/")
         # SGLang's native endpoints live at the root, beside /v1.
         self.root_url = self.base_url[:-3] if self.base_url.endswith("/v1") else self.base_url
         self._api_key = api_key
         self._headers = {"Authorization": f"Bearer {api_key}"}
+        self._watchdog = watchdog or Watchdog()  # cuts an exchange that outlasts its deadline
+        parts = urlsplit(self.base_url)
+        if parts.scheme in ("http", "https") and parts.netloc:
+            session.mount(f"{parts.scheme}://{parts.netloc}/", DeadlineAdapter())
         self.tokenizer: str | None = None  # the TOKENIZERS shape that answered, once one has
-        self._router: bool | None = None  # whether it is SGLang's router, once asked
+        self._router: bool | None = None  # whether it is a router, once asked
+        self._kind, self._version = "", ""  # which router, as it showed it
+        self._fleet: Fleet | None = None  # its workers, as last read
+        self._last_load: tuple[float, int | None] | None = None  # (when, load): large fleets
         self._worker: ServerProbe | None = None  # behind the router: a worker that was read
         self._unreachable: set[str] = set()  # workers that did not answer from here
 
-    def _get(self, url: str, timeout: float = 10.0) -> requests.Response:
-        return self._session.get(url, headers=self._headers, timeout=timeout)
+    def _get(self, url: str, timeout: float = PROBE_DEADLINE_S) -> requests.Response:
+        """GET `url`, its whole answer within `timeout` seconds (requests.Timeout if not)."""
+        with self._watchdog.exchange(timeout) as watch:
+            try:
+                response = self._session.get(url, headers=self._headers, timeout=timeout)
+                response.content  # noqa: B018 (read whole, under the deadline)
+            except requests.RequestException as err:
+                if watch.expired():
+                    raise requests.Timeout(f"no whole answer from {url} within {timeout:g} s"
+                                           ) from err
+                raise
+            return response
 
     def models(self) -> list[ServedModel]:
         """Raises requests.RequestException if unreachable, or HTTPError on an error status."""
@@ -167,11 +132,17 @@ class ServerProbe:
         data = response.json().get("data", [])
         return [ServedModel(str(m.get("id")), _int(m.get("max_model_len"))) for m in data]
 
-    def json_or_none(self, *paths: str, timeout: float = 10.0) -> dict[str, Any] | None:
-        """The first of `paths` (at the root URL) that answers 200 with a JSON object."""
+    def json_or_none(self, *paths: str, timeout: float = PROBE_DEADLINE_S
+                     ) -> dict[str, Any] | None:
+        """The first of `paths` (at the root URL) that answers 200 with a JSON object, all of
+        them within `timeout` seconds together."""
+        ends = time.monotonic() + timeout
         for path in paths:
+            left = ends - time.monotonic()
+            if left <= 0.05:
+                return None
             try:
-                response = self._get(f"{self.root_url}{path}", timeout=timeout)
+                response = self._get(f"{self.root_url}{path}", timeout=left)
                 if response.status_code == 200:
                     data = response.json()
                     if isinstance(data, dict):
@@ -181,38 +152,78 @@ class ServerProbe:
         return None
 
     def server_info(self) -> dict[str, Any] | None:
-        """SGLang's limits; behind its router, the workers' together (router.fleet_limits)."""
+        """SGLang's limits; behind a router, the workers' together (router.fleet_limits)."""
         info = self._own_info()
-        self._router = is_router(info)
-        return fleet_limits(self._read_fleet()) if self._router else info
+        fleet = self._read_fleet(own_info=info)
+        return fleet_limits(fleet) if fleet is not None else info
 
-    def _own_info(self, timeout: float = 10.0) -> dict[str, Any] | None:
+    def _own_info(self, timeout: float = PROBE_DEADLINE_S) -> dict[str, Any] | None:
         info = self.json_or_none("/server_info", "/get_server_info", timeout=timeout)
         if info and isinstance(info.get("server_args"), dict):
             info = {**info["server_args"], **info}  # some versions nest the arguments
         return info
 
     def fleet(self) -> Fleet | None:
-        """The workers behind SGLang's router, each with its own settings where they can be
-        read from here; None where the server is no router."""
-        if self._router is None:  # the router answers /get_server_info only
-            self._router = is_router(self.json_or_none("/get_server_info"))
-        return self._read_fleet() if self._router else None
+        """The workers behind a router (smg, or the older sglang-router), each with its limits
+        (the router's labels, or its own settings where they can be read from here), as last
+        read (by `server_info`) or read now; None where the server is no router (it lists no
+        workers)."""
+        return self._fleet if self._fleet is not None else self._read_fleet()
 
-    def _read_fleet(self) -> Fleet:
-        return Fleet(tuple(RouterWorker(url, healthy, self._worker_info(url) if healthy else None)
-                           for url, healthy in listed_workers(self.json_or_none("/workers"))))
+    def _read_fleet(self, own_info: dict[str, Any] | None = None) -> Fleet | None:
+        if self._router is False:
+            return None
+        listing = self.json_or_none("/workers")
+        workers = listed_workers(listing)
+        if workers is None:
+            if self._router is None:
+                self._router = False  # asked once: no router lists no workers
+                return None
+            workers = []  # a router that did not list them this time
+        if self._router is None:
+            self._router = True
+            own = own_info if own_info is not None else self.json_or_none("/get_server_info")
+            loads = self.json_or_none("/v1/loads", "/get_loads")
+            self._kind, self._version = router_kind(own, listing, loads), router_version(loads)
+        read: list[RouterWorker] = []
+        for worker in workers:
+            info = None
+            if worker.healthy and sum(w.info is not None for w in read) < READ_WORKERS:
+                info = self._worker_info(worker.url)
+            read.append(RouterWorker(worker.url, worker.healthy, info, worker.labels,
+                                     worker.load))
+        self._fleet = Fleet(tuple(read), self._kind, self._version)
+        return self._fleet
+
+    def load(self) -> int | None:
+        """Requests in flight on the server, or behind a router on its whole fleet, where it
+        reports them (router.reported_load); None where it does not."""
+        if self._router is None:
+            self.fleet()
+        if self._last_load is not None and time.monotonic() - self._last_load[0] < 1.0:
+            return self._last_load[1]  # a large fleet's listing, read at most once a second
+        listing = self.json_or_none("/workers", timeout=WORKER_DEADLINE_S) \
+            if self._router else None
+        found = reported_load(listing=listing)
+        workers = listing.get("workers") if isinstance(listing, dict) else None
+        if isinstance(workers, list) and len(workers) > LARGE_FLEET:
+            self._last_load = (time.monotonic(), found)
+        if found is None:
+            found = reported_load(loads=self.json_or_none(
+                "/v1/loads", *(("/get_loads",) if self._router else ()),
+                timeout=WORKER_DEADLINE_S))
+        return found
 
     def _worker_info(self, url: str) -> dict[str, Any] | None:
         """A worker's own /server_info, read directly; None where it does not answer from here
-        (asked once a run: a worker behind a firewall costs one timeout, not one a call)."""
+        (asked once a run: a worker behind a firewall costs one deadline, not one a call)."""
         if url in self._unreachable or not reachable_from_here(url, self.base_url):
             return None
         # The key goes where the router's URL sends it, never from https down to plain http.
         key = self._api_key if urlparse(url).scheme == "https" or not \
             self.base_url.startswith("https:") else ""
-        worker = ServerProbe(self._session, f"{url}/v1", key)
-        info = worker._own_info(timeout=5.0)
+        worker = ServerProbe(self._session, f"{url}/v1", key, self._watchdog)
+        info = worker._own_info(timeout=WORKER_DEADLINE_S)
         if info is None:
             self._unreachable.add(url)
         elif self._worker is None:
@@ -250,14 +261,15 @@ class ServerProbe:
 
     def _count(self, shape: Tokenizer, model: str, text: str) -> int | None:
         url = (self.base_url if shape.under_v1 else self.root_url) + shape.path
-        try:
-            response = self._session.post(url, json=shape.body(model, text),
-                                          headers=self._headers, timeout=60.0)
-            if response.status_code != 200:
+        with self._watchdog.exchange(TOKENIZE_DEADLINE_S):
+            try:
+                response = self._session.post(url, json=shape.body(model, text),
+                                              headers=self._headers, timeout=TOKENIZE_DEADLINE_S)
+                if response.status_code != 200:
+                    return None
+                data = response.json()
+            except (requests.RequestException, ValueError):
                 return None
-            data = response.json()
-        except (requests.RequestException, ValueError):
-            return None
         return shape.count(data, text)
 
     def context_length(self, model: str, info: dict[str, Any] | None
@@ -286,31 +298,36 @@ class ServerProbe:
         /props `total_slots` (its `-np`; more requests wait in its queue)."""
         return _positive((self.json_or_none("/props") or {}).get("total_slots"))
 
-    def readiness(self) -> tuple[bool, str]:
-        """(ready, what was seen): /readiness where the server has it (SGLang's router: ready
-        once a worker is healthy; its /health answers 200 with none), else /health, else
-        /v1/models."""
+    def readiness(self, deadline_s: float = WORKER_DEADLINE_S) -> tuple[bool, str]:
+        """(ready, what was seen): /readiness where the server has it (a router: ready once a
+        worker is healthy; its /health answers 200 with none), else /health, else /v1/models;
+        all within `deadline_s` seconds."""
+        ends = time.monotonic() + max(0.1, deadline_s)
         try:
-            response = self._get(f"{self.root_url}/readiness", timeout=5.0)
+            response = self._get(f"{self.root_url}/readiness", timeout=max(0.1, deadline_s))
             said = _readiness_words(response)
             if said:
-                return response.status_code == 200, said
-            response = self._get(f"{self.root_url}/health", timeout=5.0)
+                return response.status_code == 200 and not said.startswith("no "), said
+            response = self._get(f"{self.root_url}/health", timeout=_left(ends))
             if response.status_code == 200:
                 return True, "healthy"
             if response.status_code != 404:
                 return False, f"/health answered {response.status_code} (still starting?)"
-            response = self._get(f"{self.base_url}/models", timeout=5.0)
+            response = self._get(f"{self.base_url}/models", timeout=_left(ends))
             return response.status_code == 200, f"/v1/models answered {response.status_code}"
         except requests.RequestException as err:
+            if isinstance(err, requests.Timeout):
+                return False, "no whole answer in time"
             return False, f"not answering ({type(err).__name__})"
 
     def wait_ready(self, timeout: float, on_progress: Callable[[float, str], None] | None = None,
                    interval: float = 2.0) -> bool:
-        """Poll until the server is ready or `timeout` seconds pass; True when ready."""
+        """Poll until the server is ready or `timeout` seconds pass; True when ready. No check
+        outlasts what is left of `timeout` (each exchange is cut at its deadline)."""
         started = time.monotonic()
         while True:
-            ready, seen = self.readiness()
+            left = timeout - (time.monotonic() - started)
+            ready, seen = self.readiness(min(WORKER_DEADLINE_S, max(0.1, left)))
             waited = time.monotonic() - started
             if ready:
                 return True
@@ -319,6 +336,10 @@ class ServerProbe:
             if on_progress:
                 on_progress(waited, seen)
             time.sleep(min(interval, max(0.05, timeout - waited)))
+
+
+def _left(ends: float) -> float:
+    return max(0.05, ends - time.monotonic())
 
 
 def _readiness_words(response: requests.Response) -> str:
@@ -332,11 +353,13 @@ def _readiness_words(response: requests.Response) -> str:
         data = None
     data = data if isinstance(data, dict) else {}
     healthy, total = _int(data.get("healthy_workers")), _int(data.get("total_workers"))
+    counted = f" ({healthy or 0} of {total} healthy)" if total else ""
+    if response.status_code == 200 and healthy == 0:  # ready, it says, with none to serve
+        return f"no healthy worker behind the router yet{counted}"
     if response.status_code == 200:
         return f"ready ({healthy} healthy worker(s))" if healthy is not None else "ready"
-    if data.get("status") != "not ready":  # SGLang's router's own answer, recorded
+    if data.get("status") != "not ready":  # a router's own answer, recorded
         return ""
-    counted = f" ({healthy or 0} of {total} healthy)" if total else ""
     return f"no healthy worker behind the router yet{counted}"
 
 

@@ -1,8 +1,9 @@
-"""SGLang's real router (sglang-router from the package registry, an optional extra) in front
-of local workers, for the router's end-to-end test and bench/router.py.
+"""SGLang's real routers from the package registry (the `router` extra) in front of local
+workers, for the routers' end-to-end tests and bench/router.py: today's Shepherd Model Gateway
+(`smg`) and the older sglang-router.
 
-The router is started as its users start it (`python -m sglang_router.launch_router`), on
-127.0.0.1 with ports of its own (two routers on the default Prometheus port panic).
+Each is started as its users start it (`smg launch`, `python -m sglang_router.launch_router`),
+on 127.0.0.1 with ports of its own (two routers on the default Prometheus port panic).
 """
 
 from __future__ import annotations
@@ -18,12 +19,15 @@ from typing import IO
 
 import requests
 
+# Each router: its package (to import) and how it is launched (after the interpreter).
+ROUTERS = {"smg": ("smg", ("-m", "smg", "launch")),
+           "sglang-router": ("sglang_router", ("-m", "sglang_router.launch_router"))}
 
-def missing() -> str:
-    """Why the router cannot be started here ("" where it can)."""
-    if importlib.util.find_spec("sglang_router") is None:
-        return ("sglang-router is not installed (pip install -c constraints.txt "
-                "'.[router]')")
+
+def missing(kind: str = "smg") -> str:
+    """Why the router `kind` (ROUTERS) cannot be started here ("" where it can)."""
+    if importlib.util.find_spec(ROUTERS[kind][0]) is None:
+        return (f"{kind} is not installed (pip install -c constraints.txt '.[router]')")
     return ""
 
 
@@ -34,14 +38,15 @@ def free_port() -> int:
 
 
 class Router:
-    """`python -m sglang_router.launch_router` over `workers` (their root URLs), with the
-    router's own `options` (its policy, say: `("--policy", "round_robin")`)."""
+    """The router `kind` (ROUTERS: `smg launch`, or sglang-router's launcher) over `workers`
+    (their root URLs), with the router's own `options` (its policy, say: `("--policy",
+    "round_robin")`)."""
 
     def __init__(self, workers: Sequence[str], *, options: Sequence[str] = (),
-                 log: Path | None = None) -> None:
+                 log: Path | None = None, kind: str = "smg") -> None:
         self.port = free_port()
-        self.command = [sys.executable, "-m", "sglang_router.launch_router",
-                        "--host", "127.0.0.1", "--port", str(self.port),
+        self.kind = kind
+        self.command = [sys.executable, *ROUTERS[kind][1], "--host", "127.0.0.1", "--port", str(self.port),
                         "--worker-urls", *workers, *options,
                         "--prometheus-port", str(free_port()),
                         "--worker-startup-check-interval", "1", "--log-level", "warn"]

@@ -195,6 +195,21 @@ def realistic_responder(body: dict[str, Any]) -> Answer:
 
 
 @dataclass
+class FleetCount:
+    """Chats in flight on several servers together (workers behind one router), and the most
+    at once: what a fleet's width bounds."""
+
+    in_flight: int = 0
+    max_in_flight: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def count(self, change: int) -> None:
+        with self.lock:
+            self.in_flight += change
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+
+@dataclass
 class SglangState:
     models: list[str] = field(default_factory=lambda: ["deepseek-ai/DeepSeek-V4-Flash"])
     max_model_len: int = 131072
@@ -250,6 +265,8 @@ class SglangState:
     endless: Callable[[dict[str, Any]], str] = lambda body: ""
     in_flight: int = 0
     max_in_flight: int = 0
+    fleet: FleetCount | None = None  # counts this server's chats with other servers' (a fleet)
+    others_in_flight: int = 0  # reported at /v1/loads beside its own: other clients' requests
     # When each answer was complete, taken before its last chunk is sent: whatever a client
     # does because the answer came back happens after it (an order, not a race).
     finished: list[float] = field(default_factory=list)
@@ -335,6 +352,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.counted = False
             with self.server.state.lock:
                 self.server.state.in_flight -= 1
+                if self.server.state.fleet is not None:
+                    self.server.state.fleet.count(-1)
                 self.server.state.lock.notify_all()
 
     def do_GET(self) -> None:
@@ -344,7 +363,7 @@ class _Handler(BaseHTTPRequestHandler):
             with state.lock:
                 state.model_requests += 1
         sglang = state.kind == "sglang" and not state.plain_openai
-        if (self.path == "/server_info" and not sglang) or (self.path == "/health" and (
+        if (self.path in ("/server_info", "/get_server_info") and not sglang) or (self.path == "/health" and (
                 state.plain_openai or state.kind in ("llama-cpp-python", "litellm"))):
             self._error(404, "Not Found", "NotFoundError")
         elif self.path == "/props" and state.kind == "llama.cpp":
@@ -368,7 +387,16 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.path in ("/model_info", "/get_model_info") and sglang:
             # What SGLang's router reads of a worker, beside /server_info.
             self._json(200, {"model_path": state.models[0], "is_generation": True})
-        elif self.path == "/server_info":
+        elif self.path.split("?")[0] in ("/v1/loads", "/get_load") and sglang:
+            # SGLang's load report (`/get_load` its deprecated alias), which the routers ask.
+            with state.lock:
+                running = state.in_flight + state.others_in_flight
+            rank = {"dp_rank": 0, "num_running_reqs": running, "num_waiting_reqs": 0,
+                    "num_total_reqs": running}
+            self._json(200, [rank] if self.path == "/get_load" else {
+                "timestamp": "2026-12-07T00:00:00Z", "version": "0.5.23", "dp_rank_count": 1,
+                "loads": [rank]})
+        elif self.path in ("/server_info", "/get_server_info"):  # the second: its old alias
             self._json(200, {
                 "model_path": state.models[0], "served_model_name": state.models[0],
                 "context_length": state.max_model_len,
@@ -401,6 +429,8 @@ class _Handler(BaseHTTPRequestHandler):
             state.in_flight += not drop
             self.counted = not drop
             state.max_in_flight = max(state.max_in_flight, state.in_flight)
+            if state.fleet is not None and not drop:
+                state.fleet.count(+1)
             state.lock.notify_all()
         if drop:  # past its capacity: the connection closes with no response at all
             self.close_connection = True
@@ -665,7 +695,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(status, {"object": "error", "message": message, "type": error_type,
                             "param": None, "code": status})
 
-    def _json(self, status: int, payload: dict[str, Any]) -> None:
+    def _json(self, status: int, payload: Any) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
