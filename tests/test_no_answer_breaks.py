@@ -241,3 +241,24 @@ def test_a_feed_or_bibtex_that_cannot_be_made_keeps_the_last_good_file(
     assert [f.path for f in rendered.failed] == [path]
     assert path not in rendered.pages  # not written: the file published last time stays
     assert path in rendered.pages[f"editions/{EDITION}/run-report.md"]
+
+
+def test_a_paper_agreeing_with_itself_by_the_answers_own_name_for_it_keeps_no_verdict() -> None:
+    """The name the answer itself gave the paper ("Paper 1 (Evicto)") makes the sentence a
+    paper agreeing with itself too: the page's linker drops it, and so do the record's checks
+    and the figure (read_away reads the answer's names as the linker does)."""
+    answers = dict(scenario.SECOND_ANSWERS)
+    nicknamed = "Paper 1 (Evicto) drafts a tree of tokens. Paper 1 and Evicto agree on the mechanism."
+    answers["since-last-edition"] = answers["since-last-edition"].replace(
+        "Paper 3 (PagedAttention) is revised", f"{nicknamed} Paper 3 (PagedAttention) is revised",
+        1)
+    quotes = dict(scenario.QUOTES)
+    quotes[("agree on the mechanism", TREE.base_id)] = "cuts latency by 3.4x at batch size 1"
+    first = edition_of(FIRST, (scenario.PAGED, scenario.SPEC, scenario.QUANT),
+                       scenario.FIRST_ANSWERS, [])
+    second = edition_of(SECOND, (TREE, scenario.CHUNK, scenario.PAGED_V2, scenario.QUANT_GONE),
+                        answers, [first.record], quotes=quotes)
+    assert second.record.checks is not None
+    sentences = [c.sentence for checks in second.record.checks.values() for c in checks]
+    assert any("drafts a tree of tokens" in s for s in sentences)  # the answer was checked
+    assert not any("agree on the mechanism" in s for s in sentences)

@@ -66,12 +66,16 @@ def one_paper_once(sentence: str, aliases: Mapping[int, Sequence[str]]) -> str |
     return sentence
 
 
-def read_away(sentence: str, names: Mapping[int, str]) -> bool:
+def read_away(sentence: str, names: Mapping[int, str],
+              given: Mapping[int, Sequence[str]] | None = None) -> bool:
     """Whether `one_paper_once` drops `sentence` (plain text, citing "Paper N") for reading,
-    its papers named `names`: such a sentence is neither shown nor counted, so its check
-    goes with it (no verdict is kept for words no page shows)."""
-    return (CITE_RE.search(sentence) is not None
-            and one_paper_once(sentence, {n: (name,) for n, name in names.items()}) is None)
+    its papers named `names` and, in its answer, `given` (the names the answer tied to their
+    numbers, as the page's linker reads them: naming.answer_names): such a sentence is neither
+    shown nor counted, so its check goes with it (no verdict is kept for words no page
+    shows)."""
+    aliases = {n: (names[n], *(given or {}).get(n, ())) if n in names else tuple(
+        (given or {}).get(n, ())) for n in {*names, *(given or {})}}
+    return CITE_RE.search(sentence) is not None and one_paper_once(sentence, aliases) is None
 
 
 def papers_once(text: str, aliases: Mapping[int, Sequence[str]]) -> str:

@@ -226,8 +226,12 @@ def published_checks(papers: Sequence[NumberedPaper],
     if checks is None:
         return None
     titles = {p.number: p.paper.title for p in papers}
-    kept = {name: tuple(c for c in found if not read_away(c.sentence, names or {}))
-            for name, found in checks.items()}
+    answers = {request.name: completion.content for request, completion in pairs
+               if completion.ok}
+    kept = {}
+    for name, found in checks.items():  # by the names the page's linker reads too
+        given = answer_names(answers[name], titles) if name in answers else {}
+        kept[name] = tuple(c for c in found if not read_away(c.sentence, names or {}, given))
     for request, completion in pairs:
         spec = kinds.get(request.kind)
         if spec is None or request.name not in kept or not completion.ok:

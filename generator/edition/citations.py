@@ -162,7 +162,7 @@ class CitationLinker:
         aliases = {n: (*self._aliases.get(n, ()), *self.names.get(n, ()))
                    for n in {*self._aliases, *self.names}}  # the answer's own names too
         once = one_paper_once(sentence, aliases)
-        if once is None or read_away(plain, self._plain_names):  # as its check was dropped
+        if once is None or read_away(plain, self._plain_names, self.names):  # its check too
             return ""
         sentence = once
         citations = find_citations(sentence)

@@ -27,6 +27,7 @@ from ..config import Config
 from ..edition.assemble import synthesis_pages
 from ..edition.facts import TextFacts
 from ..errors import UsageError
+from ..evidence.naming import answer_names
 from ..evidence.requests import check_tokens
 from ..kinds import ASK
 from ..papers import Bundle
@@ -112,8 +113,10 @@ def question_record(config: Config, question: str, found: Sequence[ArchivePaper]
     answered = any(r.kind == ASK and c.ok for r, c in pairs)
     # A sentence the page drops for reading (a paper agreeing with itself) keeps no verdict.
     names = {p.number: p.name for p in listed}
+    answer = next((c.content for r, c in pairs if r.kind == ASK and c.ok), "")
+    given = answer_names(answer, {p.number: p.title for p in listed})
     ask_checks = (tuple(c for c in (checks or {}).get("ask", ())
-                        if not read_away(c.sentence, names))
+                        if not read_away(c.sentence, names, given))
                   if checks is not None or (config.evidence.enabled and answered) else None)
     # Linked once with the papers' text, so that the figures they state are written down.
     synthesis_pages([p.numbered() for p in listed], pairs, {}, names,
