@@ -59,3 +59,16 @@ def test_a_server_that_refuses_the_off_switch_gets_requests_without_it(
     refused, *later = sglang_server.state.chat_requests
     assert "chat_template_kwargs" in refused
     assert len(later) == 2 and all("chat_template_kwargs" not in b for b in later)
+
+
+def test_a_request_that_does_not_think_says_so_over_a_body_it_inherited(
+        sglang_server: SglangServer) -> None:
+    """A continuation of a thinking answer keeps its parent's body; with a server's own
+    top-level switch (`[llm] thinking_extra_body`), the off switch still has the last word."""
+    own = replace(LlmSettings(), thinking_extra_body={"enable_thinking": True})
+    chat = ChatClient(sglang_server.base_url, MODEL, "k", max_retries=0,
+                      thinking_off=own.thinking_switch(False))
+    inherited = replace(request(False), extra_body_json=json.dumps(own.thinking_switch(True)))
+    assert chat.complete(inherited).ok
+    (sent,) = sglang_server.state.chat_requests
+    assert sent["enable_thinking"] is False

@@ -276,8 +276,10 @@ class ChatClient:
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],
             "max_tokens": request.max_tokens,
             "temperature": request.temperature,
-            **({} if request.thinking else self.thinking_off),
             **json.loads(request.extra_body_json),  # thinking switches, response_format
+            # A request that does not think says so last: a body it inherited (a continuation
+            # of a thinking answer, with a server's own top-level switch) cannot turn it on.
+            **({} if request.thinking else self.thinking_off),
         }
         if stream:
             body.update(stream=True, stream_options={"include_usage": True})
