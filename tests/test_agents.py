@@ -285,6 +285,19 @@ def test_without_the_sdk_digest_mcp_says_how_to_install_it(
     assert "Traceback" not in result.output
 
 
+def test_a_claims_mark_is_in_the_words_every_page_shows(archive: Archive) -> None:
+    """A sentence citing two papers, one quote found: "⚠ quoted for 1 of 2" as the pages say
+    it, never the bare "no quote found" (its code stays no_quote)."""
+    reader = ArchiveReader(load_config(archive.config, registry=BUILTIN_KINDS))
+    record = archive.days.second.record
+    check = next(c for cs in (record.checks or {}).values() for c in cs
+                 if c.id == "research-map#8")
+    cited = next(p for p in record.papers if p.number == check.papers[0])
+    claim = next(c for c in reader.paper(cited.arxiv_id).claims if c.id == check.id)
+    assert (claim.verdict, claim.mark) == ("no_quote", "⚠ quoted for 1 of 2")
+    assert claim.mark == check.mark_text != check.mark.text
+
+
 def test_a_lone_surrogate_is_refused_in_our_words(archive: Archive) -> None:
     reader = ArchiveReader(load_config(archive.config, registry=BUILTIN_KINDS))
     with pytest.raises(AgentInputError, match="not text \\(a character UTF-8 cannot carry"):
@@ -320,9 +333,13 @@ def test_each_editions_json_meets_its_schema_and_reads_back_into_the_record(
         # The claims are the record's, with the codes `digest ask --json` prints.
         checks = [c for cs in (record.checks or {}).values() for c in cs]
         assert [c["verdict"] for c in data["claims"]] == [c.mark.code for c in checks]
+        # ...and the marks in the words every page shows (ClaimCheck.mark_text).
+        assert [c["mark"] for c in data["claims"]] == [c.mark_text for c in checks]
         assert "full_text" not in json.dumps(data["claims"]) and ".pdf\"" not in json.dumps(
             data["papers"])
     second = json.loads(json.dumps(public_record(records[1])))
+    several = next(c for c in second["claims"] if c["id"] == "research-map#8")
+    assert (several["verdict"], several["mark"]) == ("no_quote", "⚠ quoted for 1 of 2")
     assert second["since"]["withdrawn"][0]["base_id"] == "2611.00103"
     with pytest.raises(DigestError, match="schema version 1"):
         record_of_public({**second, "schema_version": 2}, "edition.json")

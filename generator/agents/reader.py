@@ -64,10 +64,11 @@ def claim_value(check: ClaimCheck, ids: Mapping[int, str], edition: str = "", pa
                 names: Mapping[int, str] | None = None) -> a.Claim:
     """A recorded claim as the tools return it, its verdict code as its record decided it;
     `ids`: the arXiv id of each paper number it may cite, `names` the names its citations
-    are written with (None: as "Paper N")."""
+    are written with (None: as "Paper N"). Its mark is in the words every page shows
+    (`ClaimCheck.mark_text`), beside the code."""
     sentence = name_citations(check.sentence, names) if names else check.sentence
     return a.Claim(
-        edition, check.id, page, a.model_text(sentence), check.mark.code, check.mark.text,
+        edition, check.id, page, a.model_text(sentence), check.mark.code, check.mark_text,
         tuple(a.Quote(ids.get(q.paper, f"Paper {q.paper}"), a.paper_text(q.quote),
                       q.verdict == "supported", q.note) for q in check.quotes if check.papers),
         a.model_text(check.judgement.reason) if check.judgement else None)

@@ -40,9 +40,12 @@ class PublicRecordError(DigestError):
 
 
 def claim_data(check: ClaimCheck) -> dict[str, Any]:
-    """One checked claim, as `digest ask --json` prints it and the site's JSON holds it."""
+    """One checked claim, as `digest ask --json` prints it and the site's JSON holds it: its
+    verdict code (`Mark.code`) and its mark in the words every page shows
+    (`ClaimCheck.mark_text`: "⚠ quoted for 2 of 5" where a sentence citing several papers had
+    some of its quotes found)."""
     return {"sentence": check.sentence, "papers": list(check.papers),
-            "verdict": check.mark.code, "mark": check.mark.text,
+            "verdict": check.mark.code, "mark": check.mark_text,
             "quotes": [{"paper": q.paper, "quote": q.quote,
                         "found": q.verdict == "supported", "note": q.note}
                        for q in check.quotes if check.papers],
