@@ -143,10 +143,14 @@ def run_batch(
             request = run.requests[index]
             observer.started(request)
             events = _Events(request, observer, lambda: dispatcher.prefilled(index))
+            if share is not None:
+                try:  # what the others on the server leave, read just now; a request that
+                    share.admit()  # waits for them is not yet in flight for the width below
+                except BaseException:
+                    dispatcher.prefilled(index)
+                    raise
             ticket = adaptive.sent() if adaptive is not None else None
             try:
-                if share is not None:
-                    share.admit()  # what the others on the server leave, read just now
                 # Where the width is ours to find, a sign of overload comes back at once and
                 # is sent again below, fewer at a time, never by the client itself.
                 # An answer that reads as cut is suspected only of a server that says nothing
