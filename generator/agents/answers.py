@@ -1,7 +1,8 @@
 """What each tool of `digest mcp` answers: frozen dataclasses, whose fields the SDK turns into
 the tool's output schema.
 
-Text written by a paper's authors (titles, abstracts, quotes) or by the model (answers, claims,
+Text written by a paper's authors (titles, author names, abstracts, quotes, the BibTeX entry
+made of them) or by the model (answers, claims,
 briefs, reasons) is never a bare string here: it is an `Untrusted` value that says where it
 came from, so an agent reads an instruction written into an abstract as a quote, not an order.
 """
@@ -108,7 +109,7 @@ class PaperAnswer:
     base_id: str
     arxiv_id: str  # its newest version in the archive
     title: Untrusted
-    authors: tuple[str, ...]
+    authors: tuple[Untrusted, ...]  # each name as the paper gives it
     abstract: Untrusted
     abs_url: str
     status: str  # new, revised, follow-up or withdrawn, as its newest edition says
@@ -118,7 +119,7 @@ class PaperAnswer:
     brief: Brief | None
     claims: tuple[Claim, ...]
     follows_up: tuple[str, ...]  # base ids of the earlier papers it names
-    bibtex: str
+    bibtex: Untrusted  # its entry, made of the paper's own title and names (TeX escaped)
     notice: str = NOTICE
 
 

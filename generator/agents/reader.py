@@ -162,7 +162,8 @@ class ArchiveReader:
             f.earlier for r, p in covered if r.continuity
             for f in r.continuity.followups if f.number == p.number))
         return a.PaperAnswer(
-            base, newest.arxiv_id, a.paper_text(newest.title), newest.authors,
+            base, newest.arxiv_id, a.paper_text(newest.title),
+            tuple(a.paper_text(name) for name in newest.authors),
             a.paper_text(cut(newest.abstract, MAX_ABSTRACT_CHARS)), newest.abs_url,
             "withdrawn" if gone else _status(record, newest),
             a.paper_text(gone.notice) if gone else None, self._in_library(newest),
@@ -175,8 +176,8 @@ class ArchiveReader:
                     brief[1].tldr, brief[1].problem, brief[1].method, brief[1].result,
                     brief[1].limitations))),
             tuple(claims[:MAX_PAPER_CLAIMS]), follows,
-            entry(Citable(newest.arxiv_id, newest.title, newest.authors, newest.published,
-                          newest.categories)))
+            a.paper_text(entry(Citable(newest.arxiv_id, newest.title, newest.authors,
+                                       newest.published, newest.categories))))
 
     def edition(self, name: str = "latest") -> a.EditionAnswer:
         wanted = checked_edition(name)
