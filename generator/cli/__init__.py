@@ -13,6 +13,7 @@ import click
 
 from .. import __version__, pipeline
 from ..archive.history import History
+from ..errors import DigestError
 from ..pipeline.fetch import fetch_stage
 from ..pipeline.render import remove_edition, render_all, render_flagged, render_stage
 from ..pipeline.services import make_services, workspace_cache
@@ -304,12 +305,21 @@ def remove(config_path: str, edition: str) -> None:
         config = read_config(config_path)
         cache = workspace_cache(config)
         with workspace_lock(cache):
-            skipped = remove_edition(config, cache, pipeline.check_edition(edition))
+            skipped, failed = remove_edition(config, cache, pipeline.check_edition(edition))
             if skipped:
                 click.echo(f"Kept as they are (no records in the cache): {', '.join(skipped)}",
                            err=True)
+            # A page that could not be made says so on the site: the site is built all the
+            # same, and the command then exits 1 naming it.
             site_dir = site_stage(config, history=History.load(config.docs_dir))
         click.echo(f"Removed edition {edition}. Site: {site_dir}")
+        if failed is not None:
+            raise DigestError(
+                f"{len(failed.failed)} page(s) of edition"
+                f"{'s' if ', ' in failed.edition else ''} {failed.edition} could not be made "
+                f"again: {', '.join(f.path for f in failed.failed)}. Each says so on the site "
+                "and the rest is published; `digest render --all` then `digest site` make "
+                "them again")
 
 
 # The LLM server's commands (doctor, server-command) live beside this module.

@@ -113,17 +113,24 @@ def restore_command(config_path: str, folders: tuple[str, ...], from_site: bool,
             click.echo("No site URL ([digest] site_url, DIGEST_SITE_URL): the deployed site is "
                        "not read.", err=True)
         cache = workspace_cache(config)
+        names: list[tuple[str, str, tuple[str, ...]]]
         with workspace_lock(cache):
             if records_only:
                 chosen = missing(config, found)
                 for item in chosen:
                     atomic_write_bytes(Docs(config.docs_dir).record_path(item.edition),
                                        item.record)
-                names = [(f.edition, f.source) for f in chosen]
+                names = [(f.edition, f.source, ()) for f in chosen]
             else:
-                names = [(r.edition, r.source) for r in restore(config, cache, found)]
-        for edition, source in names:
+                names = [(r.edition, r.source, r.failed_pages)
+                         for r in restore(config, cache, found)]
+        for edition, source, failed in names:
             click.echo(f"Restored edition {edition} (from {source}).")
+            if failed:  # a warning: the step goes on, and so does the week's build
+                click.echo(f"::warning::{len(failed)} page(s) of the restored edition "
+                           f"{edition} could not be made: {', '.join(failed)}. Each says so "
+                           "on the site and the rest is published; `digest render --edition "
+                           f"{edition}` makes them again")
         if not names:
             click.echo("Nothing to restore: the branch has every edition.")
 

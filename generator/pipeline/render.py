@@ -189,9 +189,20 @@ def edition_inputs(cache: Cache, edition: str, records: Sequence[EditionRecord],
 
 def render_all(config: Config, cache: Cache) -> tuple[list[str], list[str]]:
     """Render every edition again from its record, or its cache where that is newer (no
-    network): (rendered, skipped)."""
+    network): (rendered, skipped). Raises PagesFailed, naming only the editions that had a
+    page fail, once everything else is written."""
+    rendered, skipped, failed = _render_every(config, cache)
+    if failed is not None:
+        raise failed
+    return rendered, skipped
+
+
+def _render_every(config: Config, cache: Cache
+                  ) -> tuple[list[str], list[str], PagesFailed | None]:
+    """`render_all`'s work: (rendered, skipped, the pages that failed, if any)."""
     rendered, skipped = [], []
     failed: list[FailedPage] = []
+    failed_editions: list[str] = []
     cached = {e for e in cache.editions_with("synthesis") if not cache.is_removed(e)}
     names = Docs(config.docs_dir).edition_names() | cached
     # An edition whose record is missing but whose cache holds it is made again; any other
@@ -210,14 +221,14 @@ def render_all(config: Config, cache: Cache) -> tuple[list[str], list[str]]:
             continue
         except PagesFailed as err:  # the rest of its pages are written: go on
             failed += err.failed
+            failed_editions.append(edition)
             record = err.record
         assert record is not None  # rendered whatever the fingerprint says
         history = history.with_record(record)
         rendered.append(edition)
     render_questions(config, history)
-    if failed:
-        raise PagesFailed(", ".join(rendered), tuple(failed))
-    return rendered, skipped
+    return rendered, skipped, (PagesFailed(", ".join(failed_editions), tuple(failed))
+                               if failed else None)
 
 
 def render_questions(config: Config, history: History) -> list[str]:
@@ -228,12 +239,15 @@ def render_questions(config: Config, history: History) -> list[str]:
                            site=Site.of(history.records))
 
 
-def remove_edition(config: Config, cache: Cache, edition: str) -> list[str]:
+def remove_edition(config: Config, cache: Cache, edition: str
+                   ) -> tuple[list[str], PagesFailed | None]:
     """Take an edition's pages and record off the site (its cache stays); re-render the rest.
 
     The other editions are rendered again from the cache, since their statuses ("seen in an
     earlier edition") and their papers' edition lists may have named the removed one. Returns
-    the editions that could not be re-rendered (no records in the cache).
+    the editions that could not be re-rendered (no records in the cache), and the pages of
+    the others that could not be made (the rest written: the caller builds the site all the
+    same, then says so).
     """
     docs = Docs(config.docs_dir)
     if edition not in docs.edition_names() and not docs.edition_folder(edition).is_dir():
@@ -243,7 +257,7 @@ def remove_edition(config: Config, cache: Cache, edition: str) -> list[str]:
     docs.mark_removed(edition)  # committed: the workflow's restore leaves it out
     shutil.rmtree(docs.edition_folder(edition))
     log.info("removed the pages and record of edition %s", edition)
-    rendered, skipped = render_all(config, cache)
+    rendered, skipped, failed = _render_every(config, cache)
     if not rendered:  # otherwise the last edition rendered wrote the home page and the feed
         env = make_environment(config.workspace)
         history = History.load(config.docs_dir)
@@ -251,4 +265,4 @@ def remove_edition(config: Config, cache: Cache, edition: str) -> list[str]:
         write_front_pages(config.docs_dir, front_pages(
             env, config.digest.title, records, config.digest.site_url,
             questions=history.questions), records)
-    return skipped
+    return skipped, failed

@@ -27,6 +27,7 @@ from ..archive.history import History
 from ..archive.public import PublicRecordError, record_of_public
 from ..archive.record import EditionRecord, RecordFormatError, record_text
 from ..config import Config
+from ..edition.failed_pages import PagesFailed
 from ..errors import UsageError
 from ..store import Docs
 from ..store.cache import Cache, atomic_write_bytes
@@ -54,6 +55,9 @@ class Found:
 class Restored:
     edition: str
     source: str
+    # Its pages that could not be made (each says so on the site; the next build makes them
+    # again): a warning, never the restore's failure, which would stop every later week.
+    failed_pages: tuple[str, ...] = ()
 
 
 def found_in_folder(folder: Path) -> list[Found]:
@@ -142,12 +146,17 @@ def restore(config: Config, cache: Cache, candidates: Iterable[Found]) -> list[R
         atomic_write_bytes(docs.record_path(found.edition), found.record)
         log.info("restored edition %s from %s", found.edition, found.source)
     history = History.load(config.docs_dir)
+    failed: dict[str, tuple[str, ...]] = {}
     for found in chosen:
         try:
             record = render_stage(config, cache, found.edition, history=history)
         except UsageError as err:
             log.warning("%s; its record is restored, its pages are not", err)
             continue
+        except PagesFailed as err:  # the rest of its pages are written: go on
+            log.warning("%s", err)
+            failed[found.edition] = tuple(f.path for f in err.failed)
+            record = err.record
         if record is not None:
             history = history.with_record(record)
-    return [Restored(f.edition, f.source) for f in chosen]
+    return [Restored(f.edition, f.source, failed.get(f.edition, ())) for f in chosen]

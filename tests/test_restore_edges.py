@@ -1,0 +1,80 @@
+"""The workflow's restore and `digest remove` at their edges: a restored edition with a page
+that cannot be made is restored all the same (a warning, never the step's failure, which
+would stop every later week); `digest remove` builds the site before it says which pages of
+which editions failed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from generator.cli import cli
+from tests.conftest import ROOT
+
+GOLDEN = ROOT / "tests" / "golden" / "editions__2026-12-02__edition.json"
+FAILING = ('# ok\n\n{% if edition.name == "{name}" %}{{ page.heading.index("\\x00") }}'
+           '{% endif %}\n')
+
+
+def workspace(folder: Path, editions: tuple[str, ...], *, failing: str) -> Path:
+    """A workspace with the editions' records (the golden one, renamed) and a research map
+    template that fails for the edition `failing` alone."""
+    folder.mkdir(parents=True)
+    config = folder / "config.toml"
+    config.write_text('[digest]\ntitle = "Test Digest"\n\n[arxiv]\nquery = "testing"\n')
+    for name in editions:
+        write_record(folder / "site_src" / "editions" / name, name)
+    (folder / "templates").mkdir()
+    (folder / "templates" / "research_map.md.j2").write_text(
+        FAILING.replace("{name}", failing))
+    return config
+
+
+def write_record(folder: Path, edition: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    record = json.loads(GOLDEN.read_text())
+    (folder / "edition.json").write_text(json.dumps({**record, "edition": edition}))
+
+
+def test_a_restored_edition_with_a_failed_page_is_restored_and_the_step_goes_on(
+        tmp_path: Path) -> None:
+    config = workspace(tmp_path / "ws", ("2026-12-02",), failing="2026-12-09")
+    artifact = tmp_path / ".records"
+    write_record(artifact / "digest-records-2026-12-09", "2026-12-09")
+    result = CliRunner().invoke(cli, ["workflow", "restore", "--config", str(config),
+                                      "--from", str(artifact)])
+    assert result.exit_code == 0, result.output
+    path = "editions/2026-12-09/research-map.md"
+    assert "Restored edition 2026-12-09" in result.output
+    assert f"::warning::1 page(s) of the restored edition 2026-12-09 could not be made: {path}" \
+        in result.output
+    docs = tmp_path / "ws" / "site_src"
+    assert "could not be made in this run" in (docs / path).read_text()
+    assert (docs / "editions" / "2026-12-09" / "index.md").is_file()
+    assert (docs / "editions" / "2026-12-09" / "edition.json").is_file()
+
+
+def test_remove_builds_the_site_then_names_only_the_editions_whose_pages_failed(
+        tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    config = workspace(ws, ("2026-12-02", "2026-12-09", "2026-12-16"), failing="2026-12-16")
+    result = CliRunner().invoke(cli, ["remove", "--config", str(config), "2026-12-02"])
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    assert "Removed edition 2026-12-02" in result.output
+    assert ("1 page(s) of edition 2026-12-16 could not be made again: "
+            "editions/2026-12-16/research-map.md") in result.output
+    assert not (ws / "site_src" / "editions" / "2026-12-02").exists()
+    site = ws / "site"
+    assert not (site / "editions" / "2026-12-02").exists()
+    assert (site / "editions" / "2026-12-09" / "research-map.html").is_file()
+    assert "could not be made in this run" in (
+        site / "editions" / "2026-12-16" / "research-map.html").read_text()
+    assert "2026-12-02" not in (site / "index.html").read_text()
+    # `digest render --all` names only the edition that had a page fail.
+    result = CliRunner().invoke(cli, ["render", "--config", str(config), "--all"])
+    assert result.exit_code == 1, result.output
+    assert "1 page(s) of edition 2026-12-16 could not be made" in result.output
+    assert "2026-12-09" not in result.output
