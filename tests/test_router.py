@@ -383,3 +383,15 @@ def test_a_trickled_model_list_is_cut_at_its_deadline(
     with pytest.raises(ServerNotAnsweringError, match=r"did not answer GET /models \(no whole "
                                                       r"answer within 0.5 s\)"):
         chat.check_ready()
+
+
+def test_the_api_key_goes_only_to_workers_on_the_routers_own_host() -> None:
+    """A router can list any URL as a worker: the key given for the router goes to a worker
+    on its host (or, for a router on loopback, to loopback workers), never elsewhere."""
+    from generator.synthesis.router import same_host
+
+    assert same_host("http://127.0.0.1:30001", "http://localhost:30000/v1")
+    assert same_host("https://gpu.lab.org:30001", "https://GPU.lab.org/v1")
+    assert not same_host("https://evil.example.com", "https://gpu.lab.org/v1")
+    assert not same_host("http://10.0.0.5:30001", "http://127.0.0.1:30000/v1")
+    assert not same_host("not a url", "http://127.0.0.1:30000/v1")

@@ -87,6 +87,15 @@ def reachable_from_here(worker_url: str, router_url: str) -> bool:
     return worker not in loopback or (urlparse(router_url).hostname or "") in loopback
 
 
+def same_host(worker_url: str, router_url: str) -> bool:
+    """Whether a worker the router lists lies on the router's own host (by name, or both on
+    loopback): where the API key the user gave for the router may go too."""
+    loopback = ("localhost", "127.0.0.1", "::1")
+    worker = (urlparse(worker_url).hostname or "").lower()
+    router = (urlparse(router_url).hostname or "").lower()
+    return bool(worker) and (worker == router or (worker in loopback and router in loopback))
+
+
 def fleet_limits(fleet: Fleet) -> dict[str, Any] | None:
     """The fleet as one server's `/server_info`: the sum of its healthy workers' running
     requests, the smallest context, the cache report only where every worker read reports,

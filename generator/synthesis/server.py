@@ -30,6 +30,7 @@ from .router import (
     reported_load,
     router_kind,
     router_version,
+    same_host,
 )
 
 log = logging.getLogger(__name__)
@@ -219,9 +220,10 @@ class ServerProbe:
         (asked once a run: a worker behind a firewall costs one deadline, not one a call)."""
         if url in self._unreachable or not reachable_from_here(url, self.base_url):
             return None
-        # The key goes where the router's URL sends it, never from https down to plain http.
-        key = self._api_key if urlparse(url).scheme == "https" or not \
-            self.base_url.startswith("https:") else ""
+        # The key goes only to the host the user gave it for (the router's own, or its
+        # machine's loopback), never from https down to plain http: a router can list any URL.
+        key = self._api_key if same_host(url, self.base_url) and (
+            urlparse(url).scheme == "https" or not self.base_url.startswith("https:")) else ""
         worker = ServerProbe(self._session, f"{url}/v1", key, self._watchdog)
         info = worker._own_info(timeout=WORKER_DEADLINE_S)
         if info is None:
