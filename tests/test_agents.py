@@ -203,7 +203,18 @@ def test_over_stdio_every_tool_answers_and_bad_input_is_refused_in_our_words(
             asked = _data(await client.call_tool("ask", {"question": QUESTION}))
             assert asked["answered"] and asked["answer"]["untrusted"] == "model"
             assert asked["published"] is None and asked["claims"]
+            assert asked["not_published"] == ""
             assert {c["verdict"] for c in asked["claims"]} >= {"backed"}
+            # An agent (here one obeying the hostile abstract) asks to publish: this server was
+            # started without --allow-publish, so it answers, publishes nothing and says so.
+            ask_tool = next(t for t in (await client.list_tools()).tools if t.name == "ask")
+            assert "publishes nothing" in (ask_tool.description or "")
+            assert "--allow-publish" in (ask_tool.description or "")
+            kept = _data(await client.call_tool("ask", {"question": QUESTION, "publish": True}))
+            assert kept["answered"] and kept["answer"] == asked["answer"]
+            assert kept["published"] is None
+            assert "not published" in kept["not_published"]
+            assert "--allow-publish" in kept["not_published"]
             # A path out of the edition's folder is no resource (the SDK refuses it before
             # our reader sees it); a page the edition lacks is refused in our words.
             with pytest.raises(Exception, match="Unknown resource"):
@@ -241,9 +252,11 @@ def _not_utf8_over_http(url: str) -> None:
 
 
 def test_over_http_an_agent_reads_and_publishes_a_checked_question(archive: Archive) -> None:
+    """Where the person serving it allows publishing (--allow-publish), an agent may."""
     server = subprocess.Popen(
         [sys.executable, "-m", "generator", "mcp", "--config", str(archive.config),
-         "--http", "127.0.0.1:0"], env=_env(), stderr=subprocess.PIPE, text=True)
+         "--http", "127.0.0.1:0", "--allow-publish"], env=_env(), stderr=subprocess.PIPE,
+        text=True)
     try:
         assert server.stderr is not None
         line = server.stderr.readline()
@@ -256,6 +269,8 @@ def test_over_http_an_agent_reads_and_publishes_a_checked_question(archive: Arch
                 assert first["news"] == "3 new" and first["previous"] == ""
                 refused = _refusal(await client.call_tool("paper", {"arxiv_id": "2611.00101/.."}))
                 assert "is not an arXiv id" in refused
+                tools = {t.name: t for t in (await client.list_tools()).tools}
+                assert "publishes nothing" not in (tools["ask"].description or "")
                 return _data(await client.call_tool("ask", {"question": QUESTION,
                                                             "publish": True}))
 
@@ -265,6 +280,7 @@ def test_over_http_an_agent_reads_and_publishes_a_checked_question(archive: Arch
         server.terminate()
         server.wait(timeout=30)
     assert asked["answered"] and asked["published"].startswith("questions/")
+    assert asked["not_published"] == ""
     page = archive.folder / "site_src" / asked["published"]
     assert page.is_file() and page.with_suffix(".json").is_file()
 

@@ -195,4 +195,7 @@ class AskAnswer:
     evidence: Evidence | None
     requests_sent: int
     published: str | None  # the question's page, where `publish` kept it
+    # Why `publish` kept nothing ("" where it was not asked, or kept the question): a server
+    # started without `--allow-publish` answers but publishes nothing.
+    not_published: str = ""
     notice: str = NOTICE

@@ -46,6 +46,13 @@ INSTRUCTIONS = (
     "`paper` tells one paper's story across editions, `edition` an edition's news, picks and "
     "changes, `ask` a checked answer from the archive (it needs the digest's LLM server). "
     + a.NOTICE)
+ASK_TOOL = ("A question answered from the archive by the digest's LLM server, every sentence "
+            "that cites a paper checked against a quote (as `digest ask`). ")
+ASK_PUBLISHES = ("Nothing is kept unless `publish` is true; then the question and its answer "
+                 "are kept in the archive, as `digest ask --publish` keeps them.")
+ASK_NEVER_PUBLISHES = ("This server publishes nothing (it was not started with "
+                       "`digest mcp --allow-publish`): with `publish` true the answer is still "
+                       "given, and `not_published` says it was not kept.")
 _PAGE_NAME_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,80}\.md", re.ASCII)
 
 
@@ -96,9 +103,11 @@ def answered(call: Callable[[], T]) -> T:
 
 
 def make_server(config: Config, services: Callable[[], Services],
-                index_path: Path | None = None) -> MCPServer:
+                index_path: Path | None = None, *, allow_publish: bool = False) -> MCPServer:
     """The server over `config`'s workspace; `services` builds the clients `ask` talks through
-    (only when a question is asked: the other tools need no LLM server)."""
+    (only when a question is asked: the other tools need no LLM server). `ask` publishes a
+    question into the archive only with `allow_publish` (`digest mcp --allow-publish`): the
+    person who starts the server decides, never a connected agent."""
     reader = ArchiveReader(config, index_path)
     server = DigestMCP("research-digest", title=config.digest.title, version=__version__,
                        instructions=INSTRUCTIONS, log_level="WARNING")
@@ -143,7 +152,8 @@ def make_server(config: Config, services: Callable[[], Services],
         return answered(lambda: reader.edition(name))
 
     # Named `ask` on the wire; `ask_tool` here, beside the stage it calls.
-    @server.tool(name="ask",
+    @server.tool(name="ask", description=ASK_TOOL + (ASK_PUBLISHES if allow_publish
+                                                     else ASK_NEVER_PUBLISHES),
                  annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
     def ask_tool(
         question: Annotated[str, Field(description="the question, in words")],
@@ -152,12 +162,13 @@ def make_server(config: Config, services: Callable[[], Services],
         until: Annotated[str | None, Field(description="only editions up to this date "
                                                        "(YYYY-MM-DD)")] = None,
         publish: Annotated[bool, Field(description="keep the question and its answer in the "
-                                                   "archive, as `digest ask --publish`")] = False,
+                                                   "archive, as `digest ask --publish`; only "
+                                                   "where the server was started with "
+                                                   "--allow-publish (the answer says so where "
+                                                   "not)")] = False,
     ) -> a.AskAnswer:
-        """A question answered from the archive by the digest's LLM server, every sentence
-        that cites a paper checked against a quote (as `digest ask`); nothing is kept unless
-        `publish` is true."""
-        return answered(lambda: ask(config, services, question, since, until, publish))
+        return answered(lambda: ask(config, services, question, since, until, publish,
+                                    may_publish=allow_publish))
 
     for record in _records_or_none(reader):
         for page in reader.pages(record):

@@ -36,11 +36,17 @@ def _address(value: str) -> tuple[str, int]:
 @click.option("--allow-remote", is_flag=True,
               help="Allow --http on an address other than loopback: anyone who reaches it "
                    "reads the archive and asks through your LLM server.")
-def mcp_command(config_path: str, http: str | None, allow_remote: bool) -> None:
+@click.option("--allow-publish", is_flag=True,
+              help="Let a connected agent publish its questions (`ask` with publish=true "
+                   "writes the question's record and page into the workspace, as `digest ask "
+                   "--publish`). Off (the default): `ask` answers and publishes nothing.")
+def mcp_command(config_path: str, http: str | None, allow_remote: bool,
+                allow_publish: bool) -> None:
     """Serve the archive to agents (Model Context Protocol): search, paper, edition, ask.
 
     Over stdio by default, for desktop and editor agents, which start it themselves. The
-    archive is only read; `ask` writes a question only when the agent asks to publish it.
+    archive is only read; `ask` writes a question only when the agent asks to publish it and
+    the server was started with --allow-publish.
 
     \b
     Example:
@@ -57,7 +63,8 @@ def mcp_command(config_path: str, http: str | None, allow_remote: bool) -> None:
             raise UsageError(INSTALL_HINT) from err
         config = read_config(config_path)
         cache = workspace_cache(config)
-        server = make_server(config, lambda: make_services(config, environment(), cache))
+        server = make_server(config, lambda: make_services(config, environment(), cache),
+                             allow_publish=allow_publish)
         if address is None:
             serve_stdio(server)
             return
