@@ -285,6 +285,43 @@ def test_over_http_an_agent_reads_and_publishes_a_checked_question(archive: Arch
     assert page.is_file() and page.with_suffix(".json").is_file()
 
 
+def test_over_http_on_another_loopback_address_its_own_requests_are_taken(
+        archive: Archive) -> None:
+    """127.0.0.2 is loopback: the rebinding check takes requests naming it (it took only
+    127.0.0.1, localhost and [::1], so every request was refused), and still refuses a Host
+    that names another site."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "generator", "mcp", "--config", str(archive.config),
+         "--http", "127.0.0.2:0"], env=_env(), stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stderr is not None
+        line = server.stderr.readline()
+        assert line.startswith("digest mcp: serving http://127.0.0.2:"), line
+        url = line.split("serving ", 1)[1].strip()
+
+        async def session() -> dict[str, Any]:
+            async with Client(url) as client:
+                return _data(await client.call_tool("edition", {"name": FIRST}))
+
+        assert in_own_loop(session)["news"] == "3 new"
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"protocolVersion": LATEST_HANDSHAKE_VERSION, "capabilities": {},
+                            "clientInfo": {"name": "test", "version": "1"}}}
+        headers = {"Accept": "application/json, text/event-stream",
+                   "Content-Type": "application/json"}
+        port = url.rsplit(":", 1)[1].split("/")[0]
+        for host, status in ((f"127.0.0.2:{port}", 200), (f"attacker.example:{port}", 421)):
+            answer = requests.post(url, headers=headers | {"Host": host}, json=hello,
+                                   timeout=30)
+            assert answer.status_code == status, (host, answer.text)
+        origin = {"Host": f"127.0.0.2:{port}", "Origin": "http://attacker.example"}
+        assert requests.post(url, headers=headers | origin, json=hello,
+                             timeout=30).status_code == 403
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
 def test_serving_beyond_loopback_needs_allow_remote(archive: Archive) -> None:
     result = CliRunner().invoke(cli, ["mcp", "--config", str(archive.config),
                                       "--http", "0.0.0.0:0"])

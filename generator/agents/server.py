@@ -235,6 +235,19 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def http_security(shown: str, port: int, loopback: bool) -> TransportSecuritySettings:
+    """The SDK's DNS-rebinding check (on loopback only): a request's Host (and Origin, where
+    it sends one) must name loopback, or the address it was served at (`shown`, an IPv6 one
+    in brackets, and its port): 127.0.0.2 is loopback too, and its own requests say so."""
+    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+    hosts += [shown, f"{shown}:{port}"]
+    origins += [f"http://{shown}", f"http://{shown}:{port}"]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=loopback,
+        allowed_hosts=list(dict.fromkeys(hosts)), allowed_origins=list(dict.fromkeys(origins)))
+
+
 def serve_stdio(server: MCPServer) -> None:
     """Answer one agent over standard input and output (what desktop and editor agents run)."""
     server.run("stdio")
@@ -253,11 +266,6 @@ def serve_http(server: MCPServer, host: str, port: int, *, remote: bool = False,
         raise AgentInputError(f"{host} is not a loopback address: anyone who reaches it could "
                               "read the archive and ask questions through your LLM server; "
                               "pass --allow-remote to serve it there anyway")
-    security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=loopback,
-        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"])
-    app = server.streamable_http_app(transport_security=security, host=host)
     family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -268,6 +276,8 @@ def serve_http(server: MCPServer, host: str, port: int, *, remote: bool = False,
         raise AgentInputError(f"cannot listen on {host}:{port} ({err.strerror or err})") from err
     bound = sock.getsockname()[1]
     shown = f"[{host.strip('[]')}]" if family == socket.AF_INET6 else host
+    app = server.streamable_http_app(transport_security=http_security(shown, bound, loopback),
+                                     host=host)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     web = uvicorn.Server(config)
 
