@@ -8,6 +8,7 @@ question, one abstract carrying a prompt injection), a test SGLang-shaped server
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import os
@@ -355,6 +356,43 @@ def test_a_claims_mark_is_in_the_words_every_page_shows(archive: Archive) -> Non
     claim = next(c for c in reader.paper(cited.arxiv_id).claims if c.id == check.id)
     assert (claim.verdict, claim.mark) == ("no_quote", "⚠ quoted for 1 of 2")
     assert claim.mark == check.mark_text != check.mark.text
+
+
+def test_a_page_resource_is_read_bounded_and_only_as_a_regular_file(
+        archive: Archive, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Pages are read as every workspace file is (store/userfile.py): within a size bound, and
+    a page swapped for a FIFO after it was listed is refused at once, never waited on."""
+    from mcp.server.mcpserver.exceptions import ResourceError
+
+    from generator.agents import server as mcp_server
+
+    reader = ArchiveReader(load_config(archive.config, registry=BUILTIN_KINDS))
+    assert mcp_server.read_page(reader, FIRST, "index.md").startswith("---\n")
+    monkeypatch.setattr(mcp_server, "MAX_PAGE_BYTES", 100)
+    with pytest.raises(ResourceError, match=f"digest://editions/{FIRST}/index.md is larger "
+                                            "than 100 bytes"):
+        mcp_server.read_page(reader, FIRST, "index.md")
+
+    listed = next(p for p in reader.pages(reader.records()[-1]) if p.stem == "index")
+    fifo = tmp_path / "docs" / "index.md"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)
+    swapped = dataclasses.replace(listed, path=fifo)
+
+    def unblock() -> None:  # a read that waits on the FIFO (unbounded) gets a page at last
+        try:
+            with open(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK), "w") as out:
+                out.write("a page")
+        except OSError:  # nothing waits on it: it was refused
+            pass
+
+    timer = threading.Timer(5, unblock)
+    timer.start()
+    try:
+        with pytest.raises(ResourceError, match="is a FIFO"):
+            mcp_server._page_reader(swapped, tmp_path / "docs")()
+    finally:
+        timer.cancel()
 
 
 def test_a_lone_surrogate_is_refused_in_our_words(archive: Archive) -> None:

@@ -29,6 +29,7 @@ from .. import __version__
 from ..config import Config
 from ..errors import DigestError
 from ..pipeline.services import Services
+from ..store.userfile import UserFileError, read_user_file
 from . import answers as a
 from .asking import ask
 from .inputs import MAX_LIMIT, AgentInputError, checked_edition
@@ -38,6 +39,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 LOOPBACK_NAMES = ("localhost",)
+MAX_PAGE_BYTES = 4 * 2**20  # an edition's page as a resource (pages are tens of KB)
 INTERNAL = ("the digest could not answer this call (an internal error; `digest mcp` logged "
             "its details): try again, or report it")
 INSTRUCTIONS = (
@@ -173,7 +175,7 @@ def make_server(config: Config, services: Callable[[], Services],
     for record in _records_or_none(reader):
         for page in reader.pages(record):
             server.add_resource(FunctionResource.from_function(
-                fn=_page_reader(page), uri=page.uri, name=f"{page.edition}/{page.stem}",
+                fn=_page_reader(page, reader.docs_dir), uri=page.uri, name=f"{page.edition}/{page.stem}",
                 title=f"{page.stem} · edition {page.edition}", mime_type="text/markdown"))
 
     @server.resource(PAGE_URI, mime_type="text/markdown",
@@ -194,9 +196,9 @@ def _records_or_none(reader: ArchiveReader) -> tuple[Any, ...]:
         return ()
 
 
-def _page_reader(page: PageFile) -> Callable[[], str]:
+def _page_reader(page: PageFile, root: Path) -> Callable[[], str]:
     def read() -> str:
-        return _text(page.path, page.uri)
+        return _text(page.path, page.uri, root)
     return read
 
 
@@ -214,14 +216,21 @@ def read_page(reader: ArchiveReader, edition: str, page: str) -> str:
     if uri not in found:
         raise ResourceError(f"there is no page {page} of edition {name}: read the pages "
                             "`edition` lists")
-    return _text(found[uri].path, uri)
+    return _text(found[uri].path, uri, reader.docs_dir)
 
 
-def _text(path: Path, uri: str) -> str:
+def _text(path: Path, uri: str, root: Path) -> str:
+    """A page's text, read as every file from the workspace is (store/userfile.py): a regular
+    file checked on its open descriptor (what was listed may have been swapped since for a
+    FIFO or a link out of the workspace), and at most MAX_PAGE_BYTES of it."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError as err:
-        raise ResourceError(f"{uri} cannot be read now ({err.strerror or err})") from None
+        data = read_user_file(path, MAX_PAGE_BYTES, root=root, shown=uri)
+    except FileNotFoundError:
+        raise ResourceError(f"{uri} cannot be read now (it is gone: a build may be writing "
+                            "the edition; list the resources again)") from None
+    except UserFileError as err:
+        raise ResourceError(str(err)) from None
+    return data.decode("utf-8", errors="replace")
 
 
 # Serving.
