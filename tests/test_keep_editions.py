@@ -136,6 +136,81 @@ def test_a_branch_that_refuses_the_push_is_an_error_after_the_attempts(
         "site_src/editions/2026-12-07/edition.json",)
 
 
+def _someone_pushes(other: Path, name: str, text: str) -> None:
+    (other / name).write_text(text)
+    git(other, "add", ".")
+    git(other, "commit", "-q", "-m", f"{name} by hand")
+    git(other, "push", "-q", "origin", "main")
+
+
+def _new_edition(run: Path) -> None:
+    (run / "site_src" / "editions" / "2026-12-07").mkdir()
+    (run / "site_src" / "editions" / "2026-12-07" / "edition.json").write_text('{"e": 2}\n')
+
+
+@needs_git
+def test_run_by_hand_a_commit_not_pushed_is_never_dropped_for_the_race(
+        repos: tuple[Path, Path, Path]) -> None:
+    """`digest workflow keep` in someone's own checkout: a commit of theirs not pushed yet,
+    changing another file, would be lost by putting the files on the branch as it is now:
+    refused, in our words, and nothing of the checkout changed."""
+    remote, run, other = repos
+    (run / "notes.md").write_text("mine, committed, not pushed\n")
+    git(run, "add", "notes.md")
+    git(run, "commit", "-q", "-m", "my notes")
+    (run / "site_src" / "index.md").write_text("# Home, edited\n")  # kept: committed by it
+    _new_edition(run)
+    _someone_pushes(other, "README.md", "hello\n")
+    with pytest.raises(CommitBackError, match=r"commits it lacks that change other files "
+                       r"than those being kept \(notes\.md\).*nothing was changed"):
+        commit_back(run, ["site_src", "feedback.json"], "Digest edition", branch="main")
+    assert git(run, "log", "--format=%s").split("\n")[:3] == [
+        "Digest edition", "my notes", "start"]
+    assert (run / "notes.md").read_text() == "mine, committed, not pushed\n"
+    assert git(run, "status", "--porcelain") == ""
+    assert git(remote, "log", "--format=%s", "main").split("\n")[:2] == [
+        "README.md by hand", "start"]
+
+
+@needs_git
+def test_run_by_hand_an_edit_not_committed_is_kept_or_the_rebase_refused(
+        repos: tuple[Path, Path, Path]) -> None:
+    """Edits not committed outside the kept paths stay as they were, uncommitted and not
+    pushed, while the files go on top of the moved branch; an edit the branch's own change
+    would overwrite stops it before anything changes."""
+    remote, run, other = repos
+    (run / "config.toml").write_text("[digest]\n")  # untracked, the branch never has it
+    (run / "staged.md").write_text("staged, not committed\n")
+    git(run, "add", "staged.md")
+    _new_edition(run)
+    _someone_pushes(other, "README.md", "hello\n")
+    kept = commit_back(run, ["site_src", "feedback.json"], "Digest edition", branch="main")
+    assert kept.attempts == 2 and kept.paths == ("site_src/editions/2026-12-07/edition.json",)
+    assert git(remote, "ls-tree", "-r", "--name-only", "main").split() == [
+        "README.md", "feedback.json", "site_src/editions/2026-11-30/edition.json",
+        "site_src/editions/2026-12-07/edition.json", "site_src/index.md"]
+    # Not committed, not pushed, and still there (git's rebase onto the branch unstages it).
+    assert git(run, "status", "--porcelain").splitlines() == ["?? config.toml", "?? staged.md"]
+    assert (run / "config.toml").read_text() == "[digest]\n"
+    assert (run / "staged.md").read_text() == "staged, not committed\n"
+
+    # The branch changes a file this checkout edited and has not committed: refused.
+    (run / "README.md").write_text("my edit\n")
+    (run / "site_src" / "editions" / "2026-12-14").mkdir()
+    (run / "site_src" / "editions" / "2026-12-14" / "edition.json").write_text("{}\n")
+    git(other, "pull", "-q", "--ff-only")
+    _someone_pushes(other, "README.md", "hello again\n")
+    head = git(run, "rev-parse", "HEAD")
+    with pytest.raises(CommitBackError, match=r"would overwrite files this checkout has "
+                       r"edited.*README\.md.*nothing was changed"):
+        commit_back(run, ["site_src"], "Digest edition 2", branch="main")
+    assert (run / "README.md").read_text() == "my edit\n"
+    assert git(run, "log", "-1", "--format=%s") == "Digest edition 2\n"
+    assert git(run, "rev-parse", "HEAD~1") == head
+    assert git(run, "status", "--porcelain").splitlines() == [
+        " M README.md", "?? config.toml", "?? staged.md"]
+
+
 def test_marks_merge_keeps_every_read_issue_and_the_later_mark_of_a_paper() -> None:
     early, late = new_mark("2611.00001", "more", "site"), new_mark("2611.00001", "less", "site")
     theirs = Marks((early.__class__(early.arxiv_id, "more", "site", "2026-12-01"),),

@@ -7,7 +7,7 @@ its files on top of what the branch holds now and pushes again. Nothing conflict
 edition owns its folder, the other pages are rendered from the records, and `feedback.json`
 is merged mark by mark. Only when that keeps failing (a protected branch, a hook) does it
 give up, loudly: the workflow then fails the job, keeps the records as an artifact, and the
-next run restores them (`publish/restore.py`) before it builds.
+next run restores them (`pipeline/restore.py`) before it builds.
 """
 
 from __future__ import annotations
@@ -87,8 +87,7 @@ def commit_back(repo: Path, paths: Sequence[str], message: str, *, branch: str,
     base = tracking.stdout.strip() if tracking.returncode == 0 else \
         _git(repo, "rev-parse", "HEAD").stdout.strip()
     _git(repo, "add", "-A", "--", *present)
-    if _git(repo, "diff", "--cached", "--quiet", check=False).returncode != 0:
-        _commit(repo, message)
+    _commit(repo, message, present)
     changed = tuple(_git(repo, "diff", "--name-only", "--no-renames", "-z", base, "HEAD",
                          "--", *present).stdout.split("\0")[:-1])
     if not changed:
@@ -109,7 +108,8 @@ def commit_back(repo: Path, paths: Sequence[str], message: str, *, branch: str,
             break
         if _run(repo, "fetch", "--no-tags", remote, branch).returncode != 0:
             continue  # the remote is away: push again, which says why
-        _onto(repo, "FETCH_HEAD", files, merges, message)
+        _onto(repo, "FETCH_HEAD", files, merges, message,
+              since=base, where=f"{remote}'s {branch}")
     raise CommitBackError(
         f"could not push {len(changed) or 'the'} file(s) to {remote}'s {branch} after "
         f"{attempts} attempt(s) ({_reason(said)}); they are committed locally "
@@ -117,10 +117,34 @@ def commit_back(repo: Path, paths: Sequence[str], message: str, *, branch: str,
 
 
 def _onto(repo: Path, upstream: str, files: dict[str, bytes | None],
-          merges: dict[str, Merge], message: str) -> None:
-    """The branch as `upstream` has it, with this run's files on top, as one new commit."""
+          merges: dict[str, Merge], message: str, *, since: str, where: str) -> None:
+    """The branch as `upstream` has it, with this run's files on top, as one new commit.
+
+    Nothing else of the checkout is lost: run by hand, it may hold commits not pushed yet and
+    edits not committed. A commit beyond `upstream` (since where the two parted; `since`, the
+    branch as this run first saw it, where git finds no such point) that changes a file other
+    than this run's is refused, as is an edit or an untracked file that the branch's own
+    change would overwrite (`git reset --keep`), before anything is changed; any other edit
+    stays in the working tree as it was, uncommitted (unstaged, where it was staged)."""
+    parted = _run(repo, "merge-base", upstream, "HEAD")
+    start = parted.stdout.strip() if parted.returncode == 0 else since
+    others = sorted(set(_names(repo, "diff", "--name-only", "--no-renames", "-z", start,
+                               "HEAD")) - set(files))
+    if others:
+        raise CommitBackError(
+            f"{where} moved meanwhile, and this checkout has commits it lacks that change "
+            f"other files than those being kept ({_some(others)}): putting this run's files "
+            "on top of the branch would drop them, so nothing was changed. Bring the branch "
+            "in yourself (`git pull --rebase`), push, and run this again")
     theirs = {path: _show(repo, upstream, path) for path in files}
-    _git(repo, "reset", "-q", "--hard", upstream)
+    kept = _run(repo, "reset", "-q", "--keep", upstream)
+    if kept.returncode != 0:
+        said = redact_text(kept.stderr.strip())
+        raise CommitBackError(
+            f"{where} moved meanwhile, and its change would overwrite files this checkout "
+            f"has edited or not yet added ({_first_line(said)}), "
+            "so nothing was changed: this run's files are committed locally. Commit or stash "
+            "those edits, bring the branch in (`git pull --rebase`), and run this again")
     for path, content in files.items():
         target = repo / path
         if content is None:
@@ -131,9 +155,24 @@ def _onto(repo: Path, upstream: str, files: dict[str, bytes | None],
             content = merges[path](theirs[path], content)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(content)
-    _git(repo, "add", "-A", "--", *files)
-    if _git(repo, "diff", "--cached", "--quiet", check=False).returncode != 0:
-        _commit(repo, message)
+    # Only this run's files: a path neither here nor on the branch (removed on both) is none.
+    paths = [p for p in files if (repo / p).exists() or _tracked(repo, p)]
+    if paths:
+        _git(repo, "add", "-A", "--", *paths)
+        _commit(repo, message, paths)
+
+
+def _names(repo: Path, *args: str) -> list[str]:
+    return _git(repo, *args).stdout.split("\0")[:-1]
+
+
+def _first_line(said: str) -> str:
+    lines = said.splitlines()
+    return lines[0].removeprefix("error: ")[:300] if lines else "git gave no detail"
+
+
+def _some(paths: Sequence[str]) -> str:
+    return ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
 
 
 def _files_of(repo: Path, commit: str, paths: Sequence[str]) -> dict[str, bytes | None]:
@@ -151,10 +190,14 @@ def _tracked(repo: Path, path: str) -> bool:
     return bool(_git(repo, "ls-files", "--", path).stdout.strip())
 
 
-def _commit(repo: Path, message: str) -> None:
-    """A commit by the workflow's bot (git's own GIT_AUTHOR_*/GIT_COMMITTER_* win, as ever)."""
+def _commit(repo: Path, message: str, paths: Sequence[str]) -> None:
+    """A commit of `paths` alone (whatever else is staged stays staged, uncommitted) by the
+    workflow's bot (git's own GIT_AUTHOR_*/GIT_COMMITTER_* win, as ever); none where they
+    are as HEAD has them."""
+    if _git(repo, "diff", "--cached", "--quiet", "--", *paths, check=False).returncode == 0:
+        return
     _git(repo, "-c", f"user.name={BOT_NAME}", "-c", f"user.email={BOT_EMAIL}",
-         "commit", "-q", "--no-verify", "-m", message)
+         "commit", "-q", "--no-verify", "-m", message, "--only", "--", *paths)
 
 
 def _reason(said: str) -> str:
