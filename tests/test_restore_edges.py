@@ -1,16 +1,22 @@
 """The workflow's restore and `digest remove` at their edges: a restored edition with a page
 that cannot be made is restored all the same (a warning, never the step's failure, which
 would stop every later week); `digest remove` builds the site before it says which pages of
-which editions failed."""
+which editions failed; a hostile sitemap is read once, and only the newest editions it names
+are asked for."""
 
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
+from generator.archive.public import public_text
+from generator.archive.record import EditionRecord
 from generator.cli import cli
+from generator.pipeline.restore import found_on_site
 from tests.conftest import ROOT
 
 GOLDEN = ROOT / "tests" / "golden" / "editions__2026-12-02__edition.json"
@@ -78,3 +84,39 @@ def test_remove_builds_the_site_then_names_only_the_editions_whose_pages_failed(
     assert result.exit_code == 1, result.output
     assert "1 page(s) of edition 2026-12-16 could not be made" in result.output
     assert "2026-12-09" not in result.output
+
+
+def test_a_hostile_sitemap_is_read_once_and_only_the_newest_editions_are_asked_for(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A sitemap of 400 KB made to make a backtracking pattern quadratic (an address that
+    never closes, `/editions/` over and over) still gives the editions it names; of the
+    twelve it names, only the newest eight are asked for, and the log says so."""
+    base = "https://lab.example.org/digest/"
+    record = json.loads(GOLDEN.read_text())
+    names = [f"2027-01-{day:02d}" for day in range(1, 13)]
+
+    def public(edition: str) -> bytes:
+        return public_text(EditionRecord.from_json({**record, "edition": edition}, "x")).encode()
+
+    hostile = "<loc>" + "a/editions/b" * 34_000  # never closed: no "</loc>" follows
+    sitemap = ("<urlset>" + hostile + "".join(
+        f"<url><loc>{base}editions/{name}/papers/x/</loc></url>" for name in names)
+        + f"<url><loc>{base}{'x/' * 1100}editions/2027-02-01/</loc></url>"  # too long a loc
+        + "<url><loc>editions/2027-02-02/</loc></url></urlset>").encode()
+    assert len(sitemap) > 400_000
+    asked: list[str] = []
+
+    def get(url: str) -> bytes | None:
+        asked.append(url)
+        if url == base + "sitemap.xml":
+            return sitemap
+        name = url.removeprefix(base + "editions/").removesuffix("/edition.json")
+        return public(name) if name in names else None
+
+    with caplog.at_level(logging.WARNING, logger="generator.pipeline.restore"):
+        found = found_on_site(base, get, newer_than="2027-01-01")
+    assert [f.edition for f in found] == names[-8:]
+    assert asked == [base + "sitemap.xml",
+                     *(f"{base}editions/{name}/edition.json" for name in names[-8:])]
+    assert ("names 11 editions newer than the branch's newest; only the newest 8 are read "
+            "(2027-01-05 to 2027-01-12)") in caplog.text

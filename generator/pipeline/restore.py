@@ -38,7 +38,12 @@ log = logging.getLogger(__name__)
 
 # Fetches a URL's bytes (None: not there); the CLI passes one over `requests`.
 Get = Callable[[str], bytes | None]
-_SITEMAP_EDITION = re.compile(r"<loc>[^<]*?/editions/([^/<]+)/[^<]*</loc>")
+# A sitemap's addresses, each read once (linear, however the file is made: no address runs
+# past a "<"), none longer than any address of a page of ours.
+_SITEMAP_LOC = re.compile(r"<loc>([^<]{0,2048})</loc>")
+# The editions asked of the site, the newest first: more missing than this is no failed push
+# but a branch that lost its history, and each is a request.
+SITE_CANDIDATES = 8
 
 
 @dataclass(frozen=True)
@@ -79,11 +84,16 @@ def found_on_site(site_url: str, get: Get, newer_than: str = "") -> list[Found]:
     if sitemap is None:
         log.warning("%ssitemap.xml could not be read: no edition restored from the site", base)
         return []
-    names = sorted(set(_SITEMAP_EDITION.findall(sitemap.decode("utf-8", "replace"))))
+    names = sorted({name for loc in _SITEMAP_LOC.findall(sitemap.decode("utf-8", "replace"))
+                    if EDITION_RE.fullmatch(name := _edition_in(loc)) and name > newer_than})
+    if len(names) > SITE_CANDIDATES:
+        log.warning("the site's sitemap names %d editions newer than the branch's newest; only "
+                    "the newest %d are read (%s to %s): the others are not restored from the "
+                    "site", len(names), SITE_CANDIDATES, names[-SITE_CANDIDATES],
+                    names[-1])
+        names = names[-SITE_CANDIDATES:]
     found = []
     for name in names:
-        if not EDITION_RE.fullmatch(name) or name <= newer_than:
-            continue
         url = urljoin(base, store.record(name))
         data = get(url)
         record = _public_record(data, url) if data is not None else None
@@ -92,6 +102,16 @@ def found_on_site(site_url: str, get: Get, newer_than: str = "") -> list[Found]:
             # it holds is what the branch keeps.
             found.append(Found(name, record_text(record).encode(), None, url))
     return found
+
+
+def _edition_in(loc: str) -> str:
+    """The edition a page's address is of: the folder after the first `editions/` ("" where
+    there is none)."""
+    parts = loc.split("/")
+    for at, part in enumerate(parts[:-2]):
+        if part == store.EDITIONS and at and parts[at + 1]:
+            return parts[at + 1]
+    return ""
 
 
 def _public_record(data: bytes, source: str) -> EditionRecord | None:
