@@ -2,13 +2,19 @@
 that cannot be made is restored all the same (a warning, never the step's failure, which
 would stop every later week); `digest remove` builds the site before it says which pages of
 which editions failed; a hostile sitemap is read once, and only the newest editions it names
-are asked for."""
+are asked for; `.removed-editions` and an artifact's records are read as bounded regular
+files (a FIFO is named, never waited on)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from click.testing import CliRunner
@@ -16,9 +22,12 @@ from click.testing import CliRunner
 from generator.archive.public import public_text
 from generator.archive.record import EditionRecord
 from generator.cli import cli
-from generator.pipeline.restore import found_on_site
+from generator.pipeline.restore import found_in_folder, found_on_site
+from generator.store import Docs
+from generator.store.userfile import UserFileError
 from tests.conftest import ROOT
 
+T = TypeVar("T")
 GOLDEN = ROOT / "tests" / "golden" / "editions__2026-12-02__edition.json"
 FAILING = ('# ok\n\n{% if edition.name == "{name}" %}{{ page.heading.index("\\x00") }}'
            '{% endif %}\n')
@@ -120,3 +129,70 @@ def test_a_hostile_sitemap_is_read_once_and_only_the_newest_editions_are_asked_f
                      *(f"{base}editions/{name}/edition.json" for name in names[-8:])]
     assert ("names 11 editions newer than the branch's newest; only the newest 8 are read "
             "(2027-01-05 to 2027-01-12)") in caplog.text
+
+
+def _within(seconds: float, call: Callable[[], T], fifos: Sequence[Path]) -> T:
+    """`call()`'s result, or a failure where it is still waiting after `seconds` (on a FIFO:
+    each is then opened for writing and closed, so that the waiting read ends)."""
+    done: list[T] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            done.append(call())
+        except BaseException as err:  # handed to the test's thread
+            failed.append(err)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        for fifo in fifos:
+            with contextlib.suppress(OSError):
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(5)
+        pytest.fail(f"still reading after {seconds} s (a FIFO waited on)")
+    if failed:
+        raise failed[0]
+    return done[0]
+
+
+needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+
+
+@needs_fifo
+def test_removed_editions_is_read_as_a_bounded_regular_file(tmp_path: Path) -> None:
+    docs = tmp_path / "site_src"
+    docs.mkdir()
+    removed = docs / ".removed-editions"
+    os.mkfifo(removed)
+    with pytest.raises(UserFileError, match=r"\.removed-editions is a FIFO"):
+        _within(5, Docs(docs).removed, [removed])
+    removed.unlink()
+    removed.write_text("2026-12-02\n" * 100_000)  # 1.1 MB
+    with pytest.raises(UserFileError, match="larger than 1 MB"):
+        Docs(docs).removed()
+    removed.write_text("2026-12-02\n\n2026-12-09\n")
+    assert Docs(docs).removed() == {"2026-12-02", "2026-12-09"}
+    removed.unlink()
+    assert Docs(docs).removed() == set()
+
+
+@needs_fifo
+def test_an_artifacts_records_are_read_as_bounded_regular_files_in_it(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A record in the artifact that is a FIFO, or a link out of it, is named and passed over;
+    the others are restored."""
+    artifact = tmp_path / ".records"
+    write_record(artifact / "digest-records-2026-12-09", "2026-12-09")
+    (artifact / "fifo").mkdir()
+    fifo = artifact / "fifo" / "edition.json"
+    os.mkfifo(fifo)
+    write_record(tmp_path / "elsewhere", "2026-12-16")
+    (artifact / "link").mkdir()
+    (artifact / "link" / "edition.json").symlink_to(tmp_path / "elsewhere" / "edition.json")
+    with caplog.at_level(logging.WARNING, logger="generator.pipeline.restore"):
+        found = _within(5, lambda: found_in_folder(artifact), [fifo])
+    assert [f.edition for f in found] == ["2026-12-09"]
+    assert "fifo/edition.json is a FIFO" in caplog.text
+    assert "outside the workspace" in caplog.text

@@ -13,7 +13,6 @@ branch for those reasons was taken off on purpose, not lost by a push.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import shutil
@@ -23,7 +22,7 @@ from pathlib import Path
 from urllib.parse import urljoin
 
 from .. import store
-from ..archive.history import History
+from ..archive.history import RECORD_MAX_BYTES, History
 from ..archive.public import PublicRecordError, record_of_public
 from ..archive.record import EditionRecord, RecordFormatError, record_text
 from ..config import Config
@@ -31,6 +30,7 @@ from ..edition.failed_pages import PagesFailed
 from ..errors import UsageError
 from ..store import Docs
 from ..store.cache import Cache, atomic_write_bytes
+from ..store.jsonfile import JSONFileError, parse_json, read_bounded
 from . import EDITION_RE
 from .render import render_stage
 
@@ -69,7 +69,11 @@ def found_in_folder(folder: Path) -> list[Found]:
     """Every edition record under `folder` (an artifact as it was downloaded: any depth)."""
     found = []
     for path in sorted(folder.rglob(store.RECORD)) if folder.is_dir() else []:
-        data = path.read_bytes()
+        try:  # a regular file in the folder, bounded: never a FIFO waited on or a link out
+            data = read_bounded(path, RECORD_MAX_BYTES, root=folder)
+        except (FileNotFoundError, JSONFileError) as err:
+            log.warning("%s cannot be read (%s): not restored", path, err)
+            continue
         edition = _edition_of(data, str(path))
         if edition:
             found.append(Found(edition, data, path.parent, str(path.parent)))
@@ -118,8 +122,9 @@ def _public_record(data: bytes, source: str) -> EditionRecord | None:
     """The record a site's public edition.json holds (None where it is none this version
     reads)."""
     try:
-        return record_of_public(json.loads(data), source)
-    except (ValueError, PublicRecordError) as err:
+        return record_of_public(parse_json(data, source, max_bytes=RECORD_MAX_BYTES),
+                                source)
+    except (ValueError, JSONFileError, PublicRecordError) as err:
         log.warning("%s is not a public record this version reads (%s): not restored",
                     source, err)
         return None
@@ -128,8 +133,9 @@ def _public_record(data: bytes, source: str) -> EditionRecord | None:
 def _edition_of(data: bytes, source: str) -> str:
     """The edition a record is of ("" where it is none this version reads)."""
     try:
-        record = EditionRecord.from_json(json.loads(data), source)
-    except (ValueError, RecordFormatError) as err:
+        record = EditionRecord.from_json(parse_json(data, source, max_bytes=RECORD_MAX_BYTES),
+                                         source)
+    except (ValueError, JSONFileError, RecordFormatError) as err:
         log.warning("%s is not a record this version reads (%s): not restored", source, err)
         return ""
     return record.edition if EDITION_RE.fullmatch(record.edition) else ""

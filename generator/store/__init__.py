@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .userfile import read_user_file
+
 HOME = "index.md"
 FEED = "feed.xml"
 MARKS = "marks.md"  # how to read the evidence marks, linked from beside them
@@ -22,6 +24,7 @@ BIBTEX = "papers.bib"
 # published (MkDocs leaves out dotfiles), so that the workflow's restore (pipeline/restore.py)
 # does not bring one back from the deployed site, which still has it until the next deploy.
 REMOVED = ".removed-editions"
+MAX_REMOVED_BYTES = 1024 * 1024  # a name a line: 50,000 editions taken off
 
 
 def edition_dir(edition: str) -> str:
@@ -103,11 +106,16 @@ class Docs:
         return self.root / edition_dir(edition)
 
     def removed(self) -> set[str]:
-        """The editions taken off on purpose (`digest remove`) and not built again since."""
+        """The editions taken off on purpose (`digest remove`) and not built again since.
+
+        Read as a regular file in docs_dir, bounded (store/userfile.py): anything else there
+        (a FIFO, a link out of it, a file of megabytes) is named (UserFileError), never
+        waited on or read whole."""
         try:
-            text = (self.root / REMOVED).read_text(encoding="utf-8")
-        except OSError:
+            data = read_user_file(self.root / REMOVED, MAX_REMOVED_BYTES, root=self.root)
+        except FileNotFoundError:
             return set()
+        text = data.decode("utf-8", "replace")
         return {line.strip() for line in text.splitlines() if line.strip()}
 
     def mark_removed(self, edition: str, removed: bool = True) -> None:
