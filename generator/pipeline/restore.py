@@ -168,7 +168,10 @@ def restore(config: Config, cache: Cache, candidates: Iterable[Found]) -> list[R
     for found in chosen:
         target = docs.edition_folder(found.edition)
         if found.folder is not None:
-            shutil.copytree(found.folder, target, dirs_exist_ok=True)
+            # The artifact's own files only: a link in it is not followed out of it.
+            shutil.copytree(found.folder, target, dirs_exist_ok=True,
+                            ignore=lambda folder, names: [
+                                n for n in names if (Path(folder) / n).is_symlink()])
         atomic_write_bytes(docs.record_path(found.edition), found.record)
         log.info("restored edition %s from %s", found.edition, found.source)
     history = History.load(config.docs_dir)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .cache import atomic_write_text
 from .userfile import read_user_file
 
 HOME = "index.md"
@@ -121,7 +122,7 @@ class Docs:
     def mark_removed(self, edition: str, removed: bool = True) -> None:
         names = self.removed() | {edition} if removed else self.removed() - {edition}
         path = self.root / REMOVED
-        if names:
-            path.write_text("".join(f"{n}\n" for n in sorted(names)), encoding="utf-8")
+        if names:  # replaced whole, never written through (a FIFO or a link put there)
+            atomic_write_text(path, "".join(f"{n}\n" for n in sorted(names)))
         elif path.exists():
             path.unlink()
