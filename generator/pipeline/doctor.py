@@ -28,9 +28,9 @@ from ..synthesis.capabilities import (
 )
 from ..synthesis.dispatch import stated_running
 from ..synthesis.launch import reasoning_parser_for, router_commands, sglang_command
-from ..synthesis.llm_client import NOT_CONNECTED
 from ..synthesis.planning import PROMPT_OVERHEAD_TOKENS, load_plan
 from ..synthesis.router import ROUTER_NAMES, SGLANG_ROUTER
+from ..synthesis.server_errors import NOT_CONNECTED
 from ..text.urls import redact_url
 from .check import Check, Verdict
 from .doctor_thinking import check_thinking, check_thinking_off

@@ -27,7 +27,16 @@ from ..text.safe_text import clean
 from ..text.urls import redact_secrets, redact_url
 from .cuts import no_answer
 from .planning import context_from_error
-from .server_errors import body_text, context_full, describe, detail
+from .server_errors import (
+    OVERLOAD_STATUSES,
+    body_text,
+    connection_cause,
+    context_full,
+    describe,
+    detail,
+    dropped,
+    transport_words,
+)
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +122,7 @@ class ChatClient:
                     watch.release()
         except openai.APIConnectionError as err:
             raise ServerNotAnsweringError(
-                f"the LLM server at {self.base_url} did not answer ({_cause(err)})."
+                f"the LLM server at {self.base_url} did not answer ({connection_cause(err)})."
             ) from err
         except httpx2.HTTPError as err:  # the answer's body, cut at the deadline or dropped
             said = (f"no whole answer within {MODELS_DEADLINE_S:g} s" if watch and watch.fired
@@ -201,8 +210,8 @@ class ChatClient:
                 status=err.status_code, detail=said,
                 overload=err.status_code in OVERLOAD_STATUSES) from err
         except openai.APIConnectionError as err:
-            raise LlmRequestError(f"no answer from {self.base_url} ({_cause(err)})",
-                                  overload=_dropped(err)) from err
+            raise LlmRequestError(f"no answer from {self.base_url} ({connection_cause(err)})",
+                                  overload=dropped(err)) from err
         except openai.APIError as err:
             # An error event inside a streamed 200 (llama-cpp-python refuses a too-long prompt
             # this way): read as the refusal it is, a context one included, not a cut stream.
@@ -345,7 +354,7 @@ class ChatClient:
                 raise
             log.info("a stream from %s broke off: %r", self.base_url, err)
             raise LlmRequestError(f"the answer from {self.base_url} broke off midway "
-                                  f"({_transport_words(err)})", overload=True) from err
+                                  f"({transport_words(err)})", overload=True) from err
         finally:
             watch.release()  # before the connection can go back to the pool
             stream.close()
@@ -396,53 +405,3 @@ def _usage(usage: Any) -> Usage:
         cached_tokens=cached,
         reasoning_tokens=reasoning,
     )
-
-
-# Statuses that say "too much at once", not "this request is wrong": 500 is not among them
-# (llama-cpp-python answers an invalid response_format with a 500).
-OVERLOAD_STATUSES = (429, 502, 503, 504)
-
-
-def _dropped(err: openai.APIConnectionError) -> bool:
-    """A connection the server closed or reset without a response (a full accept queue, a
-    server past its capacity), not one it refused (down) or a timeout."""
-    import openai
-
-    if isinstance(err, openai.APITimeoutError):
-        return False
-    seen: BaseException | None = err.__cause__
-    while seen is not None:
-        if isinstance(seen, ConnectionRefusedError | TimeoutError) or type(seen).__name__ in (
-                "ConnectError", "ConnectTimeout"):
-            return False
-        seen = seen.__cause__ or seen.__context__
-    return True
-
-
-# Why a server did not answer when nothing accepted the connection: the build and doctor say it
-# alike.
-NOT_CONNECTED = ("could not connect: is the server running, and is [llm] base_url (or "
-                 "DIGEST_LLM_BASE_URL) right?")
-
-
-def _cause(err: openai.APIConnectionError) -> str:
-    """What went wrong with the connection, in our words: a transport error's own text can
-    quote what the server sent (a malformed header line), so it goes to the log only."""
-    import openai
-
-    if isinstance(err, openai.APITimeoutError):
-        return "timed out"
-    cause = err.__cause__
-    log.info("connection error: %r", cause)
-    if not _dropped(err):
-        return NOT_CONNECTED
-    return f"the connection failed: {_transport_words(cause)}"
-
-
-def _transport_words(error: BaseException | None) -> str:
-    name = type(error).__name__ if error is not None else ""
-    if "RemoteProtocol" in name:
-        return "the server closed it without a complete response"
-    if "Read" in name or "Write" in name:
-        return "the connection broke while reading or sending"
-    return name or "unknown"

@@ -5,15 +5,23 @@ the mail) is a short summary in the project's words: the HTTP status, the kind o
 the server. The server's own text can quote the API key (URL-encoded, base64, …), name files
 on the server or echo the prompt; it goes to the local log only, redacted, and is kept on the
 error as `detail` for what reads it to decide (a context refusal's numbers, a refused format).
+A connection that failed is told the same way (`connection_cause`): the build and doctor say
+alike that nothing accepted it (`NOT_CONNECTED`).
 """
 
 from __future__ import annotations
 
+import logging
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..text.urls import redact_text
 from .planning import refusal_from_error
+
+if TYPE_CHECKING:
+    import openai
+
+log = logging.getLogger(__name__)
 
 _PATH_RE = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.@+-]+){2,}\.py\b(?:\", line \d+)?")
 _FRAME_RE = re.compile(r"^\s*(Traceback \(most recent call last\)|File \")")
@@ -116,3 +124,53 @@ def describe(status: int, said: str) -> str:
         return "the server does not accept this way of asking for JSON (response_format)"
     return _STATUS_WORDS.get(status) or (
         "the server refused the request" if 400 <= status < 500 else "the server failed")
+
+
+# Statuses that say "too much at once", not "this request is wrong": 500 is not among them
+# (llama-cpp-python answers an invalid response_format with a 500).
+OVERLOAD_STATUSES = (429, 502, 503, 504)
+
+
+def dropped(err: openai.APIConnectionError) -> bool:
+    """A connection the server closed or reset without a response (a full accept queue, a
+    server past its capacity), not one it refused (down) or a timeout."""
+    import openai
+
+    if isinstance(err, openai.APITimeoutError):
+        return False
+    seen: BaseException | None = err.__cause__
+    while seen is not None:
+        if isinstance(seen, ConnectionRefusedError | TimeoutError) or type(seen).__name__ in (
+                "ConnectError", "ConnectTimeout"):
+            return False
+        seen = seen.__cause__ or seen.__context__
+    return True
+
+
+# Why a server did not answer when nothing accepted the connection: the build and doctor say it
+# alike.
+NOT_CONNECTED = ("could not connect: is the server running, and is [llm] base_url (or "
+                 "DIGEST_LLM_BASE_URL) right?")
+
+
+def connection_cause(err: openai.APIConnectionError) -> str:
+    """What went wrong with the connection, in our words: a transport error's own text can
+    quote what the server sent (a malformed header line), so it goes to the log only."""
+    import openai
+
+    if isinstance(err, openai.APITimeoutError):
+        return "timed out"
+    cause = err.__cause__
+    log.info("connection error: %r", cause)
+    if not dropped(err):
+        return NOT_CONNECTED
+    return f"the connection failed: {transport_words(cause)}"
+
+
+def transport_words(error: BaseException | None) -> str:
+    name = type(error).__name__ if error is not None else ""
+    if "RemoteProtocol" in name:
+        return "the server closed it without a complete response"
+    if "Read" in name or "Write" in name:
+        return "the connection broke while reading or sending"
+    return name or "unknown"
