@@ -16,7 +16,8 @@ from generator.errors import LlmRequestError, ServerNotAnsweringError, ServerUna
 from generator.pipeline.doctor import launch_advice
 from generator.prompts.kinds import BUILTIN_KINDS
 from generator.store.cache import Cache
-from generator.synthesis.llm_client import ChatClient, split_reasoning
+from generator.synthesis.answer_parts import split_reasoning
+from generator.synthesis.llm_client import ChatClient
 from tests.servers.sglang import Answer, Fault, SglangServer
 
 MODEL = "deepseek-ai/DeepSeek-V4-Flash"

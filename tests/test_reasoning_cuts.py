@@ -20,8 +20,9 @@ from click.testing import CliRunner, Result
 from generator.cli import cli
 from generator.completions import Message, PromptRequest
 from generator.errors import LlmRequestError
+from generator.synthesis.answer_parts import split_reasoning
 from generator.synthesis.batch import OVERLOAD_RETRIES
-from generator.synthesis.llm_client import ChatClient, IncompleteAnswerError, split_reasoning
+from generator.synthesis.llm_client import ChatClient, IncompleteAnswerError
 from tests.conftest import write_config
 from tests.servers.arxiv import ArxivServer
 from tests.servers.sglang import Answer, SglangServer, realistic_responder, thinking_of

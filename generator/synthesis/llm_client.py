@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from ..kinds import CONTINUE
 from ..ports import StreamEvents
 from ..text.safe_text import clean
 from ..text.urls import redact_secrets, redact_url
+from .answer_parts import split_reasoning, usage_of
 from .cuts import no_answer
 from .planning import context_from_error
 from .server_errors import (
@@ -39,26 +39,6 @@ from .server_errors import (
 )
 
 log = logging.getLogger(__name__)
-
-_THINK_RE = re.compile(r"<think>(.*?)</think>", re.DOTALL)
-
-
-def split_reasoning(content: str, reasoning: str) -> tuple[str, str]:
-    """Separate a `<think>` block that leaked into the answer; return (answer, reasoning)."""
-    leaked = _THINK_RE.findall(content)
-    if leaked:
-        content = _THINK_RE.sub("", content)
-        reasoning = reasoning or "\n\n".join(part.strip() for part in leaked)
-    elif "</think>" in content:
-        # Some templates open the think block in the prompt, so only the closing tag comes back.
-        head, _, content = content.partition("</think>")
-        reasoning = reasoning or head.strip()
-    elif content.lstrip().startswith("<think>"):
-        # A think block never closed: the answer stopped while the model was still thinking.
-        reasoning = reasoning or content.lstrip()[len("<think>"):].strip()
-        content = ""
-    return content.strip(), reasoning.strip()
-
 
 MODELS_DEADLINE_S = 15.0  # GET /models, its whole answer
 
@@ -305,7 +285,7 @@ class ChatClient:
             content=choice.message.content or "",
             reasoning=str(extra.get("reasoning_content") or extra.get("reasoning") or ""),
             finish_reason=choice.finish_reason or "",
-            usage=_usage(response.usage),
+            usage=usage_of(response.usage),
             model=response.model,
             ttft=None,
         )
@@ -324,7 +304,7 @@ class ChatClient:
             for chunk in stream:
                 model = chunk.model or model
                 if chunk.usage is not None:
-                    usage = _usage(chunk.usage)
+                    usage = usage_of(chunk.usage)
                 watch.check(time.monotonic())
                 if watch.fired:
                     cut = True
@@ -389,19 +369,3 @@ class _Answer:
     model: str
     ttft: float | None
     begun: bool = True  # a stream that began an answer (a role or text delta), not empty
-
-
-def _usage(usage: Any) -> Usage:
-    if usage is None:
-        return Usage()
-    extra = usage.model_extra or {}
-    cached = getattr(usage.prompt_tokens_details, "cached_tokens", None)
-    reasoning = getattr(usage.completion_tokens_details, "reasoning_tokens", None)
-    if reasoning is None and isinstance(extra.get("reasoning_tokens"), int):
-        reasoning = extra["reasoning_tokens"]
-    return Usage(
-        prompt_tokens=usage.prompt_tokens,
-        completion_tokens=usage.completion_tokens,
-        cached_tokens=cached,
-        reasoning_tokens=reasoning,
-    )
