@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -252,17 +253,25 @@ def _not_utf8_over_http(url: str) -> None:
         assert error["code"] == -32700 and "Traceback" not in error["message"]
 
 
-def test_over_http_an_agent_reads_and_publishes_a_checked_question(archive: Archive) -> None:
-    """Where the person serving it allows publishing (--allow-publish), an agent may."""
+@contextmanager
+def serving(archive: Archive, host: str, *flags: str) -> Iterator[str]:
+    """`digest mcp --http HOST:0` as a process of its own; yields the URL it says it serves."""
     server = subprocess.Popen(
         [sys.executable, "-m", "generator", "mcp", "--config", str(archive.config),
-         "--http", "127.0.0.1:0", "--allow-publish"], env=_env(), stderr=subprocess.PIPE,
-        text=True)
+         "--http", f"{host}:0", *flags], env=_env(), stderr=subprocess.PIPE, text=True)
     try:
         assert server.stderr is not None
         line = server.stderr.readline()
-        assert line.startswith("digest mcp: serving http://127.0.0.1:"), line
-        url = line.split("serving ", 1)[1].strip()
+        assert line.startswith(f"digest mcp: serving http://{host}:"), line
+        yield line.split("serving ", 1)[1].strip()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_over_http_an_agent_reads_and_publishes_a_checked_question(archive: Archive) -> None:
+    """Where the person serving it allows publishing (--allow-publish), an agent may."""
+    with serving(archive, "127.0.0.1", "--allow-publish") as url:
 
         async def session() -> dict[str, Any]:
             async with Client(url) as client:
@@ -277,9 +286,6 @@ def test_over_http_an_agent_reads_and_publishes_a_checked_question(archive: Arch
 
         asked = in_own_loop(session)
         _not_utf8_over_http(url)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
     assert asked["answered"] and asked["published"].startswith("questions/")
     assert asked["not_published"] == ""
     page = archive.folder / "site_src" / asked["published"]
@@ -291,14 +297,7 @@ def test_over_http_on_another_loopback_address_its_own_requests_are_taken(
     """127.0.0.2 is loopback: the rebinding check takes requests naming it (it took only
     127.0.0.1, localhost and [::1], so every request was refused), and still refuses a Host
     that names another site."""
-    server = subprocess.Popen(
-        [sys.executable, "-m", "generator", "mcp", "--config", str(archive.config),
-         "--http", "127.0.0.2:0"], env=_env(), stderr=subprocess.PIPE, text=True)
-    try:
-        assert server.stderr is not None
-        line = server.stderr.readline()
-        assert line.startswith("digest mcp: serving http://127.0.0.2:"), line
-        url = line.split("serving ", 1)[1].strip()
+    with serving(archive, "127.0.0.2") as url:
 
         async def session() -> dict[str, Any]:
             async with Client(url) as client:
@@ -318,9 +317,6 @@ def test_over_http_on_another_loopback_address_its_own_requests_are_taken(
         origin = {"Host": f"127.0.0.2:{port}", "Origin": "http://attacker.example"}
         assert requests.post(url, headers=headers | origin, json=hello,
                              timeout=30).status_code == 403
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 def test_serving_beyond_loopback_needs_allow_remote(archive: Archive) -> None:
